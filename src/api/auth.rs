@@ -1,0 +1,93 @@
+//! Authentication middleware for `/v1`, and the `Principal` extractor handlers use.
+//!
+//! It runs before any extractor, so an unauthenticated request is refused with 401
+//! whatever else is wrong with it, and no body is read for it. Reads (GET, HEAD)
+//! need the `read` permission; everything else needs `write`.
+
+use std::future::{Ready, ready};
+
+use actix_web::body::MessageBody;
+use actix_web::dev::{Payload, ServiceRequest, ServiceResponse};
+use actix_web::http::{Method, StatusCode, header};
+use actix_web::middleware::Next;
+use actix_web::{FromRequest, HttpMessage, HttpRequest, web};
+
+use super::error::ApiError;
+use crate::domain::api_key::Permission;
+use crate::services::Services;
+use crate::services::auth::Principal;
+
+/// How the API listener knows a request came over TLS.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TransportPolicy {
+    /// The listener terminates TLS itself; plain HTTP never reaches the app.
+    DirectTls,
+    /// A TLS-terminating proxy forwards plain HTTP; `X-Forwarded-Proto` must say https.
+    TrustForwardedProto,
+}
+
+pub async fn authenticate(
+    req: ServiceRequest,
+    next: Next<impl MessageBody>,
+) -> Result<ServiceResponse<impl MessageBody>, actix_web::Error> {
+    let policy = req
+        .app_data::<web::Data<TransportPolicy>>()
+        .map_or(TransportPolicy::DirectTls, |p| *p.get_ref());
+    if policy == TransportPolicy::TrustForwardedProto {
+        let proto = req
+            .headers()
+            .get("x-forwarded-proto")
+            .and_then(|v| v.to_str().ok())
+            .map(|v| {
+                v.split(',')
+                    .next()
+                    .unwrap_or("")
+                    .trim()
+                    .to_ascii_lowercase()
+            });
+        if proto.as_deref() != Some("https") {
+            return Err(ApiError::new(
+                StatusCode::BAD_REQUEST,
+                "HTTPS_REQUIRED",
+                "this API is served over HTTPS only; use an https:// URL",
+            )
+            .into());
+        }
+    }
+    let services = req
+        .app_data::<web::Data<Services>>()
+        .expect("Services are registered as app data")
+        .clone();
+    let needed = if matches!(*req.method(), Method::GET | Method::HEAD) {
+        Permission::Read
+    } else {
+        Permission::Write
+    };
+    let authorization = req
+        .headers()
+        .get(header::AUTHORIZATION)
+        .map(|v| v.to_str().unwrap_or("\u{0}"));
+    let principal = services
+        .auth
+        .authenticate(authorization, needed)
+        .await
+        .map_err(ApiError::from)?;
+    req.extensions_mut().insert(principal);
+    next.call(req).await
+}
+
+impl FromRequest for Principal {
+    type Error = ApiError;
+    type Future = Ready<Result<Self, ApiError>>;
+
+    fn from_request(req: &HttpRequest, _: &mut Payload) -> Self::Future {
+        ready(req.extensions().get::<Principal>().cloned().ok_or_else(|| {
+            tracing::error!(path = %req.path(), "route is outside the authentication middleware");
+            ApiError::new(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "INTERNAL_ERROR",
+                "an internal error occurred; it has been logged",
+            )
+        }))
+    }
+}

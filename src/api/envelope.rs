@@ -1,0 +1,49 @@
+//! Success envelopes: `{"success": true, "data": ...}`, and for lists the shape
+//! DESIGN.md fixes, which satisfies both shapes the spec shows:
+//! `{"success": true, "data": {"<items>": [...], "total", "page"}, "pagination": {"page", "limit", "total"}}`.
+
+use actix_web::HttpResponse;
+use actix_web::http::StatusCode;
+use serde::Serialize;
+use serde_json::{Map, Value, json};
+
+#[derive(Serialize)]
+struct Envelope<T> {
+    success: bool,
+    data: T,
+}
+
+pub fn ok<T: Serialize>(data: T) -> HttpResponse {
+    with_status(StatusCode::OK, data)
+}
+
+pub fn created<T: Serialize>(data: T) -> HttpResponse {
+    with_status(StatusCode::CREATED, data)
+}
+
+fn with_status<T: Serialize>(status: StatusCode, data: T) -> HttpResponse {
+    HttpResponse::build(status).json(Envelope {
+        success: true,
+        data,
+    })
+}
+
+/// The page a list response describes.
+#[derive(Debug, Clone, Copy)]
+pub struct PageInfo {
+    pub page: u64,
+    pub limit: u32,
+    pub total: u64,
+}
+
+pub fn list<T: Serialize>(items_name: &str, items: Vec<T>, info: PageInfo) -> HttpResponse {
+    let mut data = Map::new();
+    data.insert(items_name.to_owned(), json!(items));
+    data.insert("total".into(), json!(info.total));
+    data.insert("page".into(), json!(info.page));
+    HttpResponse::Ok().json(json!({
+        "success": true,
+        "data": Value::Object(data),
+        "pagination": {"page": info.page, "limit": info.limit, "total": info.total},
+    }))
+}

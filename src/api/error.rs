@@ -1,0 +1,296 @@
+//! The one place where errors become HTTP responses.
+//!
+//! Every refusal uses the spec's envelope
+//! `{"success": false, "error": {"code", "message", "details"}}` with a stable
+//! upper-snake `code`. Matches have no wildcard arm: a new error variant does not
+//! compile until someone decides its status and code.
+
+use actix_web::http::StatusCode;
+use actix_web::http::header::{self, HeaderValue};
+use actix_web::{HttpResponse, ResponseError};
+use serde_json::{Value, json};
+
+use crate::domain::api_key::{KeyRejection, Permission};
+use crate::domain::load::TransitionError;
+use crate::domain::validation::ValidationErrors;
+use crate::services::accounts::AccountError;
+use crate::services::auth::AuthError;
+use crate::services::carriers::CarrierError;
+use crate::services::loads::LoadError;
+use crate::storage::StorageError;
+
+#[derive(Debug, Clone)]
+pub struct ApiError {
+    pub status: StatusCode,
+    pub code: &'static str,
+    pub message: String,
+    pub details: Value,
+}
+
+impl ApiError {
+    pub fn new(status: StatusCode, code: &'static str, message: impl Into<String>) -> Self {
+        Self {
+            status,
+            code,
+            message: message.into(),
+            details: json!({}),
+        }
+    }
+
+    pub fn with_details(mut self, details: Value) -> Self {
+        self.details = details;
+        self
+    }
+
+    /// One offending field, in the same shape as a full validation failure.
+    pub fn field(
+        status: StatusCode,
+        code: &'static str,
+        field: &str,
+        message: impl Into<String>,
+    ) -> Self {
+        let message = message.into();
+        Self::new(status, code, format!("{field} {message}")).with_details(json!({
+            "field": field,
+            "errors": [{"field": field, "message": message}],
+        }))
+    }
+
+    pub fn not_found_route() -> Self {
+        Self::new(
+            StatusCode::NOT_FOUND,
+            "NOT_FOUND",
+            "no such endpoint; see /v1/openapi.json for the API",
+        )
+    }
+
+    pub fn method_not_allowed() -> Self {
+        Self::new(
+            StatusCode::METHOD_NOT_ALLOWED,
+            "METHOD_NOT_ALLOWED",
+            "this endpoint does not support that HTTP method",
+        )
+    }
+
+    pub fn body(&self) -> Value {
+        json!({
+            "success": false,
+            "error": {"code": self.code, "message": self.message, "details": self.details},
+        })
+    }
+}
+
+impl std::fmt::Display for ApiError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} {}: {}",
+            self.status.as_u16(),
+            self.code,
+            self.message
+        )
+    }
+}
+
+impl ResponseError for ApiError {
+    fn status_code(&self) -> StatusCode {
+        self.status
+    }
+
+    fn error_response(&self) -> HttpResponse {
+        let mut response = HttpResponse::build(self.status);
+        if self.status == StatusCode::UNAUTHORIZED {
+            response.insert_header((
+                header::WWW_AUTHENTICATE,
+                HeaderValue::from_static("Bearer realm=\"freight\""),
+            ));
+        }
+        response.json(self.body())
+    }
+}
+
+impl From<ValidationErrors> for ApiError {
+    fn from(errors: ValidationErrors) -> Self {
+        let first = errors.errors().first().map(|e| e.field.clone());
+        ApiError::new(
+            StatusCode::BAD_REQUEST,
+            "VALIDATION_FAILED",
+            format!("the request is invalid: {errors}"),
+        )
+        .with_details(json!({"field": first, "errors": errors.errors()}))
+    }
+}
+
+impl From<StorageError> for ApiError {
+    fn from(error: StorageError) -> Self {
+        match error {
+            StorageError::Unavailable(reason) => {
+                tracing::error!(%reason, "storage unavailable");
+                ApiError::new(
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    "STORAGE_UNAVAILABLE",
+                    "storage is temporarily unavailable; nothing was changed, retry later",
+                )
+            }
+            StorageError::Corrupt(reason) => {
+                tracing::error!(%reason, "corrupt record in storage");
+                ApiError::new(
+                    StatusCode::INTERNAL_SERVER_ERROR,
+                    "INTERNAL_ERROR",
+                    "an internal error occurred; it has been logged",
+                )
+            }
+        }
+    }
+}
+
+impl From<KeyRejection> for ApiError {
+    fn from(rejection: KeyRejection) -> Self {
+        let (code, message) = match rejection {
+            KeyRejection::Missing => (
+                "MISSING_API_KEY",
+                "send your API key as 'Authorization: Bearer <key>'",
+            ),
+            KeyRejection::Malformed => (
+                "MALFORMED_API_KEY",
+                "the Authorization header must be 'Bearer frk_...' with a key issued by this service",
+            ),
+            KeyRejection::Unknown => ("INVALID_API_KEY", "the API key is not recognised"),
+            KeyRejection::Revoked => ("REVOKED_API_KEY", "the API key has been revoked"),
+            KeyRejection::Expired => ("EXPIRED_API_KEY", "the API key has expired"),
+        };
+        ApiError::new(StatusCode::UNAUTHORIZED, code, message)
+    }
+}
+
+impl From<AuthError> for ApiError {
+    fn from(error: AuthError) -> Self {
+        match error {
+            AuthError::Rejected(rejection) => rejection.into(),
+            AuthError::Forbidden(permission) => ApiError::new(
+                StatusCode::FORBIDDEN,
+                "INSUFFICIENT_PERMISSIONS",
+                format!(
+                    "this API key lacks the '{}' permission this request needs",
+                    permission.as_str()
+                ),
+            )
+            .with_details(json!({"required_permission": permission.as_str()})),
+            AuthError::Storage(e) => e.into(),
+        }
+    }
+}
+
+fn status_names(statuses: &[crate::domain::load::LoadStatus]) -> Vec<&'static str> {
+    statuses.iter().map(|s| s.as_str()).collect()
+}
+
+impl From<TransitionError> for ApiError {
+    fn from(error: TransitionError) -> Self {
+        let message = error.to_string();
+        match error {
+            TransitionError::NotAllowed { from, to } => ApiError::new(
+                StatusCode::CONFLICT,
+                "INVALID_STATUS_TRANSITION",
+                format!(
+                    "{message}; from {from} the allowed next statuses are: {}",
+                    match status_names(from.allowed_next()).join(", ") {
+                        s if s.is_empty() => "none (delivered is final)".to_string(),
+                        s => s,
+                    }
+                ),
+            )
+            .with_details(json!({
+                "field": "status",
+                "current_status": from.as_str(),
+                "requested_status": to.as_str(),
+                "allowed_next": status_names(from.allowed_next()),
+            })),
+            TransitionError::CarrierRequired => ApiError::field(
+                StatusCode::BAD_REQUEST,
+                "VALIDATION_FAILED",
+                "carrier_id",
+                "is required to assign a load",
+            ),
+            TransitionError::CarrierOnlyWhenAssigning { to } => ApiError::field(
+                StatusCode::BAD_REQUEST,
+                "VALIDATION_FAILED",
+                "carrier_id",
+                format!("is only accepted with status assigned, not {to}"),
+            ),
+            TransitionError::AlreadyAssigned { carrier_id } => {
+                ApiError::new(StatusCode::CONFLICT, "LOAD_ALREADY_ASSIGNED", message).with_details(
+                    json!({
+                        "field": "carrier_id",
+                        "current_status": "assigned",
+                        "current_carrier_id": carrier_id,
+                    }),
+                )
+            }
+        }
+    }
+}
+
+impl From<LoadError> for ApiError {
+    fn from(error: LoadError) -> Self {
+        match error {
+            LoadError::NotFound => {
+                ApiError::new(StatusCode::NOT_FOUND, "INVALID_LOAD", "load not found")
+            }
+            LoadError::UnknownCarrier(id) => ApiError::field(
+                StatusCode::BAD_REQUEST,
+                "UNKNOWN_CARRIER",
+                "carrier_id",
+                format!("names no carrier of this account ({id})"),
+            ),
+            LoadError::Transition(e) => e.into(),
+            LoadError::Storage(e) => e.into(),
+        }
+    }
+}
+
+impl From<CarrierError> for ApiError {
+    fn from(error: CarrierError) -> Self {
+        match error {
+            CarrierError::NotFound => ApiError::new(
+                StatusCode::NOT_FOUND,
+                "INVALID_CARRIER",
+                "carrier not found",
+            ),
+            CarrierError::DuplicateMcNumber {
+                mc_number,
+                existing,
+            } => ApiError::new(
+                StatusCode::CONFLICT,
+                "DUPLICATE_CARRIER",
+                format!("a carrier with MC number {mc_number} already exists: {existing}"),
+            )
+            .with_details(json!({"field": "mc_number", "existing_carrier_id": existing})),
+            CarrierError::Storage(e) => e.into(),
+        }
+    }
+}
+
+impl From<AccountError> for ApiError {
+    fn from(error: AccountError) -> Self {
+        match error {
+            AccountError::Invalid(errors) => errors.into(),
+            AccountError::AccountNotFound(id) => ApiError::new(
+                StatusCode::NOT_FOUND,
+                "ACCOUNT_NOT_FOUND",
+                format!("no account {id}"),
+            ),
+            AccountError::KeyNotFound(id) => ApiError::new(
+                StatusCode::NOT_FOUND,
+                "API_KEY_NOT_FOUND",
+                format!("no API key {id}"),
+            ),
+            AccountError::Storage(e) => e.into(),
+        }
+    }
+}
+
+/// The permission names a key would need, for messages.
+pub fn permission_name(p: Permission) -> &'static str {
+    p.as_str()
+}

@@ -1,0 +1,226 @@
+//! Request extractors that refuse bad input in the error envelope, naming the field.
+
+use std::future::Future;
+use std::pin::Pin;
+
+use actix_web::dev::Payload;
+use actix_web::http::{StatusCode, header};
+use actix_web::{FromRequest, HttpRequest, web};
+use futures_util::StreamExt;
+use serde::de::DeserializeOwned;
+use serde_json::json;
+
+use super::error::ApiError;
+use crate::domain::validation::ValidationErrors;
+use crate::storage::PageRequest;
+
+/// Default cap on a JSON request body.
+pub const DEFAULT_BODY_LIMIT: usize = 64 * 1024;
+pub const DEFAULT_PAGE_LIMIT: u32 = 50;
+pub const MAX_PAGE_LIMIT: u32 = 100;
+/// Deep offsets cost a scan; a million pages is beyond any real client.
+pub const MAX_PAGE: u64 = 1_000_000;
+
+/// The body size cap in force, set as app data.
+#[derive(Debug, Clone, Copy)]
+pub struct BodyLimit(pub usize);
+
+/// A JSON body deserialised into `T`; a refusal names the offending field.
+pub struct JsonBody<T>(pub T);
+
+impl<T: DeserializeOwned + 'static> FromRequest for JsonBody<T> {
+    type Error = ApiError;
+    type Future = Pin<Box<dyn Future<Output = Result<Self, ApiError>>>>;
+
+    fn from_request(req: &HttpRequest, payload: &mut Payload) -> Self::Future {
+        let limit = req
+            .app_data::<web::Data<BodyLimit>>()
+            .map_or(DEFAULT_BODY_LIMIT, |l| l.0);
+        let content_type_ok = req
+            .headers()
+            .get(header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .map(|v| {
+                v.split(';')
+                    .next()
+                    .unwrap_or("")
+                    .trim()
+                    .to_ascii_lowercase()
+            })
+            .is_some_and(|mime| mime == "application/json" || mime.ends_with("+json"));
+        let declared_len = req
+            .headers()
+            .get(header::CONTENT_LENGTH)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.parse::<usize>().ok());
+        let mut payload = payload.take();
+        Box::pin(async move {
+            if !content_type_ok {
+                return Err(ApiError::new(
+                    StatusCode::UNSUPPORTED_MEDIA_TYPE,
+                    "UNSUPPORTED_MEDIA_TYPE",
+                    "send the body as JSON with 'Content-Type: application/json'",
+                ));
+            }
+            if declared_len.is_some_and(|len| len > limit) {
+                return Err(too_large(limit));
+            }
+            let mut body = web::BytesMut::new();
+            while let Some(chunk) = payload.next().await {
+                let chunk = chunk.map_err(|e| {
+                    ApiError::new(
+                        StatusCode::BAD_REQUEST,
+                        "MALFORMED_BODY",
+                        format!("the request body could not be read: {e}"),
+                    )
+                })?;
+                if body.len() + chunk.len() > limit {
+                    return Err(too_large(limit));
+                }
+                body.extend_from_slice(&chunk);
+            }
+            parse_json(&body).map(JsonBody)
+        })
+    }
+}
+
+fn too_large(limit: usize) -> ApiError {
+    ApiError::new(
+        StatusCode::PAYLOAD_TOO_LARGE,
+        "PAYLOAD_TOO_LARGE",
+        format!("the request body exceeds the limit of {limit} bytes"),
+    )
+    .with_details(json!({"limit_bytes": limit}))
+}
+
+/// Deserialises JSON, telling syntax errors apart from wrong fields.
+pub fn parse_json<T: DeserializeOwned>(body: &[u8]) -> Result<T, ApiError> {
+    if body.iter().all(u8::is_ascii_whitespace) {
+        return Err(ApiError::new(
+            StatusCode::BAD_REQUEST,
+            "MALFORMED_JSON",
+            "the request body is empty; send a JSON object",
+        ));
+    }
+    let mut de = serde_json::Deserializer::from_slice(body);
+    let value = serde_path_to_error::deserialize::<_, T>(&mut de).map_err(|e| {
+        let path = e.path().to_string();
+        json_error(&path, e.into_inner())
+    })?;
+    de.end().map_err(|e| json_error(".", e))?;
+    Ok(value)
+}
+
+fn json_error(path: &str, error: serde_json::Error) -> ApiError {
+    use serde_json::error::Category;
+    match error.classify() {
+        Category::Syntax | Category::Eof | Category::Io => ApiError::new(
+            StatusCode::BAD_REQUEST,
+            "MALFORMED_JSON",
+            format!("the request body is not valid JSON: {error}"),
+        )
+        .with_details(json!({"line": error.line(), "column": error.column()})),
+        Category::Data => {
+            let raw = error.to_string();
+            let message = raw.split(" at line ").next().unwrap_or(&raw).to_string();
+            let parent = if path == "." { "" } else { path };
+            // serde reports an unknown field at its parent; name the field itself.
+            let field = match message
+                .strip_prefix("unknown field `")
+                .and_then(|rest| rest.split('`').next())
+            {
+                Some(name) if parent.is_empty() => name.to_owned(),
+                Some(name) => format!("{parent}.{name}"),
+                None if parent.is_empty() => "body".to_owned(),
+                None => parent.to_owned(),
+            };
+            let message = if message.starts_with("unknown field") {
+                "is not a field of this request".to_owned()
+            } else {
+                message
+            };
+            ValidationErrors::single(field, message).into()
+        }
+    }
+}
+
+/// Query parameters: each known name taken once, anything left over refused, so a
+/// typo such as `?staus=posted` is an error rather than a silently unfiltered list.
+pub struct QueryParams {
+    pairs: Vec<(String, String)>,
+    errors: ValidationErrors,
+}
+
+impl QueryParams {
+    pub fn parse(req: &HttpRequest) -> Result<Self, ApiError> {
+        let pairs: Vec<(String, String)> =
+            serde_urlencoded::from_str(req.query_string()).map_err(|_| {
+                ApiError::new(
+                    StatusCode::BAD_REQUEST,
+                    "INVALID_QUERY_PARAMETER",
+                    "the query string is not valid URL encoding",
+                )
+            })?;
+        let mut errors = ValidationErrors::new();
+        for (i, (name, _)) in pairs.iter().enumerate() {
+            if pairs[..i].iter().any(|(earlier, _)| earlier == name) {
+                errors.add(name.clone(), "is given more than once");
+            }
+        }
+        Ok(Self { pairs, errors })
+    }
+
+    /// The value of `name`, parsed; a parse failure is recorded against `name`.
+    pub fn take<T>(
+        &mut self,
+        name: &str,
+        parse: impl FnOnce(&str) -> Result<T, String>,
+    ) -> Option<T> {
+        let position = self.pairs.iter().position(|(n, _)| n == name)?;
+        let (_, raw) = self.pairs.remove(position);
+        self.pairs.retain(|(n, _)| n != name);
+        self.errors.check(name, parse(&raw))
+    }
+
+    /// `page` and `limit`, with the spec's default and maximum.
+    pub fn pagination(&mut self) -> (u64, u32) {
+        let page = self
+            .take("page", |raw| match raw.trim().parse::<u64>() {
+                Ok(p) if (1..=MAX_PAGE).contains(&p) => Ok(p),
+                _ => Err(format!("must be a whole number from 1 to {MAX_PAGE}")),
+            })
+            .unwrap_or(1);
+        let limit = self
+            .take("limit", |raw| match raw.trim().parse::<u32>() {
+                Ok(l) if (1..=MAX_PAGE_LIMIT).contains(&l) => Ok(l),
+                _ => Err(format!("must be a whole number from 1 to {MAX_PAGE_LIMIT}")),
+            })
+            .unwrap_or(DEFAULT_PAGE_LIMIT);
+        (page, limit)
+    }
+
+    /// Refuses unknown or invalid parameters, all of them named at once.
+    pub fn finish(mut self) -> Result<(), ApiError> {
+        for (name, _) in std::mem::take(&mut self.pairs) {
+            self.errors
+                .add(name, "is not a query parameter of this endpoint");
+        }
+        if self.errors.is_empty() {
+            return Ok(());
+        }
+        let first = self.errors.errors()[0].field.clone();
+        Err(ApiError::new(
+            StatusCode::BAD_REQUEST,
+            "INVALID_QUERY_PARAMETER",
+            format!("invalid query parameters: {}", self.errors),
+        )
+        .with_details(json!({"field": first, "errors": self.errors.errors()})))
+    }
+}
+
+pub fn page_request(page: u64, limit: u32) -> PageRequest {
+    PageRequest {
+        offset: (page - 1) * u64::from(limit),
+        limit,
+    }
+}

@@ -1,0 +1,7 @@
+//! The HTTP boundary: envelopes, errors, extractors, authentication and views.
+
+pub mod auth;
+pub mod envelope;
+pub mod error;
+pub mod extract;
+pub mod views;

@@ -1,0 +1,137 @@
+//! Response shapes. Records are stored in their own shape; these are what clients see.
+
+use serde::Serialize;
+
+use crate::domain::account::Account;
+use crate::domain::api_key::ApiKey;
+use crate::domain::carrier::{Carrier, Contact};
+use crate::domain::load::{CarrierSummary, Load, StatusEntry};
+use crate::domain::location::Location;
+use crate::domain::timestamp::format;
+
+#[derive(Serialize)]
+pub struct LoadView<'a> {
+    pub id: &'a str,
+    pub status: &'static str,
+    pub origin: &'a Location,
+    pub destination: &'a Location,
+    /// Pounds.
+    pub weight: f64,
+    pub equipment_type: &'static str,
+    pub pickup_date: Option<String>,
+    pub delivery_date: Option<String>,
+    /// US dollars.
+    pub rate: Option<f64>,
+    pub currency: &'static str,
+    pub notes: Option<&'a str>,
+    pub carrier: Option<&'a CarrierSummary>,
+    pub tracking: TrackingSummary,
+    pub status_history: &'a [StatusEntry],
+    pub created_at: String,
+    pub updated_at: String,
+}
+
+/// The spec's tracking summary; every field is null until the first GPS fix.
+#[derive(Serialize, Default)]
+pub struct TrackingSummary {
+    pub current_location: Option<serde_json::Value>,
+    pub eta: Option<String>,
+    pub last_update: Option<String>,
+}
+
+impl<'a> LoadView<'a> {
+    pub fn new(load: &'a Load) -> Self {
+        LoadView {
+            id: load.id.as_str(),
+            status: load.status.as_str(),
+            origin: &load.origin,
+            destination: &load.destination,
+            weight: load.weight,
+            equipment_type: load.equipment_type.as_str(),
+            pickup_date: load.pickup_date.as_ref().map(format),
+            delivery_date: load.delivery_date.as_ref().map(format),
+            rate: load.rate_cents.map(|c| c as f64 / 100.0),
+            currency: "USD",
+            notes: load.notes.as_deref(),
+            carrier: load.carrier.as_ref(),
+            tracking: TrackingSummary::default(),
+            status_history: &load.status_history,
+            created_at: format(&load.created_at),
+            updated_at: format(&load.updated_at),
+        }
+    }
+}
+
+#[derive(Serialize)]
+pub struct CarrierView<'a> {
+    pub id: &'a str,
+    pub name: &'a str,
+    pub mc_number: &'a str,
+    pub dot_number: Option<&'a str>,
+    pub contact: &'a Contact,
+    pub equipment_types: Vec<&'static str>,
+    pub service_areas: Vec<&'a str>,
+    pub created_at: String,
+}
+
+impl<'a> CarrierView<'a> {
+    pub fn new(carrier: &'a Carrier) -> Self {
+        CarrierView {
+            id: carrier.id.as_str(),
+            name: &carrier.name,
+            mc_number: &carrier.mc_number,
+            dot_number: carrier.dot_number.as_deref(),
+            contact: &carrier.contact,
+            equipment_types: carrier.equipment_types.iter().map(|e| e.as_str()).collect(),
+            service_areas: carrier.service_areas.iter().map(|s| s.as_str()).collect(),
+            created_at: format(&carrier.created_at),
+        }
+    }
+}
+
+#[derive(Serialize)]
+pub struct AccountView<'a> {
+    pub id: &'a str,
+    pub name: &'a str,
+    pub plan: &'static str,
+    pub requests_per_hour: u32,
+    pub created_at: String,
+}
+
+impl<'a> AccountView<'a> {
+    pub fn new(account: &'a Account) -> Self {
+        AccountView {
+            id: account.id.as_str(),
+            name: &account.name,
+            plan: account.plan.as_str(),
+            requests_per_hour: account.requests_per_hour(),
+            created_at: format(&account.created_at),
+        }
+    }
+}
+
+/// An API key without its secret (which is never stored).
+#[derive(Serialize)]
+pub struct KeyView<'a> {
+    pub id: &'a str,
+    pub account_id: &'a str,
+    pub permissions: Vec<&'static str>,
+    pub description: Option<&'a str>,
+    pub created_at: String,
+    pub expires_at: Option<String>,
+    pub revoked_at: Option<String>,
+}
+
+impl<'a> KeyView<'a> {
+    pub fn new(key: &'a ApiKey) -> Self {
+        KeyView {
+            id: key.id.as_str(),
+            account_id: key.account_id.as_str(),
+            permissions: key.permissions.iter().map(|p| p.as_str()).collect(),
+            description: key.description.as_deref(),
+            created_at: format(&key.created_at),
+            expires_at: key.expires_at.as_ref().map(format),
+            revoked_at: key.revoked_at.as_ref().map(format),
+        }
+    }
+}

@@ -1,0 +1,159 @@
+//! The `freight` command line: `serve`, and operator commands that talk to a
+//! running server's admin listener.
+
+mod operator;
+mod serve;
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+
+use crate::domain::account::PlanKind;
+
+/// Freight load and GPS tracking service.
+///
+/// `freight serve` runs the HTTPS API. The other commands manage accounts and API
+/// keys on a running server, through its loopback admin listener.
+#[derive(Debug, Parser)]
+#[command(name = "freight", version, propagate_version = true)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run the HTTPS API (and the loopback admin listener).
+    Serve(ServeArgs),
+    /// Manage accounts (tenants) on a running server.
+    #[command(subcommand)]
+    Accounts(AccountsCommand),
+    /// Manage API keys on a running server.
+    #[command(subcommand)]
+    Keys(KeysCommand),
+}
+
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// Where the store, the TLS certificate and the admin token live.
+    #[arg(long, env = "FREIGHT_DATA_DIR", default_value = "./data")]
+    pub data_dir: PathBuf,
+    /// Address of the HTTPS API.
+    #[arg(long, env = "FREIGHT_LISTEN", default_value = "127.0.0.1:8443")]
+    pub listen: SocketAddr,
+    /// Address of the admin listener (health, readiness, operator commands); loopback only.
+    #[arg(long, env = "FREIGHT_ADMIN_LISTEN", default_value = "127.0.0.1:9464")]
+    pub admin_listen: SocketAddr,
+    /// PEM certificate chain; without it a self-signed certificate is generated into the data dir.
+    #[arg(long, env = "FREIGHT_TLS_CERT", requires = "tls_key")]
+    pub tls_cert: Option<PathBuf>,
+    /// PEM private key for --tls-cert.
+    #[arg(long, env = "FREIGHT_TLS_KEY", requires = "tls_cert")]
+    pub tls_key: Option<PathBuf>,
+    /// Serve plain HTTP to a TLS-terminating proxy; requests must carry X-Forwarded-Proto: https.
+    #[arg(long, env = "FREIGHT_BEHIND_TLS_PROXY", conflicts_with_all = ["tls_cert", "tls_key"])]
+    pub behind_tls_proxy: bool,
+    /// HTTP worker threads [default: one per CPU core].
+    #[arg(long, env = "FREIGHT_WORKERS")]
+    pub workers: Option<usize>,
+    /// Do not create an account and API key on first start.
+    #[arg(long, env = "FREIGHT_NO_BOOTSTRAP_KEY")]
+    pub no_bootstrap_key: bool,
+    /// Largest accepted request body, in bytes.
+    #[arg(long, env = "FREIGHT_MAX_BODY_BYTES", default_value_t = crate::api::extract::DEFAULT_BODY_LIMIT)]
+    pub max_body_bytes: usize,
+    /// Log format.
+    #[arg(long, env = "FREIGHT_LOG_FORMAT", value_enum, default_value = "text")]
+    pub log_format: crate::telemetry::LogFormat,
+}
+
+/// How operator commands find the server.
+#[derive(Debug, Clone, Args)]
+pub struct AdminConnection {
+    /// The server's data directory (its admin.token authorises these commands).
+    #[arg(
+        long,
+        env = "FREIGHT_DATA_DIR",
+        default_value = "./data",
+        global = true
+    )]
+    pub data_dir: PathBuf,
+    /// The server's admin listener.
+    #[arg(
+        long,
+        env = "FREIGHT_ADMIN_URL",
+        default_value = "http://127.0.0.1:9464",
+        global = true
+    )]
+    pub admin_url: String,
+    /// Print one JSON object instead of text (for scripts).
+    #[arg(long, global = true)]
+    pub json: bool,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum AccountsCommand {
+    /// Create an account.
+    Create {
+        /// Display name of the account.
+        #[arg(long)]
+        name: String,
+        #[arg(long, value_enum, default_value = "standard")]
+        plan: PlanKind,
+        /// Quota of an enterprise account [default: 100000].
+        #[arg(long)]
+        requests_per_hour: Option<u32>,
+        #[command(flatten)]
+        connection: AdminConnection,
+    },
+    /// List accounts.
+    List {
+        #[command(flatten)]
+        connection: AdminConnection,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum KeysCommand {
+    /// Create an API key; the key is printed once and never again.
+    Create {
+        /// Account the key acts for (acct_...).
+        #[arg(long)]
+        account: String,
+        /// Comma-separated permissions: read, write.
+        #[arg(long, value_delimiter = ',', default_value = "read")]
+        permissions: Vec<String>,
+        /// Expiry as an RFC 3339 UTC timestamp, e.g. 2027-01-01T00:00:00Z.
+        #[arg(long)]
+        expires: Option<String>,
+        /// What the key is for.
+        #[arg(long)]
+        description: Option<String>,
+        #[command(flatten)]
+        connection: AdminConnection,
+    },
+    /// Revoke a key at once.
+    Revoke {
+        /// The key id (key_...).
+        id: String,
+        #[command(flatten)]
+        connection: AdminConnection,
+    },
+    /// List an account's keys (never their secrets).
+    List {
+        #[arg(long)]
+        account: String,
+        #[command(flatten)]
+        connection: AdminConnection,
+    },
+}
+
+/// Runs the parsed command; the process exit code follows the result.
+pub async fn run(cli: Cli) -> anyhow::Result<()> {
+    match cli.command {
+        Command::Serve(args) => serve::run(args).await,
+        Command::Accounts(command) => operator::accounts(command).await,
+        Command::Keys(command) => operator::keys(command).await,
+    }
+}

@@ -1,0 +1,229 @@
+//! `freight accounts …` and `freight keys …`: requests to the admin listener of a
+//! running server, authorised by the admin token in its data directory.
+
+use anyhow::{Context, anyhow};
+use serde_json::{Value, json};
+
+use super::{AccountsCommand, AdminConnection, KeysCommand};
+use crate::server::admin_token;
+
+struct AdminClient {
+    http: reqwest::Client,
+    base: String,
+    token: String,
+    json: bool,
+}
+
+impl AdminClient {
+    fn connect(connection: &AdminConnection) -> anyhow::Result<Self> {
+        let token = admin_token::read(&connection.data_dir).map_err(|e| {
+            anyhow!(
+                "{e:#}\nRun this command with the same --data-dir (or FREIGHT_DATA_DIR) as `freight serve`."
+            )
+        })?;
+        let http = reqwest::Client::builder()
+            .timeout(std::time::Duration::from_secs(30))
+            .build()
+            .context("building the HTTP client")?;
+        Ok(Self {
+            http,
+            base: connection.admin_url.trim_end_matches('/').to_owned(),
+            token,
+            json: connection.json,
+        })
+    }
+
+    /// Sends a request and returns `data` of the envelope, or the server's error.
+    async fn call(
+        &self,
+        method: reqwest::Method,
+        path: &str,
+        body: Option<Value>,
+    ) -> anyhow::Result<Value> {
+        let url = format!("{}/admin/v1{path}", self.base);
+        let mut request = self.http.request(method, &url).bearer_auth(&self.token);
+        if let Some(body) = body {
+            request = request.json(&body);
+        }
+        let response = request.send().await.map_err(|e| {
+            anyhow!(
+                "cannot reach the freight admin listener at {} ({e}).\n\
+                 Is `freight serve` running? Use --admin-url (or FREIGHT_ADMIN_URL) if it listens elsewhere.",
+                self.base
+            )
+        })?;
+        let status = response.status();
+        let envelope: Value = response
+            .json()
+            .await
+            .with_context(|| format!("{url} answered {status} with a body that is not JSON"))?;
+        if status.is_success() {
+            return Ok(envelope["data"].clone());
+        }
+        let error = &envelope["error"];
+        let mut message = format!(
+            "{} ({}, HTTP {})",
+            error["message"].as_str().unwrap_or("request failed"),
+            error["code"].as_str().unwrap_or("UNKNOWN"),
+            status.as_u16()
+        );
+        if let Some(errors) = error["details"]["errors"].as_array() {
+            for e in errors {
+                message.push_str(&format!(
+                    "\n  {}: {}",
+                    e["field"].as_str().unwrap_or("?"),
+                    e["message"].as_str().unwrap_or("?")
+                ));
+            }
+        }
+        Err(anyhow!(message))
+    }
+
+    /// Prints `value` as one JSON object, or `text` for people.
+    fn print(&self, value: &Value, text: impl FnOnce(&Value) -> String) {
+        if self.json {
+            println!("{value}");
+        } else {
+            println!("{}", text(value));
+        }
+    }
+}
+
+fn describe_account(a: &Value) -> String {
+    format!(
+        "{}  {}  plan={} ({} requests/hour)  created {}",
+        a["id"].as_str().unwrap_or("?"),
+        a["name"].as_str().unwrap_or("?"),
+        a["plan"].as_str().unwrap_or("?"),
+        a["requests_per_hour"],
+        a["created_at"].as_str().unwrap_or("?"),
+    )
+}
+
+fn describe_key(k: &Value) -> String {
+    let permissions: Vec<&str> = k["permissions"]
+        .as_array()
+        .map(|ps| ps.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    let state = match (k["revoked_at"].as_str(), k["expires_at"].as_str()) {
+        (Some(at), _) => format!("revoked {at}"),
+        (None, Some(at)) => format!("expires {at}"),
+        (None, None) => "no expiry".into(),
+    };
+    format!(
+        "{}  account={}  permissions={}  {}  {}",
+        k["id"].as_str().unwrap_or("?"),
+        k["account_id"].as_str().unwrap_or("?"),
+        permissions.join(","),
+        state,
+        k["description"].as_str().unwrap_or(""),
+    )
+}
+
+pub async fn accounts(command: AccountsCommand) -> anyhow::Result<()> {
+    match command {
+        AccountsCommand::Create {
+            name,
+            plan,
+            requests_per_hour,
+            connection,
+        } => {
+            let client = AdminClient::connect(&connection)?;
+            let body = json!({"name": name, "plan": plan.as_str(), "requests_per_hour": requests_per_hour});
+            let account = client
+                .call(reqwest::Method::POST, "/accounts", Some(body))
+                .await?;
+            client.print(&account, |a| {
+                format!("Created account {}", describe_account(a))
+            });
+        }
+        AccountsCommand::List { connection } => {
+            let client = AdminClient::connect(&connection)?;
+            let data = client.call(reqwest::Method::GET, "/accounts", None).await?;
+            client.print(&data, |d| {
+                let lines: Vec<String> = d["accounts"]
+                    .as_array()
+                    .map(|all| all.iter().map(describe_account).collect())
+                    .unwrap_or_default();
+                if lines.is_empty() {
+                    "No accounts.".into()
+                } else {
+                    lines.join("\n")
+                }
+            });
+        }
+    }
+    Ok(())
+}
+
+pub async fn keys(command: KeysCommand) -> anyhow::Result<()> {
+    match command {
+        KeysCommand::Create {
+            account,
+            permissions,
+            expires,
+            description,
+            connection,
+        } => {
+            let client = AdminClient::connect(&connection)?;
+            let permissions: Vec<String> = permissions
+                .iter()
+                .map(|p| p.trim().to_owned())
+                .filter(|p| !p.is_empty())
+                .collect();
+            let body = json!({
+                "account_id": account,
+                "permissions": permissions,
+                "expires_at": expires,
+                "description": description,
+            });
+            let key = client
+                .call(reqwest::Method::POST, "/keys", Some(body))
+                .await?;
+            client.print(&key, |k| {
+                format!(
+                    "Created {}\n\nAPI key (shown once, store it now):\n\n    {}\n",
+                    describe_key(k),
+                    k["key"].as_str().unwrap_or("?")
+                )
+            });
+        }
+        KeysCommand::Revoke { id, connection } => {
+            let client = AdminClient::connect(&connection)?;
+            let path = format!("/keys/{}/revoke", urlencode(&id));
+            let key = client.call(reqwest::Method::POST, &path, None).await?;
+            client.print(&key, |k| format!("Revoked {}", describe_key(k)));
+        }
+        KeysCommand::List {
+            account,
+            connection,
+        } => {
+            let client = AdminClient::connect(&connection)?;
+            let path = format!("/accounts/{}/keys", urlencode(&account));
+            let data = client.call(reqwest::Method::GET, &path, None).await?;
+            client.print(&data, |d| {
+                let lines: Vec<String> = d["keys"]
+                    .as_array()
+                    .map(|all| all.iter().map(describe_key).collect())
+                    .unwrap_or_default();
+                if lines.is_empty() {
+                    "No keys.".into()
+                } else {
+                    lines.join("\n")
+                }
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Ids are plain ASCII, but a mistyped argument must not change the path.
+fn urlencode(segment: &str) -> String {
+    segment
+        .bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'_' | b'-' => (b as char).to_string(),
+            other => format!("%{other:02X}"),
+        })
+        .collect()
+}

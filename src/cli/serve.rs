@@ -1,0 +1,51 @@
+//! `freight serve`.
+
+use crate::clock::Clock;
+use crate::config::{ApiTransport, Settings};
+use crate::server::startup::Application;
+use crate::server::tls::TlsSource;
+
+use super::ServeArgs;
+
+pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
+    crate::telemetry::init(args.log_format);
+    let transport = match (args.behind_tls_proxy, args.tls_cert, args.tls_key) {
+        (true, _, _) => ApiTransport::BehindTlsProxy,
+        (false, Some(cert), Some(key)) => ApiTransport::Tls(TlsSource::Files { cert, key }),
+        (false, _, _) => ApiTransport::Tls(TlsSource::SelfSigned),
+    };
+    let settings = Settings {
+        data_dir: args.data_dir,
+        listen: args.listen,
+        admin_listen: args.admin_listen,
+        transport,
+        workers: args
+            .workers
+            .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())),
+        bootstrap_key: !args.no_bootstrap_key,
+        body_limit: args.max_body_bytes,
+        clock: Clock::system(),
+    };
+    let scheme = match settings.transport {
+        ApiTransport::Tls(_) => "https",
+        ApiTransport::BehindTlsProxy => "http (behind a TLS proxy)",
+    };
+    let app = Application::build(settings.clone()).await?;
+    if let Some(first) = app.bootstrap_key() {
+        // Printed to stdout, not the log, so it is not shipped to log storage.
+        println!(
+            "First start: created account {} ({}) and an API key with read,write.\n\
+             Your API key (shown once, store it now):\n\n    {}\n",
+            first.account.id, first.account.name, first.token
+        );
+    }
+    tracing::info!(
+        api = %format!("{scheme}://{}/v1", app.api_addr()),
+        admin = %format!("http://{}", app.admin_addr()),
+        data_dir = %settings.data_dir.display(),
+        "freight is serving"
+    );
+    app.run_until_stopped().await?;
+    tracing::info!("freight stopped");
+    Ok(())
+}

@@ -1,0 +1,48 @@
+//! Runtime settings of `freight serve`, independent of where they came from.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+use crate::api::extract::DEFAULT_BODY_LIMIT;
+use crate::clock::Clock;
+use crate::server::tls::TlsSource;
+
+/// How the API listener gets its HTTPS.
+#[derive(Debug, Clone)]
+pub enum ApiTransport {
+    /// The service terminates TLS itself; plain HTTP is refused at the socket.
+    Tls(TlsSource),
+    /// A TLS-terminating proxy in front speaks plain HTTP to the service; a request
+    /// is served only when `X-Forwarded-Proto: https` says the client used TLS.
+    BehindTlsProxy,
+}
+
+#[derive(Debug, Clone)]
+pub struct Settings {
+    pub data_dir: PathBuf,
+    pub listen: SocketAddr,
+    /// Must be a loopback address: the admin API trusts whoever holds the token file.
+    pub admin_listen: SocketAddr,
+    pub transport: ApiTransport,
+    pub workers: usize,
+    /// Create an account and key on first start and hand back the key.
+    pub bootstrap_key: bool,
+    pub body_limit: usize,
+    pub clock: Clock,
+}
+
+impl Settings {
+    /// Settings for a server on random loopback ports in `data_dir`, as tests want it.
+    pub fn ephemeral(data_dir: PathBuf) -> Self {
+        Settings {
+            data_dir,
+            listen: "127.0.0.1:0".parse().expect("valid address"),
+            admin_listen: "127.0.0.1:0".parse().expect("valid address"),
+            transport: ApiTransport::Tls(TlsSource::SelfSigned),
+            workers: 2,
+            bootstrap_key: true,
+            body_limit: DEFAULT_BODY_LIMIT,
+            clock: Clock::system(),
+        }
+    }
+}

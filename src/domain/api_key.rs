@@ -1,0 +1,235 @@
+//! API keys: permissions, expiry, revocation, and the secret token format.
+//!
+//! A token is `frk_<key id suffix>_<64 hex chars>`. The embedded key id lets the
+//! server fetch exactly one record and compare hashes in constant time, instead of
+//! looking a secret up by value. Only the SHA-256 of the secret part is stored:
+//! the secret has 256 bits of entropy, so a slow password hash would add nothing.
+
+use chrono::{DateTime, Utc};
+use rand::RngCore;
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+use subtle::ConstantTimeEq;
+
+use super::ids::{AccountId, KeyId};
+use super::timestamp::serde_utc;
+
+pub const TOKEN_PREFIX: &str = "frk_";
+pub const MAX_DESCRIPTION_CHARS: usize = 200;
+const SECRET_BYTES: usize = 32;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Permission {
+    Read,
+    Write,
+}
+
+impl Permission {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Permission::Read => "read",
+            Permission::Write => "write",
+        }
+    }
+
+    pub fn parse(raw: &str) -> Result<Self, String> {
+        match raw.trim() {
+            "read" => Ok(Permission::Read),
+            "write" => Ok(Permission::Write),
+            other => Err(format!(
+                "unknown permission {other:?}: use read and/or write"
+            )),
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ApiKey {
+    pub id: KeyId,
+    pub account_id: AccountId,
+    /// Hex SHA-256 of the secret part of the token.
+    pub secret_sha256: String,
+    pub permissions: Vec<Permission>,
+    pub description: Option<String>,
+    #[serde(with = "serde_utc")]
+    pub created_at: DateTime<Utc>,
+    #[serde(default, with = "serde_utc::option")]
+    pub expires_at: Option<DateTime<Utc>>,
+    #[serde(default, with = "serde_utc::option")]
+    pub revoked_at: Option<DateTime<Utc>>,
+}
+
+/// Why a presented token does not authenticate. Each is a distinct 401 code.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum KeyRejection {
+    #[error("no API key was sent")]
+    Missing,
+    #[error("the API key is not in the expected format")]
+    Malformed,
+    #[error("the API key is not recognised")]
+    Unknown,
+    #[error("the API key has been revoked")]
+    Revoked,
+    #[error("the API key has expired")]
+    Expired,
+}
+
+/// A token split into its parts; produced only by [`parse_token`].
+pub struct PresentedToken {
+    pub key_id: KeyId,
+    secret_hex: String,
+}
+
+pub fn parse_token(token: &str) -> Result<PresentedToken, KeyRejection> {
+    let rest = token
+        .strip_prefix(TOKEN_PREFIX)
+        .ok_or(KeyRejection::Malformed)?;
+    let (suffix, secret_hex) = rest.split_once('_').ok_or(KeyRejection::Malformed)?;
+    let key_id =
+        KeyId::parse(&format!("{}{suffix}", KeyId::PREFIX)).ok_or(KeyRejection::Malformed)?;
+    let secret_ok = secret_hex.len() == SECRET_BYTES * 2
+        && secret_hex
+            .bytes()
+            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b));
+    if !secret_ok {
+        return Err(KeyRejection::Malformed);
+    }
+    Ok(PresentedToken {
+        key_id,
+        secret_hex: secret_hex.to_owned(),
+    })
+}
+
+fn sha256_hex(input: &str) -> String {
+    let digest = Sha256::digest(input.as_bytes());
+    digest.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// A freshly generated key and the one copy of its token the caller will ever see.
+pub struct IssuedKey {
+    pub record: ApiKey,
+    pub token: String,
+}
+
+pub struct NewKey {
+    pub account_id: AccountId,
+    pub permissions: Vec<Permission>,
+    pub description: Option<String>,
+    pub expires_at: Option<DateTime<Utc>>,
+}
+
+impl ApiKey {
+    pub fn issue(new: NewKey, now: DateTime<Utc>) -> IssuedKey {
+        let id = KeyId::generate();
+        let mut secret = [0u8; SECRET_BYTES];
+        rand::rng().fill_bytes(&mut secret);
+        let secret_hex: String = secret.iter().map(|b| format!("{b:02x}")).collect();
+        let suffix = id.as_str().strip_prefix(KeyId::PREFIX).expect("own prefix");
+        let token = format!("{TOKEN_PREFIX}{suffix}_{secret_hex}");
+        let mut permissions = new.permissions;
+        permissions.sort();
+        permissions.dedup();
+        IssuedKey {
+            record: ApiKey {
+                id,
+                account_id: new.account_id,
+                secret_sha256: sha256_hex(&secret_hex),
+                permissions,
+                description: new.description,
+                created_at: now,
+                expires_at: new.expires_at,
+                revoked_at: None,
+            },
+            token,
+        }
+    }
+
+    /// Checks a presented token against this record at time `now`.
+    pub fn verify(&self, token: &PresentedToken, now: DateTime<Utc>) -> Result<(), KeyRejection> {
+        let presented = sha256_hex(&token.secret_hex);
+        if !bool::from(presented.as_bytes().ct_eq(self.secret_sha256.as_bytes())) {
+            return Err(KeyRejection::Unknown);
+        }
+        if self.revoked_at.is_some() {
+            return Err(KeyRejection::Revoked);
+        }
+        if self.expires_at.is_some_and(|at| at <= now) {
+            return Err(KeyRejection::Expired);
+        }
+        Ok(())
+    }
+
+    pub fn allows(&self, permission: Permission) -> bool {
+        self.permissions.contains(&permission)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use chrono::Duration;
+
+    fn issue(expires_at: Option<DateTime<Utc>>) -> IssuedKey {
+        ApiKey::issue(
+            NewKey {
+                account_id: AccountId::generate(),
+                permissions: vec![Permission::Write, Permission::Read, Permission::Read],
+                description: None,
+                expires_at,
+            },
+            Utc::now(),
+        )
+    }
+
+    #[test]
+    fn issued_token_verifies_and_only_its_hash_is_kept() {
+        let issued = issue(None);
+        assert!(!issued.record.secret_sha256.contains(&issued.token[30..]));
+        let presented = parse_token(&issued.token).unwrap();
+        assert_eq!(presented.key_id, issued.record.id);
+        assert_eq!(issued.record.verify(&presented, Utc::now()), Ok(()));
+        assert_eq!(
+            issued.record.permissions,
+            [Permission::Read, Permission::Write]
+        );
+    }
+
+    #[test]
+    fn wrong_secret_revoked_and_expired_are_told_apart() {
+        let now = Utc::now();
+        let mut issued = issue(Some(now + Duration::hours(1)));
+        let other = issue(None);
+        let forged = format!(
+            "{}{}",
+            &issued.token[..issued.token.len() - 64],
+            &other.token[other.token.len() - 64..]
+        );
+        let forged = parse_token(&forged).unwrap();
+        assert_eq!(
+            issued.record.verify(&forged, now),
+            Err(KeyRejection::Unknown)
+        );
+
+        let presented = parse_token(&issued.token).unwrap();
+        assert_eq!(
+            issued.record.verify(&presented, now + Duration::hours(1)),
+            Err(KeyRejection::Expired)
+        );
+        issued.record.revoked_at = Some(now);
+        assert_eq!(
+            issued.record.verify(&presented, now),
+            Err(KeyRejection::Revoked)
+        );
+    }
+
+    #[test]
+    fn malformed_tokens() {
+        for bad in ["", "frk_", "frk_abc_def", "sk_live_123", &"frk_".repeat(30)] {
+            assert!(
+                matches!(parse_token(bad), Err(KeyRejection::Malformed)),
+                "{bad}"
+            );
+        }
+    }
+}

@@ -1,0 +1,248 @@
+//! Carriers: the trucking companies loads are assigned to.
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+
+use super::equipment::EquipmentType;
+use super::ids::{AccountId, CarrierId};
+use super::location::UsState;
+use super::timestamp::serde_utc;
+use super::validation::{ValidationErrors, text};
+
+pub const MAX_NAME_CHARS: usize = 200;
+/// FMCSA MC and USDOT numbers are at most 8 digits today; 10 leaves headroom.
+pub const MAX_REGISTRATION_DIGITS: usize = 10;
+pub const MAX_EMAIL_CHARS: usize = 254;
+pub const MAX_SERVICE_AREAS: usize = 52;
+
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct Contact {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub email: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub phone: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Carrier {
+    pub id: CarrierId,
+    pub account_id: AccountId,
+    pub name: String,
+    pub mc_number: String,
+    pub dot_number: Option<String>,
+    pub contact: Contact,
+    pub equipment_types: Vec<EquipmentType>,
+    pub service_areas: Vec<UsState>,
+    #[serde(with = "serde_utc")]
+    pub created_at: DateTime<Utc>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ContactInput {
+    pub email: Option<String>,
+    pub phone: Option<String>,
+}
+
+/// The body of `POST /v1/carriers` as sent.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NewCarrierInput {
+    pub name: Option<String>,
+    pub mc_number: Option<String>,
+    pub dot_number: Option<String>,
+    pub contact: Option<ContactInput>,
+    pub equipment_types: Option<Vec<String>>,
+    pub service_areas: Option<Vec<String>>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct NewCarrier {
+    pub name: String,
+    pub mc_number: String,
+    pub dot_number: Option<String>,
+    pub contact: Contact,
+    pub equipment_types: Vec<EquipmentType>,
+    pub service_areas: Vec<UsState>,
+}
+
+impl NewCarrierInput {
+    pub fn validate(self) -> Result<NewCarrier, ValidationErrors> {
+        let mut errors = ValidationErrors::new();
+        let name = errors.require("name", self.name, |n| text(n, MAX_NAME_CHARS, false));
+        let mc_number = errors.require("mc_number", self.mc_number, |n| {
+            registration_number(&n, "MC")
+        });
+        let dot_number = errors.optional("dot_number", self.dot_number, |n| {
+            registration_number(&n, "USDOT")
+        });
+        let contact = self.contact.unwrap_or_default();
+        let email = errors.optional("contact.email", contact.email, |e| email(&e));
+        let phone = errors.optional("contact.phone", contact.phone, |p| phone(&p));
+        let equipment_types = parse_list(
+            &mut errors,
+            "equipment_types",
+            self.equipment_types.unwrap_or_default(),
+            EquipmentType::ALL.len(),
+            |raw| EquipmentType::parse(raw),
+        );
+        let service_areas = parse_list(
+            &mut errors,
+            "service_areas",
+            self.service_areas.unwrap_or_default(),
+            MAX_SERVICE_AREAS,
+            |raw| UsState::parse(raw),
+        );
+        errors.finish(|| NewCarrier {
+            name: name.expect("checked"),
+            mc_number: mc_number.expect("checked"),
+            dot_number,
+            contact: Contact { email, phone },
+            equipment_types,
+            service_areas,
+        })
+    }
+}
+
+/// Parses each element, names a bad one by index, and drops repeats (keeping order).
+fn parse_list<T: PartialEq>(
+    errors: &mut ValidationErrors,
+    field: &str,
+    raw: Vec<String>,
+    max_len: usize,
+    parse: impl Fn(&str) -> Result<T, String>,
+) -> Vec<T> {
+    if raw.len() > max_len {
+        errors.add(field, format!("must have at most {max_len} entries"));
+        return Vec::new();
+    }
+    let mut out = Vec::with_capacity(raw.len());
+    for (i, item) in raw.iter().enumerate() {
+        match parse(item) {
+            Ok(value) if !out.contains(&value) => out.push(value),
+            Ok(_) => {}
+            Err(message) => errors.add(format!("{field}[{i}]"), message),
+        }
+    }
+    out
+}
+
+/// An MC or USDOT number: digits only, an optional `MC`/`MC-` style prefix is refused
+/// so the stored value is always the bare number clients search by.
+fn registration_number(raw: &str, kind: &str) -> Result<String, String> {
+    let value = raw.trim();
+    if value.is_empty()
+        || value.len() > MAX_REGISTRATION_DIGITS
+        || !value.bytes().all(|b| b.is_ascii_digit())
+    {
+        return Err(format!(
+            "must be the {kind} number as 1 to {MAX_REGISTRATION_DIGITS} digits, without a prefix"
+        ));
+    }
+    Ok(value.to_owned())
+}
+
+fn email(raw: &str) -> Result<String, String> {
+    let value = raw.trim();
+    let shape_ok = value.len() <= MAX_EMAIL_CHARS
+        && !value.chars().any(|c| c.is_whitespace() || c.is_control())
+        && match value.split_once('@') {
+            Some((local, domain)) => {
+                !local.is_empty()
+                    && !domain.contains('@')
+                    && domain.contains('.')
+                    && !domain.starts_with('.')
+                    && !domain.ends_with('.')
+                    && !domain.contains("..")
+            }
+            None => false,
+        };
+    if shape_ok {
+        Ok(value.to_owned())
+    } else {
+        Err("must be an email address such as dispatch@example.com".into())
+    }
+}
+
+/// A phone number as people write them: digits with optional `+`, spaces, dots,
+/// dashes and parentheses; 7 to 15 digits (E.164's maximum).
+fn phone(raw: &str) -> Result<String, String> {
+    let value = raw.trim();
+    let allowed = value
+        .chars()
+        .all(|c| c.is_ascii_digit() || matches!(c, '+' | ' ' | '-' | '.' | '(' | ')'));
+    let digits = value.chars().filter(char::is_ascii_digit).count();
+    if allowed && (7..=15).contains(&digits) && value.len() <= 32 {
+        Ok(value.to_owned())
+    } else {
+        Err("must be a phone number of 7 to 15 digits, such as +1 214-555-0100".into())
+    }
+}
+
+impl Carrier {
+    pub fn create(
+        id: CarrierId,
+        account_id: AccountId,
+        new: NewCarrier,
+        now: DateTime<Utc>,
+    ) -> Self {
+        Carrier {
+            id,
+            account_id,
+            name: new.name,
+            mc_number: new.mc_number,
+            dot_number: new.dot_number,
+            contact: new.contact,
+            equipment_types: new.equipment_types,
+            service_areas: new.service_areas,
+            created_at: now,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn contact_shapes() {
+        assert!(email("ops@acme-freight.com").is_ok());
+        for bad in [
+            "ops",
+            "ops@",
+            "@acme.com",
+            "ops@acme",
+            "o ps@acme.com",
+            "a@b@c.com",
+        ] {
+            assert!(email(bad).is_err(), "{bad}");
+        }
+        assert!(phone("+1 (214) 555-0100").is_ok());
+        assert!(phone("555").is_err());
+        assert!(phone("call me").is_err());
+    }
+
+    #[test]
+    fn lists_name_the_bad_index_and_drop_repeats() {
+        let errors = NewCarrierInput {
+            name: Some("Acme".into()),
+            mc_number: Some("123456".into()),
+            equipment_types: Some(vec!["dry_van".into(), "spaceship".into()]),
+            service_areas: Some(vec!["TX".into(), "tx".into()]),
+            ..Default::default()
+        }
+        .validate()
+        .unwrap_err();
+        assert_eq!(errors.errors()[0].field, "equipment_types[1]");
+
+        let ok = NewCarrierInput {
+            name: Some("Acme".into()),
+            mc_number: Some("123456".into()),
+            service_areas: Some(vec!["TX".into(), "tx".into()]),
+            ..Default::default()
+        }
+        .validate()
+        .unwrap();
+        assert_eq!(ok.service_areas.len(), 1);
+    }
+}

@@ -1,0 +1,51 @@
+//! Truck and trailer types a load can require and a carrier can run.
+
+use serde::{Deserialize, Serialize};
+
+macro_rules! equipment_types {
+    ($($variant:ident => $name:literal),+ $(,)?) => {
+        /// Equipment types known to the service. The spec names `dry_van` and
+        /// `refrigerated`; the rest are the common North American trailer types.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+        pub enum EquipmentType { $(#[serde(rename = $name)] $variant),+ }
+
+        impl EquipmentType {
+            pub const ALL: &'static [EquipmentType] = &[$(EquipmentType::$variant),+];
+
+            pub fn as_str(self) -> &'static str {
+                match self { $(EquipmentType::$variant => $name),+ }
+            }
+        }
+    };
+}
+
+equipment_types! {
+    DryVan => "dry_van",
+    Refrigerated => "refrigerated",
+    Flatbed => "flatbed",
+    StepDeck => "step_deck",
+    DoubleDrop => "double_drop",
+    Lowboy => "lowboy",
+    Conestoga => "conestoga",
+    Tanker => "tanker",
+    Hopper => "hopper",
+    AutoCarrier => "auto_carrier",
+    Container => "container",
+    PowerOnly => "power_only",
+    BoxTruck => "box_truck",
+    Hotshot => "hotshot",
+}
+
+impl EquipmentType {
+    pub fn parse(raw: &str) -> Result<Self, String> {
+        let wanted = raw.trim();
+        Self::ALL
+            .iter()
+            .copied()
+            .find(|e| e.as_str() == wanted)
+            .ok_or_else(|| {
+                let names: Vec<&str> = Self::ALL.iter().map(|e| e.as_str()).collect();
+                format!("must be one of: {}", names.join(", "))
+            })
+    }
+}

@@ -1,0 +1,156 @@
+//! Resource identifiers: a type prefix plus a time-ordered suffix.
+//!
+//! The suffix is a ULID (48-bit millisecond timestamp, 80 random bits) in
+//! lower-case Crockford base32, generated monotonically within the process. Sorting
+//! ids as bytes therefore sorts resources by creation time, which is what lets the
+//! store serve "newest first" as a reverse prefix scan with no separate sort key.
+
+use std::fmt;
+use std::sync::Mutex;
+
+use rand::Rng;
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+const CROCKFORD: &[u8; 32] = b"0123456789abcdefghjkmnpqrstvwxyz";
+const SUFFIX_LEN: usize = 26;
+
+struct Monotonic {
+    last_ms: u64,
+    last_random: u128,
+}
+
+static GENERATOR: Mutex<Monotonic> = Mutex::new(Monotonic {
+    last_ms: 0,
+    last_random: 0,
+});
+
+/// A new ULID suffix, strictly greater than every suffix this process made before.
+fn new_suffix() -> String {
+    let now_ms = chrono::Utc::now().timestamp_millis().max(0) as u64;
+    let mut state = GENERATOR.lock().unwrap_or_else(|p| p.into_inner());
+    let (ms, random) = if now_ms <= state.last_ms {
+        // Same millisecond (or the wall clock stepped back): keep order by counting up.
+        (state.last_ms, (state.last_random + 1) & ((1u128 << 80) - 1))
+    } else {
+        (now_ms, rand::rng().random::<u128>() & ((1u128 << 79) - 1))
+    };
+    state.last_ms = ms;
+    state.last_random = random;
+    drop(state);
+    encode((u128::from(ms) << 80) | random)
+}
+
+fn encode(mut value: u128) -> String {
+    let mut out = [0u8; SUFFIX_LEN];
+    for slot in out.iter_mut().rev() {
+        *slot = CROCKFORD[(value & 31) as usize];
+        value >>= 5;
+    }
+    String::from_utf8(out.to_vec()).expect("crockford alphabet is ascii")
+}
+
+fn is_valid_suffix(suffix: &str) -> bool {
+    suffix.len() == SUFFIX_LEN
+        && suffix.bytes().all(|b| CROCKFORD.contains(&b))
+        // The first character carries only 3 bits of a 128-bit value.
+        && suffix.as_bytes()[0] <= b'7'
+}
+
+macro_rules! prefixed_id {
+    ($(#[$doc:meta])* $name:ident, $prefix:literal) => {
+        $(#[$doc])*
+        #[derive(Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        pub struct $name(String);
+
+        impl $name {
+            pub const PREFIX: &'static str = $prefix;
+
+            pub fn generate() -> Self {
+                Self(format!("{}{}", $prefix, new_suffix()))
+            }
+
+            /// Parses an id as a client sent it; `None` when it cannot be one of ours.
+            pub fn parse(raw: &str) -> Option<Self> {
+                let suffix = raw.strip_prefix($prefix)?;
+                is_valid_suffix(suffix).then(|| Self(raw.to_owned()))
+            }
+
+            pub fn as_str(&self) -> &str {
+                &self.0
+            }
+        }
+
+        impl fmt::Display for $name {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(&self.0)
+            }
+        }
+
+        impl fmt::Debug for $name {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(&self.0)
+            }
+        }
+
+        impl Serialize for $name {
+            fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                s.serialize_str(&self.0)
+            }
+        }
+
+        impl<'de> Deserialize<'de> for $name {
+            fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                let raw = String::deserialize(d)?;
+                Self::parse(&raw).ok_or_else(|| {
+                    serde::de::Error::custom(format!("expected an id of the form {}<26 characters>", $prefix))
+                })
+            }
+        }
+    };
+}
+
+prefixed_id!(
+    /// A load, `load_<ulid>`.
+    LoadId,
+    "load_"
+);
+prefixed_id!(
+    /// A carrier, `carrier_<ulid>`.
+    CarrierId,
+    "carrier_"
+);
+prefixed_id!(
+    /// An account (the tenant every resource belongs to), `acct_<ulid>`.
+    AccountId,
+    "acct_"
+);
+prefixed_id!(
+    /// An API key's public identifier, `key_<ulid>`; also embedded in the secret token.
+    KeyId,
+    "key_"
+);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_round_trip_and_sort_by_creation() {
+        let ids: Vec<LoadId> = (0..1000).map(|_| LoadId::generate()).collect();
+        for pair in ids.windows(2) {
+            assert!(pair[0] < pair[1], "{:?} !< {:?}", pair[0], pair[1]);
+        }
+        let parsed = LoadId::parse(ids[0].as_str()).expect("own id parses");
+        assert_eq!(parsed, ids[0]);
+    }
+
+    #[test]
+    fn foreign_shapes_are_refused() {
+        assert!(LoadId::parse("load_").is_none());
+        assert!(LoadId::parse("carrier_01jd0000000000000000000000").is_none());
+        assert!(LoadId::parse("load_01JD0000000000000000000000").is_none());
+        assert!(LoadId::parse("load_01jd00000000000000000000u0").is_none());
+        assert!(LoadId::parse("load_91jd0000000000000000000000").is_none());
+        assert!(LoadId::parse("load_01jd0000000000000000000000").is_some());
+    }
+}

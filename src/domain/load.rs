@@ -1,0 +1,494 @@
+//! Loads: what is shipped, from where to where, and the status lifecycle.
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+
+use super::equipment::EquipmentType;
+use super::ids::{AccountId, CarrierId, LoadId};
+use super::location::{Coordinates, CoordinatesInput, Location, LocationInput};
+use super::timestamp::{self, serde_utc};
+use super::validation::{ValidationErrors, number_in, text};
+
+/// Heaviest load accepted, in pounds. A legal US truck grosses 80,000 lb; permitted
+/// superloads go far beyond, so the cap only catches unit mistakes (kg vs. tons).
+pub const MAX_WEIGHT_LB: f64 = 500_000.0;
+/// Largest rate accepted, in US dollars.
+pub const MAX_RATE_USD: f64 = 10_000_000.0;
+pub const MAX_NOTES_CHARS: usize = 2_000;
+/// Status history entries kept on a load; older ones are dropped, the count kept.
+pub const MAX_STATUS_HISTORY: usize = 50;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LoadStatus {
+    Posted,
+    Assigned,
+    InTransit,
+    Delivered,
+}
+
+impl LoadStatus {
+    pub const ALL: [LoadStatus; 4] = [
+        LoadStatus::Posted,
+        LoadStatus::Assigned,
+        LoadStatus::InTransit,
+        LoadStatus::Delivered,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            LoadStatus::Posted => "posted",
+            LoadStatus::Assigned => "assigned",
+            LoadStatus::InTransit => "in_transit",
+            LoadStatus::Delivered => "delivered",
+        }
+    }
+
+    pub fn parse(raw: &str) -> Result<Self, String> {
+        Self::ALL
+            .into_iter()
+            .find(|s| s.as_str() == raw.trim())
+            .ok_or_else(|| "must be one of: posted, assigned, in_transit, delivered".to_string())
+    }
+
+    /// The statuses a load in this status may move to (besides repeating itself).
+    pub fn allowed_next(self) -> &'static [LoadStatus] {
+        match self {
+            LoadStatus::Posted => &[LoadStatus::Assigned],
+            LoadStatus::Assigned => &[LoadStatus::InTransit, LoadStatus::Posted],
+            LoadStatus::InTransit => &[LoadStatus::Delivered],
+            LoadStatus::Delivered => &[],
+        }
+    }
+}
+
+impl std::fmt::Display for LoadStatus {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The carrier as the load remembers it: a snapshot taken at assignment.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CarrierSummary {
+    pub id: CarrierId,
+    pub name: String,
+    pub mc_number: String,
+}
+
+/// One status change, with where and why it happened if the client said.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StatusEntry {
+    pub status: LoadStatus,
+    #[serde(with = "serde_utc")]
+    pub at: DateTime<Utc>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub location: Option<Coordinates>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub notes: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Load {
+    pub id: LoadId,
+    pub account_id: AccountId,
+    pub status: LoadStatus,
+    pub origin: Location,
+    pub destination: Location,
+    /// Pounds.
+    pub weight: f64,
+    pub equipment_type: EquipmentType,
+    #[serde(default, with = "serde_utc::option")]
+    pub pickup_date: Option<DateTime<Utc>>,
+    #[serde(default, with = "serde_utc::option")]
+    pub delivery_date: Option<DateTime<Utc>>,
+    /// US cents, so money never passes through binary floating point arithmetic.
+    pub rate_cents: Option<i64>,
+    pub notes: Option<String>,
+    pub carrier: Option<CarrierSummary>,
+    pub status_history: Vec<StatusEntry>,
+    /// Bumped on every change; orders a load's changes (and, later, its events).
+    pub version: u64,
+    #[serde(with = "serde_utc")]
+    pub created_at: DateTime<Utc>,
+    #[serde(with = "serde_utc")]
+    pub updated_at: DateTime<Utc>,
+}
+
+/// The body of `POST /v1/loads` as sent.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NewLoadInput {
+    pub origin: Option<LocationInput>,
+    pub destination: Option<LocationInput>,
+    pub weight: Option<f64>,
+    pub equipment_type: Option<String>,
+    pub pickup_date: Option<String>,
+    pub delivery_date: Option<String>,
+    pub rate: Option<f64>,
+    pub notes: Option<String>,
+}
+
+/// A validated create request.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NewLoad {
+    pub origin: Location,
+    pub destination: Location,
+    pub weight: f64,
+    pub equipment_type: EquipmentType,
+    pub pickup_date: Option<DateTime<Utc>>,
+    pub delivery_date: Option<DateTime<Utc>>,
+    pub rate_cents: Option<i64>,
+    pub notes: Option<String>,
+}
+
+impl NewLoadInput {
+    pub fn validate(self) -> Result<NewLoad, ValidationErrors> {
+        let mut errors = ValidationErrors::new();
+        let origin = match self.origin {
+            Some(o) => o.validate("origin", &mut errors),
+            None => {
+                errors.add("origin", "is required");
+                None
+            }
+        };
+        let destination = match self.destination {
+            Some(d) => d.validate("destination", &mut errors),
+            None => {
+                errors.add("destination", "is required");
+                None
+            }
+        };
+        let weight = errors.require("weight", self.weight, |w| {
+            if w.is_finite() && w > 0.0 && w <= MAX_WEIGHT_LB {
+                Ok(w)
+            } else {
+                Err(format!(
+                    "must be a number of pounds above 0 and at most {MAX_WEIGHT_LB}"
+                ))
+            }
+        });
+        let equipment_type = errors.require("equipment_type", self.equipment_type, |e| {
+            EquipmentType::parse(&e)
+        });
+        let pickup_date = errors.optional("pickup_date", self.pickup_date, |t| {
+            timestamp::parse_utc(&t)
+        });
+        let delivery_date = errors.optional("delivery_date", self.delivery_date, |t| {
+            timestamp::parse_utc(&t)
+        });
+        if let (Some(pickup), Some(delivery)) = (pickup_date, delivery_date)
+            && delivery < pickup
+        {
+            errors.add("delivery_date", "must not be before pickup_date");
+        }
+        let rate_cents = errors.optional("rate", self.rate, parse_rate);
+        let notes = errors
+            .optional("notes", self.notes, |n| text(n, MAX_NOTES_CHARS, true))
+            .filter(|n| !n.is_empty());
+        errors.finish(|| NewLoad {
+            origin: origin.expect("checked"),
+            destination: destination.expect("checked"),
+            weight: weight.expect("checked"),
+            equipment_type: equipment_type.expect("checked"),
+            pickup_date,
+            delivery_date,
+            rate_cents,
+            notes,
+        })
+    }
+}
+
+/// A rate in dollars with at most two decimal places, as cents.
+fn parse_rate(rate: f64) -> Result<i64, String> {
+    let rate = number_in(rate, 0.0, MAX_RATE_USD)?;
+    let cents = (rate * 100.0).round();
+    if ((rate * 100.0) - cents).abs() > 1e-6 {
+        return Err("must have at most two decimal places (US dollars and cents)".into());
+    }
+    Ok(cents as i64)
+}
+
+impl Load {
+    pub fn create(id: LoadId, account_id: AccountId, new: NewLoad, now: DateTime<Utc>) -> Self {
+        Load {
+            id,
+            account_id,
+            status: LoadStatus::Posted,
+            origin: new.origin,
+            destination: new.destination,
+            weight: new.weight,
+            equipment_type: new.equipment_type,
+            pickup_date: new.pickup_date,
+            delivery_date: new.delivery_date,
+            rate_cents: new.rate_cents,
+            notes: new.notes,
+            carrier: None,
+            status_history: vec![StatusEntry {
+                status: LoadStatus::Posted,
+                at: now,
+                location: None,
+                notes: None,
+            }],
+            version: 1,
+            created_at: now,
+            updated_at: now,
+        }
+    }
+
+    /// Decides what a status request means for this load, before anything is looked up
+    /// or written. Repeating the current status is an idempotent no-op.
+    pub fn plan_transition(&self, request: &StatusChange) -> Result<Transition, TransitionError> {
+        let to = request.status;
+        if request.carrier_id.is_some() && to != LoadStatus::Assigned {
+            return Err(TransitionError::CarrierOnlyWhenAssigning { to });
+        }
+        if to == self.status {
+            return match (&self.carrier, &request.carrier_id) {
+                (Some(current), Some(wanted)) if &current.id != wanted => {
+                    Err(TransitionError::AlreadyAssigned {
+                        carrier_id: current.id.clone(),
+                    })
+                }
+                _ => Ok(Transition::Unchanged),
+            };
+        }
+        if !self.status.allowed_next().contains(&to) {
+            return Err(TransitionError::NotAllowed {
+                from: self.status,
+                to,
+            });
+        }
+        if to == LoadStatus::Assigned {
+            return match &request.carrier_id {
+                Some(carrier_id) => Ok(Transition::Assign(carrier_id.clone())),
+                None => Err(TransitionError::CarrierRequired),
+            };
+        }
+        Ok(Transition::Move(to))
+    }
+
+    /// Applies a planned change. `carrier` is the looked-up carrier for an assignment.
+    pub fn apply(
+        &self,
+        to: LoadStatus,
+        carrier: Option<CarrierSummary>,
+        request: &StatusChange,
+        now: DateTime<Utc>,
+    ) -> Load {
+        let mut next = self.clone();
+        next.status = to;
+        next.carrier = match to {
+            LoadStatus::Posted => None,
+            LoadStatus::Assigned => carrier,
+            LoadStatus::InTransit | LoadStatus::Delivered => self.carrier.clone(),
+        };
+        next.status_history.push(StatusEntry {
+            status: to,
+            at: now,
+            location: request.location,
+            notes: request.notes.clone(),
+        });
+        let excess = next.status_history.len().saturating_sub(MAX_STATUS_HISTORY);
+        next.status_history.drain(..excess);
+        next.version += 1;
+        next.updated_at = now;
+        next
+    }
+}
+
+/// The body of `PATCH /v1/loads/{id}/status` as sent.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StatusChangeInput {
+    pub status: Option<String>,
+    pub carrier_id: Option<String>,
+    pub location: Option<CoordinatesInput>,
+    pub notes: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct StatusChange {
+    pub status: LoadStatus,
+    pub carrier_id: Option<CarrierId>,
+    pub location: Option<Coordinates>,
+    pub notes: Option<String>,
+}
+
+impl StatusChangeInput {
+    pub fn validate(self) -> Result<StatusChange, ValidationErrors> {
+        let mut errors = ValidationErrors::new();
+        let status = errors.require("status", self.status, |s| LoadStatus::parse(&s));
+        let carrier_id = errors.optional("carrier_id", self.carrier_id, |c| {
+            CarrierId::parse(c.trim()).ok_or_else(|| "must be a carrier id (carrier_...)".into())
+        });
+        let location = self
+            .location
+            .and_then(|l| l.validate("location", &mut errors));
+        let notes = errors
+            .optional("notes", self.notes, |n| text(n, MAX_NOTES_CHARS, true))
+            .filter(|n| !n.is_empty());
+        errors.finish(|| StatusChange {
+            status: status.expect("checked"),
+            carrier_id,
+            location,
+            notes,
+        })
+    }
+}
+
+/// What a status request amounts to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Transition {
+    /// The load already has this status (and carrier): nothing to write.
+    Unchanged,
+    /// `posted → assigned` to this carrier, once it is confirmed to exist.
+    Assign(CarrierId),
+    /// Any other allowed move.
+    Move(LoadStatus),
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum TransitionError {
+    #[error("a load cannot move from {from} to {to}")]
+    NotAllowed { from: LoadStatus, to: LoadStatus },
+    #[error("assigning a load needs carrier_id")]
+    CarrierRequired,
+    #[error("carrier_id is only accepted with status assigned, not {to}")]
+    CarrierOnlyWhenAssigning { to: LoadStatus },
+    #[error("the load is already assigned to {carrier_id}; set status posted to unassign first")]
+    AlreadyAssigned { carrier_id: CarrierId },
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample(status: LoadStatus) -> Load {
+        let new = NewLoadInput {
+            origin: Some(LocationInput {
+                city: Some("Dallas".into()),
+                state: Some("TX".into()),
+                zip: Some("75201".into()),
+                address: None,
+            }),
+            destination: Some(LocationInput {
+                city: Some("Atlanta".into()),
+                state: Some("GA".into()),
+                zip: Some("30301".into()),
+                address: None,
+            }),
+            weight: Some(42_000.0),
+            equipment_type: Some("dry_van".into()),
+            ..Default::default()
+        }
+        .validate()
+        .unwrap();
+        let mut load = Load::create(LoadId::generate(), AccountId::generate(), new, Utc::now());
+        load.status = status;
+        load
+    }
+
+    fn change(status: LoadStatus, carrier: Option<CarrierId>) -> StatusChange {
+        StatusChange {
+            status,
+            carrier_id: carrier,
+            location: None,
+            notes: None,
+        }
+    }
+
+    #[test]
+    fn every_pair_of_statuses_is_decided() {
+        use LoadStatus::*;
+        let carrier = CarrierId::generate();
+        for from in LoadStatus::ALL {
+            for to in LoadStatus::ALL {
+                let carrier_id = (to == Assigned).then(|| carrier.clone());
+                let mut load = sample(from);
+                if from != Posted && from != Delivered {
+                    load.carrier = Some(CarrierSummary {
+                        id: carrier.clone(),
+                        name: "X".into(),
+                        mc_number: "1".into(),
+                    });
+                }
+                let plan = load.plan_transition(&change(to, carrier_id));
+                let allowed = matches!(
+                    (from, to),
+                    (Posted, Assigned)
+                        | (Assigned, InTransit)
+                        | (InTransit, Delivered)
+                        | (Assigned, Posted)
+                );
+                match plan {
+                    Ok(Transition::Unchanged) => assert_eq!(from, to),
+                    Ok(_) => assert!(allowed, "{from} -> {to} should be refused"),
+                    Err(e) => assert!(!allowed && from != to, "{from} -> {to} refused: {e}"),
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn assignment_needs_a_carrier_and_unassign_clears_it() {
+        let load = sample(LoadStatus::Posted);
+        assert_eq!(
+            load.plan_transition(&change(LoadStatus::Assigned, None)),
+            Err(TransitionError::CarrierRequired)
+        );
+        let carrier = CarrierSummary {
+            id: CarrierId::generate(),
+            name: "Acme".into(),
+            mc_number: "123".into(),
+        };
+        let request = change(LoadStatus::Assigned, Some(carrier.id.clone()));
+        let assigned = load.apply(LoadStatus::Assigned, Some(carrier), &request, Utc::now());
+        assert_eq!(assigned.version, 2);
+        assert!(assigned.carrier.is_some());
+        let posted = assigned.apply(
+            LoadStatus::Posted,
+            None,
+            &change(LoadStatus::Posted, None),
+            Utc::now(),
+        );
+        assert!(posted.carrier.is_none());
+        let other = CarrierId::generate();
+        assert!(matches!(
+            assigned.plan_transition(&change(LoadStatus::Assigned, Some(other))),
+            Err(TransitionError::AlreadyAssigned { .. })
+        ));
+    }
+
+    #[test]
+    fn rates_keep_cents_exactly() {
+        assert_eq!(parse_rate(1500.55), Ok(150_055));
+        assert_eq!(parse_rate(0.0), Ok(0));
+        assert!(parse_rate(1.005).is_err());
+        assert!(parse_rate(-1.0).is_err());
+        assert!(parse_rate(f64::INFINITY).is_err());
+    }
+
+    #[test]
+    fn create_validation_names_every_field() {
+        let errors = NewLoadInput {
+            weight: Some(-5.0),
+            pickup_date: Some("2026-05-02T00:00:00Z".into()),
+            delivery_date: Some("2026-05-01T00:00:00Z".into()),
+            ..Default::default()
+        }
+        .validate()
+        .unwrap_err();
+        let fields: Vec<&str> = errors.errors().iter().map(|e| e.field.as_str()).collect();
+        assert_eq!(
+            fields,
+            [
+                "origin",
+                "destination",
+                "weight",
+                "equipment_type",
+                "delivery_date"
+            ]
+        );
+    }
+}

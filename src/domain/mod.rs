@@ -1,0 +1,12 @@
+//! Domain types: everything past the HTTP boundary sees these, never raw strings
+//! or unchecked numbers.
+
+pub mod account;
+pub mod api_key;
+pub mod carrier;
+pub mod equipment;
+pub mod ids;
+pub mod load;
+pub mod location;
+pub mod timestamp;
+pub mod validation;

@@ -1,0 +1,101 @@
+//! ISO 8601 UTC timestamps as the API exchanges them.
+
+use chrono::{DateTime, SecondsFormat, Utc};
+
+/// Parses an RFC 3339 timestamp (the strict profile of ISO 8601) that is in UTC:
+/// it ends in `Z` or carries a zero offset. Anything else is refused rather than
+/// guessed at, so a client bug in time zones shows up at once.
+pub fn parse_utc(raw: &str) -> Result<DateTime<Utc>, String> {
+    let parsed = DateTime::parse_from_rfc3339(raw.trim()).map_err(|_| {
+        "must be an ISO 8601 UTC timestamp such as 2026-03-01T14:30:00Z".to_string()
+    })?;
+    if parsed.offset().local_minus_utc() != 0 {
+        return Err("must be in UTC (end in Z or +00:00)".into());
+    }
+    let year = parsed.format("%Y").to_string().parse::<i32>().unwrap_or(0);
+    if !(2000..=2100).contains(&year) {
+        return Err("must be between the years 2000 and 2100".into());
+    }
+    Ok(parsed.with_timezone(&Utc))
+}
+
+/// The one format the service writes: RFC 3339, UTC, `Z`, millisecond precision
+/// only when the value has a fraction.
+pub fn format(value: &DateTime<Utc>) -> String {
+    value.to_rfc3339_opts(SecondsFormat::AutoSi, true)
+}
+
+/// Serde helpers so records and responses share the format above.
+pub mod serde_utc {
+    use chrono::{DateTime, Utc};
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(value: &DateTime<Utc>, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&super::format(value))
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<DateTime<Utc>, D::Error> {
+        let raw = String::deserialize(d)?;
+        DateTime::parse_from_rfc3339(&raw)
+            .map(|t| t.with_timezone(&Utc))
+            .map_err(serde::de::Error::custom)
+    }
+
+    pub mod option {
+        use super::*;
+
+        pub fn serialize<S: Serializer>(
+            value: &Option<DateTime<Utc>>,
+            s: S,
+        ) -> Result<S::Ok, S::Error> {
+            match value {
+                Some(v) => s.serialize_str(&crate::domain::timestamp::format(v)),
+                None => s.serialize_none(),
+            }
+        }
+
+        pub fn deserialize<'de, D: Deserializer<'de>>(
+            d: D,
+        ) -> Result<Option<DateTime<Utc>>, D::Error> {
+            Option::<String>::deserialize(d)?
+                .map(|raw| {
+                    DateTime::parse_from_rfc3339(&raw)
+                        .map(|t| t.with_timezone(&Utc))
+                        .map_err(serde::de::Error::custom)
+                })
+                .transpose()
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn accepts_utc_forms() {
+        assert!(parse_utc("2026-03-01T14:30:00Z").is_ok());
+        assert!(parse_utc("2026-03-01T14:30:00.250Z").is_ok());
+        assert!(parse_utc("2026-03-01T14:30:00+00:00").is_ok());
+    }
+
+    #[test]
+    fn refuses_non_utc_and_non_timestamps() {
+        for raw in [
+            "2026-03-01",
+            "2026-03-01T14:30:00",
+            "2026-03-01T14:30:00+02:00",
+            "yesterday",
+            "2026-13-01T00:00:00Z",
+            "1970-01-01T00:00:00Z",
+        ] {
+            assert!(parse_utc(raw).is_err(), "{raw} should be refused");
+        }
+    }
+
+    #[test]
+    fn formats_with_z() {
+        let t = parse_utc("2026-03-01T14:30:00+00:00").unwrap();
+        assert_eq!(format(&t), "2026-03-01T14:30:00Z");
+    }
+}

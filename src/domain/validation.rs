@@ -1,0 +1,127 @@
+//! Collects every problem with a request so a client can fix them all at once.
+
+use std::fmt;
+
+/// One refused field: a dotted path as the client wrote it (`origin.state`,
+/// `equipment_types[2]`) and what is wrong with it.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct FieldError {
+    pub field: String,
+    pub message: String,
+}
+
+/// All problems found in one request; empty means valid.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ValidationErrors {
+    errors: Vec<FieldError>,
+}
+
+impl ValidationErrors {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    pub fn single(field: impl Into<String>, message: impl Into<String>) -> Self {
+        let mut errors = Self::new();
+        errors.add(field, message);
+        errors
+    }
+
+    pub fn add(&mut self, field: impl Into<String>, message: impl Into<String>) {
+        self.errors.push(FieldError {
+            field: field.into(),
+            message: message.into(),
+        });
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.errors.is_empty()
+    }
+
+    pub fn errors(&self) -> &[FieldError] {
+        &self.errors
+    }
+
+    /// `Ok(value)` when nothing was refused, so a parser can end in `errors.finish(value)`.
+    pub fn finish<T>(self, value: impl FnOnce() -> T) -> Result<T, Self> {
+        if self.errors.is_empty() {
+            Ok(value())
+        } else {
+            Err(self)
+        }
+    }
+
+    /// Records the error of a field parser under `field` and returns the parsed value.
+    pub fn check<T>(&mut self, field: &str, result: Result<T, String>) -> Option<T> {
+        match result {
+            Ok(value) => Some(value),
+            Err(message) => {
+                self.add(field, message);
+                None
+            }
+        }
+    }
+
+    /// Like [`check`](Self::check), for a field the client must send.
+    pub fn require<T, R>(
+        &mut self,
+        field: &str,
+        raw: Option<R>,
+        parse: impl FnOnce(R) -> Result<T, String>,
+    ) -> Option<T> {
+        match raw {
+            Some(raw) => self.check(field, parse(raw)),
+            None => {
+                self.add(field, "is required");
+                None
+            }
+        }
+    }
+
+    /// Like [`check`](Self::check), for a field the client may leave out.
+    pub fn optional<T, R>(
+        &mut self,
+        field: &str,
+        raw: Option<R>,
+        parse: impl FnOnce(R) -> Result<T, String>,
+    ) -> Option<T> {
+        raw.and_then(|raw| self.check(field, parse(raw)))
+    }
+}
+
+impl fmt::Display for ValidationErrors {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let parts: Vec<String> = self
+            .errors
+            .iter()
+            .map(|e| format!("{} {}", e.field, e.message))
+            .collect();
+        f.write_str(&parts.join("; "))
+    }
+}
+
+/// Trims a free-text field and enforces its bounds (in characters, not bytes).
+pub fn text(raw: String, max_chars: usize, allow_empty: bool) -> Result<String, String> {
+    let trimmed = raw.trim();
+    if !allow_empty && trimmed.is_empty() {
+        return Err("must not be empty".into());
+    }
+    if trimmed.chars().count() > max_chars {
+        return Err(format!("must be at most {max_chars} characters"));
+    }
+    if trimmed
+        .chars()
+        .any(|c| c.is_control() && c != '\n' && c != '\t')
+    {
+        return Err("must not contain control characters".into());
+    }
+    Ok(trimmed.to_owned())
+}
+
+/// A finite number within `[min, max]`.
+pub fn number_in(value: f64, min: f64, max: f64) -> Result<f64, String> {
+    if !value.is_finite() || value < min || value > max {
+        return Err(format!("must be a number from {min} to {max}"));
+    }
+    Ok(value)
+}

@@ -1,0 +1,15 @@
+//! Freight load and GPS tracking service.
+//!
+//! `main.rs` only parses the command line; everything that runs lives here so
+//! that integration tests start the very same server.
+
+pub mod api;
+pub mod cli;
+pub mod clock;
+pub mod config;
+pub mod domain;
+pub mod routes;
+pub mod server;
+pub mod services;
+pub mod storage;
+pub mod telemetry;

@@ -1,0 +1,71 @@
+//! `/v1/carriers`: register, read and list carriers.
+
+use actix_web::{HttpRequest, HttpResponse, web};
+
+use crate::api::envelope::{self, PageInfo};
+use crate::api::error::ApiError;
+use crate::api::extract::{JsonBody, QueryParams, page_request};
+use crate::api::views::CarrierView;
+use crate::domain::carrier::NewCarrierInput;
+use crate::services::Services;
+use crate::services::auth::Principal;
+
+async fn create(
+    principal: Principal,
+    services: web::Data<Services>,
+    JsonBody(input): JsonBody<NewCarrierInput>,
+) -> Result<HttpResponse, ApiError> {
+    let new = input.validate()?;
+    let carrier = services
+        .carriers
+        .create(principal.account_id(), new)
+        .await?;
+    Ok(envelope::created(CarrierView::new(&carrier)))
+}
+
+async fn get(
+    principal: Principal,
+    services: web::Data<Services>,
+    id: web::Path<String>,
+) -> Result<HttpResponse, ApiError> {
+    let carrier = services.carriers.get(principal.account_id(), &id).await?;
+    Ok(envelope::ok(CarrierView::new(&carrier)))
+}
+
+async fn list(
+    principal: Principal,
+    services: web::Data<Services>,
+    req: HttpRequest,
+) -> Result<HttpResponse, ApiError> {
+    let mut query = QueryParams::parse(&req)?;
+    let (page, limit) = query.pagination();
+    query.finish()?;
+    let found = services
+        .carriers
+        .list(principal.account_id(), page_request(page, limit))
+        .await?;
+    let views: Vec<CarrierView> = found.items.iter().map(CarrierView::new).collect();
+    Ok(envelope::list(
+        "carriers",
+        views,
+        PageInfo {
+            page,
+            limit,
+            total: found.total,
+        },
+    ))
+}
+
+pub fn configure(cfg: &mut web::ServiceConfig) {
+    cfg.service(
+        web::resource("/carriers")
+            .route(web::post().to(create))
+            .route(web::get().to(list))
+            .default_service(web::to(super::method_not_allowed)),
+    )
+    .service(
+        web::resource("/carriers/{carrier_id}")
+            .route(web::get().to(get))
+            .default_service(web::to(super::method_not_allowed)),
+    );
+}

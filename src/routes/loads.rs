@@ -1,0 +1,96 @@
+//! `/v1/loads`: create, read, list and change status.
+
+use actix_web::{HttpRequest, HttpResponse, web};
+
+use crate::api::envelope::{self, PageInfo};
+use crate::api::error::ApiError;
+use crate::api::extract::{JsonBody, QueryParams, page_request};
+use crate::api::views::LoadView;
+use crate::domain::load::{LoadStatus, NewLoadInput, StatusChangeInput};
+use crate::domain::location::UsState;
+use crate::services::Services;
+use crate::services::auth::Principal;
+use crate::storage::LoadFilter;
+
+async fn create(
+    principal: Principal,
+    services: web::Data<Services>,
+    JsonBody(input): JsonBody<NewLoadInput>,
+) -> Result<HttpResponse, ApiError> {
+    let new = input.validate()?;
+    let load = services.loads.create(principal.account_id(), new).await?;
+    Ok(envelope::created(LoadView::new(&load)))
+}
+
+async fn get(
+    principal: Principal,
+    services: web::Data<Services>,
+    id: web::Path<String>,
+) -> Result<HttpResponse, ApiError> {
+    let load = services.loads.get(principal.account_id(), &id).await?;
+    Ok(envelope::ok(LoadView::new(&load)))
+}
+
+async fn list(
+    principal: Principal,
+    services: web::Data<Services>,
+    req: HttpRequest,
+) -> Result<HttpResponse, ApiError> {
+    let mut query = QueryParams::parse(&req)?;
+    let (page, limit) = query.pagination();
+    let filter = LoadFilter {
+        status: query.take("status", LoadStatus::parse),
+        origin_state: query.take("origin_state", UsState::parse),
+        destination_state: query.take("destination_state", UsState::parse),
+    };
+    query.finish()?;
+    let found = services
+        .loads
+        .list(principal.account_id(), &filter, page_request(page, limit))
+        .await?;
+    let views: Vec<LoadView> = found.items.iter().map(LoadView::new).collect();
+    Ok(envelope::list(
+        "loads",
+        views,
+        PageInfo {
+            page,
+            limit,
+            total: found.total,
+        },
+    ))
+}
+
+async fn change_status(
+    principal: Principal,
+    services: web::Data<Services>,
+    id: web::Path<String>,
+    JsonBody(input): JsonBody<StatusChangeInput>,
+) -> Result<HttpResponse, ApiError> {
+    // An unknown load is a 404 even when the body is also wrong: the path is checked first.
+    services.loads.get(principal.account_id(), &id).await?;
+    let change = input.validate()?;
+    let load = services
+        .loads
+        .change_status(principal.account_id(), &id, change)
+        .await?;
+    Ok(envelope::ok(LoadView::new(&load)))
+}
+
+pub fn configure(cfg: &mut web::ServiceConfig) {
+    cfg.service(
+        web::resource("/loads")
+            .route(web::post().to(create))
+            .route(web::get().to(list))
+            .default_service(web::to(super::method_not_allowed)),
+    )
+    .service(
+        web::resource("/loads/{load_id}")
+            .route(web::get().to(get))
+            .default_service(web::to(super::method_not_allowed)),
+    )
+    .service(
+        web::resource("/loads/{load_id}/status")
+            .route(web::patch().to(change_status))
+            .default_service(web::to(super::method_not_allowed)),
+    );
+}

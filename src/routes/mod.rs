@@ -1,0 +1,30 @@
+//! The `/v1` API. Each module ends in `configure`; this one only chains them.
+
+pub mod auth;
+pub mod carriers;
+pub mod loads;
+
+use actix_web::{HttpResponse, middleware::from_fn, web};
+
+use crate::api::error::ApiError;
+
+/// Mounts the whole authenticated API under `/v1`.
+pub fn configure(cfg: &mut web::ServiceConfig) {
+    cfg.service(
+        web::scope("/v1")
+            .wrap(from_fn(crate::api::auth::authenticate))
+            .configure(auth::configure)
+            .configure(loads::configure)
+            .configure(carriers::configure),
+    );
+}
+
+/// Answers a known path with an unsupported method.
+pub async fn method_not_allowed() -> Result<HttpResponse, ApiError> {
+    Err(ApiError::method_not_allowed())
+}
+
+/// Answers an unknown path.
+pub async fn not_found() -> Result<HttpResponse, ApiError> {
+    Err(ApiError::not_found_route())
+}

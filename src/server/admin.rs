@@ -1,0 +1,174 @@
+//! The admin listener: loopback-only, plain HTTP, for the operator command line
+//! and for health checks. Everything but `/health` and `/ready` needs the admin token.
+
+use actix_web::body::MessageBody;
+use actix_web::dev::{ServiceRequest, ServiceResponse};
+use actix_web::http::{StatusCode, header};
+use actix_web::middleware::{Next, from_fn};
+use actix_web::{HttpResponse, web};
+use serde::Deserialize;
+use serde_json::json;
+use subtle::ConstantTimeEq;
+
+use crate::api::envelope;
+use crate::api::error::ApiError;
+use crate::api::extract::JsonBody;
+use crate::api::views::{AccountView, KeyView};
+use crate::domain::account::PlanKind;
+use crate::domain::timestamp;
+use crate::services::Services;
+use crate::services::accounts::{KeyRequest, NewAccount};
+
+/// The token the command line must present, as app data.
+#[derive(Clone)]
+pub struct AdminToken(pub String);
+
+async fn require_admin_token(
+    req: ServiceRequest,
+    next: Next<impl MessageBody>,
+) -> Result<ServiceResponse<impl MessageBody>, actix_web::Error> {
+    let expected = req
+        .app_data::<web::Data<AdminToken>>()
+        .expect("admin token is registered")
+        .0
+        .clone();
+    let presented = req
+        .headers()
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "))
+        .unwrap_or("");
+    if !bool::from(presented.as_bytes().ct_eq(expected.as_bytes())) {
+        return Err(ApiError::new(
+            StatusCode::UNAUTHORIZED,
+            "INVALID_ADMIN_TOKEN",
+            "admin requests need 'Authorization: Bearer <contents of admin.token in the data directory>'",
+        )
+        .into());
+    }
+    next.call(req).await
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CreateAccount {
+    name: String,
+    #[serde(default = "standard")]
+    plan: PlanKind,
+    requests_per_hour: Option<u32>,
+}
+
+fn standard() -> PlanKind {
+    PlanKind::Standard
+}
+
+async fn create_account(
+    services: web::Data<Services>,
+    JsonBody(body): JsonBody<CreateAccount>,
+) -> Result<HttpResponse, ApiError> {
+    let account = services
+        .accounts
+        .create_account(NewAccount {
+            name: body.name,
+            plan: body.plan,
+            requests_per_hour: body.requests_per_hour,
+        })
+        .await?;
+    Ok(envelope::created(AccountView::new(&account)))
+}
+
+async fn list_accounts(services: web::Data<Services>) -> Result<HttpResponse, ApiError> {
+    let accounts = services.accounts.list_accounts().await?;
+    let views: Vec<AccountView> = accounts.iter().map(AccountView::new).collect();
+    Ok(envelope::ok(json!({ "accounts": views })))
+}
+
+async fn get_account(
+    services: web::Data<Services>,
+    id: web::Path<String>,
+) -> Result<HttpResponse, ApiError> {
+    let account = services.accounts.get_account(&id).await?;
+    Ok(envelope::ok(AccountView::new(&account)))
+}
+
+async fn list_keys(
+    services: web::Data<Services>,
+    id: web::Path<String>,
+) -> Result<HttpResponse, ApiError> {
+    let keys = services.accounts.list_keys(&id).await?;
+    let views: Vec<KeyView> = keys.iter().map(KeyView::new).collect();
+    Ok(envelope::ok(json!({ "keys": views })))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CreateKey {
+    account_id: String,
+    permissions: Vec<String>,
+    expires_at: Option<String>,
+    description: Option<String>,
+}
+
+async fn create_key(
+    services: web::Data<Services>,
+    JsonBody(body): JsonBody<CreateKey>,
+) -> Result<HttpResponse, ApiError> {
+    let expires_at = match body.expires_at {
+        Some(raw) => Some(timestamp::parse_utc(&raw).map_err(|message| {
+            ApiError::field(
+                StatusCode::BAD_REQUEST,
+                "VALIDATION_FAILED",
+                "expires_at",
+                message,
+            )
+        })?),
+        None => None,
+    };
+    let issued = services
+        .accounts
+        .create_key(KeyRequest {
+            account_id: body.account_id,
+            permissions: body.permissions,
+            expires_at,
+            description: body.description,
+        })
+        .await?;
+    let mut view = serde_json::to_value(KeyView::new(&issued.record)).expect("views serialise");
+    view["key"] = json!(issued.token);
+    Ok(envelope::created(view))
+}
+
+async fn revoke_key(
+    services: web::Data<Services>,
+    id: web::Path<String>,
+) -> Result<HttpResponse, ApiError> {
+    let key = services.accounts.revoke_key(&id).await?;
+    Ok(envelope::ok(KeyView::new(&key)))
+}
+
+async fn health() -> HttpResponse {
+    HttpResponse::Ok().json(json!({"status": "ok"}))
+}
+
+async fn ready(services: web::Data<Services>) -> HttpResponse {
+    match services.storage.ping().await {
+        Ok(()) => HttpResponse::Ok().json(json!({"status": "ready"})),
+        Err(e) => HttpResponse::ServiceUnavailable()
+            .json(json!({"status": "unavailable", "reason": e.to_string()})),
+    }
+}
+
+pub fn configure(cfg: &mut web::ServiceConfig) {
+    cfg.route("/health", web::get().to(health))
+        .route("/ready", web::get().to(ready))
+        .service(
+            web::scope("/admin/v1")
+                .wrap(from_fn(require_admin_token))
+                .route("/accounts", web::post().to(create_account))
+                .route("/accounts", web::get().to(list_accounts))
+                .route("/accounts/{id}", web::get().to(get_account))
+                .route("/accounts/{id}/keys", web::get().to(list_keys))
+                .route("/keys", web::post().to(create_key))
+                .route("/keys/{id}/revoke", web::post().to(revoke_key)),
+        );
+}

@@ -1,0 +1,8 @@
+//! Starting and running the service: listeners, TLS, the admin endpoint.
+
+pub mod admin;
+pub mod admin_token;
+pub mod bootstrap;
+pub mod plain_http;
+pub mod startup;
+pub mod tls;

@@ -1,0 +1,177 @@
+//! Builds the whole service from [`Settings`]: storage, services, the HTTPS API
+//! listener and the loopback admin listener. Tests call [`Application::build`] with
+//! port 0 and so run exactly what production runs.
+
+use std::net::{SocketAddr, TcpListener};
+use std::time::Duration;
+
+use actix_http::{HttpService, KeepAlive};
+use actix_server::{Server, ServerHandle};
+use actix_service::map_config;
+use actix_web::dev::AppConfig;
+use actix_web::{App, HttpServer, web};
+use anyhow::{Context, bail};
+
+use super::admin::{self, AdminToken};
+use super::bootstrap::{BootstrapKey, ensure_first_account};
+use super::{admin_token, plain_http, tls};
+use crate::api::auth::TransportPolicy;
+use crate::api::extract::BodyLimit;
+use crate::config::{ApiTransport, Settings};
+use crate::routes;
+use crate::services::Services;
+use crate::storage::{self, StorageConfig};
+
+/// Idle keep-alive connections are closed after this (telematics devices reuse them).
+const KEEP_ALIVE: Duration = Duration::from_secs(75);
+/// A client must send its request head within this.
+const CLIENT_REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
+/// In-flight requests get this long to finish on shutdown.
+const SHUTDOWN_GRACE_SECS: u64 = 30;
+
+pub struct Application {
+    api_addr: SocketAddr,
+    admin_addr: SocketAddr,
+    bootstrap: Option<BootstrapKey>,
+    services: Services,
+    api: Server,
+    admin: Server,
+}
+
+impl Application {
+    pub async fn build(settings: Settings) -> anyhow::Result<Self> {
+        if !settings.admin_listen.ip().is_loopback() {
+            bail!(
+                "the admin listener must bind a loopback address, not {}",
+                settings.admin_listen
+            );
+        }
+        std::fs::create_dir_all(&settings.data_dir)
+            .with_context(|| format!("creating data directory {}", settings.data_dir.display()))?;
+        let storage = storage::open(&StorageConfig::Embedded {
+            data_dir: settings.data_dir.clone(),
+        })
+        .await
+        .context("opening storage")?;
+        let services = Services::new(storage, settings.clock.clone());
+        let bootstrap = if settings.bootstrap_key {
+            ensure_first_account(&services).await?
+        } else {
+            None
+        };
+        let token = admin_token::load_or_create(&settings.data_dir)?;
+
+        let api_listener = TcpListener::bind(settings.listen)
+            .with_context(|| format!("binding the API listener to {}", settings.listen))?;
+        let api_addr = api_listener.local_addr()?;
+        let admin_listener = TcpListener::bind(settings.admin_listen)
+            .with_context(|| format!("binding the admin listener to {}", settings.admin_listen))?;
+        let admin_addr = admin_listener.local_addr()?;
+
+        let api = api_server(&settings, &services, api_listener)?;
+        let admin = admin_server(&services, token, admin_listener)?;
+        Ok(Application {
+            api_addr,
+            admin_addr,
+            bootstrap,
+            services,
+            api,
+            admin,
+        })
+    }
+
+    pub fn api_addr(&self) -> SocketAddr {
+        self.api_addr
+    }
+
+    pub fn admin_addr(&self) -> SocketAddr {
+        self.admin_addr
+    }
+
+    /// The key created on first start, if this start was the first.
+    pub fn bootstrap_key(&self) -> Option<&BootstrapKey> {
+        self.bootstrap.as_ref()
+    }
+
+    pub fn services(&self) -> &Services {
+        &self.services
+    }
+
+    /// Handles to stop both listeners (API first).
+    pub fn handles(&self) -> [ServerHandle; 2] {
+        [self.api.handle(), self.admin.handle()]
+    }
+
+    /// Serves until both listeners stop (SIGINT/SIGTERM stop them gracefully).
+    pub async fn run_until_stopped(self) -> std::io::Result<()> {
+        let (api, admin) = tokio::join!(self.api, self.admin);
+        api.and(admin)
+    }
+}
+
+fn api_server(
+    settings: &Settings,
+    services: &Services,
+    listener: TcpListener,
+) -> anyhow::Result<Server> {
+    let services = services.clone();
+    let body_limit = BodyLimit(settings.body_limit);
+    let policy = match settings.transport {
+        ApiTransport::Tls(_) => TransportPolicy::DirectTls,
+        ApiTransport::BehindTlsProxy => TransportPolicy::TrustForwardedProto,
+    };
+    let make_app = move || {
+        App::new()
+            .app_data(web::Data::new(services.clone()))
+            .app_data(web::Data::new(body_limit))
+            .app_data(web::Data::new(policy))
+            .configure(routes::configure)
+            .default_service(web::to(routes::not_found))
+    };
+    // A macro, not a closure: the TLS and plain listeners need HttpServices over
+    // different stream types.
+    macro_rules! http {
+        () => {
+            HttpService::build()
+                .keep_alive(KeepAlive::Timeout(KEEP_ALIVE))
+                .client_request_timeout(CLIENT_REQUEST_TIMEOUT)
+                .finish(map_config(make_app(), |_| AppConfig::default()))
+        };
+    }
+    let builder = Server::build()
+        .workers(settings.workers)
+        .shutdown_timeout(SHUTDOWN_GRACE_SECS);
+    let builder = match &settings.transport {
+        ApiTransport::Tls(source) => {
+            let tls = tls::server_config(source, &settings.data_dir)?;
+            builder.listen("freight-api", listener, move || {
+                plain_http::https_only(http!().rustls_0_23((*tls).clone()))
+            })?
+        }
+        ApiTransport::BehindTlsProxy => {
+            builder.listen("freight-api", listener, move || http!().tcp())?
+        }
+    };
+    Ok(builder.run())
+}
+
+fn admin_server(
+    services: &Services,
+    token: String,
+    listener: TcpListener,
+) -> anyhow::Result<Server> {
+    let services = services.clone();
+    let token = AdminToken(token);
+    let server = HttpServer::new(move || {
+        App::new()
+            .app_data(web::Data::new(services.clone()))
+            .app_data(web::Data::new(token.clone()))
+            .configure(admin::configure)
+            .default_service(web::to(routes::not_found))
+    })
+    .workers(1)
+    .shutdown_timeout(SHUTDOWN_GRACE_SECS)
+    .listen(listener)?
+    .run();
+    Ok(server)
+}

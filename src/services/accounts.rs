@@ -1,0 +1,151 @@
+//! Operator actions: accounts and their API keys.
+
+use std::sync::Arc;
+
+use chrono::{DateTime, Utc};
+
+use super::auth::Authenticator;
+use crate::clock::Clock;
+use crate::domain::account::{Account, MAX_ACCOUNT_NAME_CHARS, PlanKind};
+use crate::domain::api_key::{ApiKey, IssuedKey, MAX_DESCRIPTION_CHARS, NewKey, Permission};
+use crate::domain::ids::{AccountId, KeyId};
+use crate::domain::validation::{ValidationErrors, text};
+use crate::storage::{Storage, StorageError};
+
+#[derive(Debug, thiserror::Error)]
+pub enum AccountError {
+    #[error("invalid request: {0}")]
+    Invalid(ValidationErrors),
+    #[error("no account {0}")]
+    AccountNotFound(String),
+    #[error("no API key {0}")]
+    KeyNotFound(String),
+    #[error(transparent)]
+    Storage(#[from] StorageError),
+}
+
+pub struct NewAccount {
+    pub name: String,
+    pub plan: PlanKind,
+    pub requests_per_hour: Option<u32>,
+}
+
+pub struct KeyRequest {
+    pub account_id: String,
+    pub permissions: Vec<String>,
+    pub expires_at: Option<DateTime<Utc>>,
+    pub description: Option<String>,
+}
+
+pub struct AccountService {
+    storage: Arc<dyn Storage>,
+    clock: Clock,
+    auth: Arc<Authenticator>,
+}
+
+impl AccountService {
+    pub fn new(storage: Arc<dyn Storage>, clock: Clock, auth: Arc<Authenticator>) -> Self {
+        Self {
+            storage,
+            clock,
+            auth,
+        }
+    }
+
+    pub async fn create_account(&self, new: NewAccount) -> Result<Account, AccountError> {
+        let mut errors = ValidationErrors::new();
+        let name = errors.check("name", text(new.name, MAX_ACCOUNT_NAME_CHARS, false));
+        if new.requests_per_hour.is_some() && new.plan != PlanKind::Enterprise {
+            errors.add(
+                "requests_per_hour",
+                "can only be set for the enterprise plan; standard and pro quotas are fixed",
+            );
+        }
+        if new.requests_per_hour == Some(0) {
+            errors.add("requests_per_hour", "must be at least 1");
+        }
+        let name = errors
+            .finish(|| name.expect("checked"))
+            .map_err(AccountError::Invalid)?;
+        let account = Account {
+            id: AccountId::generate(),
+            name,
+            plan: new.plan,
+            custom_requests_per_hour: new.requests_per_hour,
+            created_at: self.clock.now(),
+        };
+        self.storage.put_account(&account).await?;
+        Ok(account)
+    }
+
+    pub async fn get_account(&self, id: &str) -> Result<Account, AccountError> {
+        let not_found = || AccountError::AccountNotFound(id.to_owned());
+        let account_id = AccountId::parse(id).ok_or_else(not_found)?;
+        self.storage
+            .get_account(&account_id)
+            .await?
+            .ok_or_else(not_found)
+    }
+
+    pub async fn list_accounts(&self) -> Result<Vec<Account>, AccountError> {
+        Ok(self.storage.list_accounts().await?)
+    }
+
+    pub async fn create_key(&self, request: KeyRequest) -> Result<IssuedKey, AccountError> {
+        let account = self.get_account(&request.account_id).await?;
+        let mut errors = ValidationErrors::new();
+        let mut permissions = Vec::new();
+        for (i, raw) in request.permissions.iter().enumerate() {
+            if let Some(p) = errors.check(&format!("permissions[{i}]"), Permission::parse(raw)) {
+                permissions.push(p);
+            }
+        }
+        if request.permissions.is_empty() {
+            errors.add("permissions", "must name at least one of read, write");
+        }
+        let now = self.clock.now();
+        if request.expires_at.is_some_and(|at| at <= now) {
+            errors.add("expires_at", "must be in the future");
+        }
+        let description = errors
+            .optional("description", request.description, |d| {
+                text(d, MAX_DESCRIPTION_CHARS, true)
+            })
+            .filter(|d| !d.is_empty());
+        errors.finish(|| ()).map_err(AccountError::Invalid)?;
+        let issued = ApiKey::issue(
+            NewKey {
+                account_id: account.id,
+                permissions,
+                description,
+                expires_at: request.expires_at,
+            },
+            now,
+        );
+        self.storage.put_api_key(&issued.record).await?;
+        self.auth.key_changed(&issued.record);
+        Ok(issued)
+    }
+
+    pub async fn list_keys(&self, account_id: &str) -> Result<Vec<ApiKey>, AccountError> {
+        let account = self.get_account(account_id).await?;
+        Ok(self.storage.list_api_keys(&account.id).await?)
+    }
+
+    /// Revokes a key; revoking a revoked key is a no-op that returns it unchanged.
+    pub async fn revoke_key(&self, id: &str) -> Result<ApiKey, AccountError> {
+        let not_found = || AccountError::KeyNotFound(id.to_owned());
+        let key_id = KeyId::parse(id).ok_or_else(not_found)?;
+        let mut key = self
+            .storage
+            .get_api_key(&key_id)
+            .await?
+            .ok_or_else(not_found)?;
+        if key.revoked_at.is_none() {
+            key.revoked_at = Some(self.clock.now());
+            self.storage.put_api_key(&key).await?;
+        }
+        self.auth.key_changed(&key);
+        Ok(key)
+    }
+}

@@ -1,0 +1,144 @@
+//! Turns a bearer token into the account and permissions it speaks for.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use dashmap::DashMap;
+
+use crate::clock::Clock;
+use crate::domain::account::Account;
+use crate::domain::api_key::{ApiKey, KeyRejection, Permission, parse_token};
+use crate::domain::ids::{AccountId, KeyId};
+use crate::storage::{Storage, StorageError};
+
+/// How long a key and its account are trusted from memory before being re-read.
+/// Changes made through this process update the cache at once; the expiry only
+/// bounds staleness when several service instances share one ScyllaDB cluster.
+const CACHE_TTL: Duration = Duration::from_secs(30);
+
+/// The authenticated caller of one request.
+#[derive(Debug, Clone)]
+pub struct Principal {
+    pub account: Arc<Account>,
+    pub key_id: KeyId,
+    pub permissions: Vec<Permission>,
+}
+
+impl Principal {
+    pub fn account_id(&self) -> &AccountId {
+        &self.account.id
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum AuthError {
+    #[error(transparent)]
+    Rejected(#[from] KeyRejection),
+    #[error("the key does not grant the {0:?} permission")]
+    Forbidden(Permission),
+    #[error(transparent)]
+    Storage(#[from] StorageError),
+}
+
+struct Cached {
+    key: ApiKey,
+    account: Arc<Account>,
+    fetched: Instant,
+}
+
+pub struct Authenticator {
+    storage: Arc<dyn Storage>,
+    clock: Clock,
+    cache: DashMap<KeyId, Arc<Cached>>,
+}
+
+impl Authenticator {
+    pub fn new(storage: Arc<dyn Storage>, clock: Clock) -> Self {
+        Self {
+            storage,
+            clock,
+            cache: DashMap::new(),
+        }
+    }
+
+    /// Authenticates `authorization` (the raw header value, if any) and checks that
+    /// the key grants `needed`.
+    pub async fn authenticate(
+        &self,
+        authorization: Option<&str>,
+        needed: Permission,
+    ) -> Result<Principal, AuthError> {
+        let header = authorization.ok_or(KeyRejection::Missing)?;
+        let token = bearer_token(header)?;
+        let presented = parse_token(token)?;
+        let cached = self
+            .lookup(&presented.key_id)
+            .await?
+            .ok_or(KeyRejection::Unknown)?;
+        cached.key.verify(&presented, self.clock.now())?;
+        if !cached.key.allows(needed) {
+            return Err(AuthError::Forbidden(needed));
+        }
+        Ok(Principal {
+            account: cached.account.clone(),
+            key_id: cached.key.id.clone(),
+            permissions: cached.key.permissions.clone(),
+        })
+    }
+
+    async fn lookup(&self, id: &KeyId) -> Result<Option<Arc<Cached>>, StorageError> {
+        if let Some(hit) = self.cache.get(id)
+            && hit.fetched.elapsed() < CACHE_TTL
+        {
+            return Ok(Some(hit.clone()));
+        }
+        let Some(key) = self.storage.get_api_key(id).await? else {
+            self.cache.remove(id);
+            return Ok(None);
+        };
+        let Some(account) = self.storage.get_account(&key.account_id).await? else {
+            return Err(StorageError::Corrupt(format!(
+                "key {} names missing account {}",
+                key.id, key.account_id
+            )));
+        };
+        Ok(Some(self.remember(key, Arc::new(account))))
+    }
+
+    fn remember(&self, key: ApiKey, account: Arc<Account>) -> Arc<Cached> {
+        let entry = Arc::new(Cached {
+            key,
+            account,
+            fetched: Instant::now(),
+        });
+        self.cache.insert(entry.key.id.clone(), entry.clone());
+        entry
+    }
+
+    /// Called after a key was written (created, revoked) so the next request sees it.
+    pub fn key_changed(&self, key: &ApiKey) {
+        self.cache.remove(&key.id);
+    }
+
+    /// Called after an account was written (plan change) so cached keys see it.
+    pub fn account_changed(&self, account: &Account) {
+        self.cache
+            .retain(|_, cached| cached.account.id != account.id);
+    }
+}
+
+/// `Bearer <token>`, scheme case-insensitive as RFC 9110 says.
+fn bearer_token(header: &str) -> Result<&str, KeyRejection> {
+    let (scheme, token) = header
+        .trim()
+        .split_once(' ')
+        .ok_or(KeyRejection::Malformed)?;
+    if !scheme.eq_ignore_ascii_case("bearer") {
+        return Err(KeyRejection::Malformed);
+    }
+    let token = token.trim();
+    if token.is_empty() {
+        return Err(KeyRejection::Missing);
+    }
+    Ok(token)
+}

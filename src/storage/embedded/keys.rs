@@ -1,0 +1,96 @@
+//! Byte layouts of the embedded store's keys.
+//!
+//! Ids are fixed-length ASCII, so keys need no separators and a prefix scan never
+//! runs into a neighbouring account or filter value.
+
+use crate::domain::ids::{AccountId, CarrierId, LoadId};
+use crate::domain::load::{Load, LoadStatus};
+use crate::storage::LoadFilter;
+
+/// `account_id ‖ resource_id`: the primary key of loads and carriers.
+pub fn owned(account: &AccountId, id: &str) -> Vec<u8> {
+    let mut key = Vec::with_capacity(account.as_str().len() + id.len());
+    key.extend_from_slice(account.as_str().as_bytes());
+    key.extend_from_slice(id.as_bytes());
+    key
+}
+
+pub fn load(account: &AccountId, id: &LoadId) -> Vec<u8> {
+    owned(account, id.as_str())
+}
+
+pub fn carrier(account: &AccountId, id: &CarrierId) -> Vec<u8> {
+    owned(account, id.as_str())
+}
+
+pub fn carrier_mc(account: &AccountId, mc_number: &str) -> Vec<u8> {
+    owned(account, mc_number)
+}
+
+fn status_byte(status: LoadStatus) -> u8 {
+    match status {
+        LoadStatus::Posted => b'p',
+        LoadStatus::Assigned => b'a',
+        LoadStatus::InTransit => b't',
+        LoadStatus::Delivered => b'd',
+    }
+}
+
+const BY_STATUS: u8 = 1;
+const BY_ORIGIN: u8 = 2;
+const BY_DESTINATION: u8 = 4;
+
+/// The index prefix that lists exactly the loads matching `filter`:
+/// `account ‖ mask ‖ [status] ‖ [origin state] ‖ [destination state]`.
+///
+/// Every load is written under all eight subsets of its (status, origin,
+/// destination), so each combination of filters is one contiguous range, ordered by
+/// load id (creation time), and listing never scans loads that do not match.
+pub fn load_index_prefix(account: &AccountId, filter: &LoadFilter) -> Vec<u8> {
+    let mut key = Vec::with_capacity(64);
+    key.extend_from_slice(account.as_str().as_bytes());
+    let mut mask = 0u8;
+    if filter.status.is_some() {
+        mask |= BY_STATUS;
+    }
+    if filter.origin_state.is_some() {
+        mask |= BY_ORIGIN;
+    }
+    if filter.destination_state.is_some() {
+        mask |= BY_DESTINATION;
+    }
+    key.push(b'0' + mask);
+    if let Some(status) = filter.status {
+        key.push(status_byte(status));
+    }
+    if let Some(state) = filter.origin_state {
+        key.extend_from_slice(state.as_str().as_bytes());
+    }
+    if let Some(state) = filter.destination_state {
+        key.extend_from_slice(state.as_str().as_bytes());
+    }
+    key
+}
+
+/// All index keys of a load (one per subset of filters).
+pub fn load_index_keys(load: &Load) -> Vec<Vec<u8>> {
+    (0u8..8)
+        .map(|mask| {
+            let filter = LoadFilter {
+                status: (mask & BY_STATUS != 0).then_some(load.status),
+                origin_state: (mask & BY_ORIGIN != 0).then_some(load.origin.state),
+                destination_state: (mask & BY_DESTINATION != 0).then_some(load.destination.state),
+            };
+            let mut key = load_index_prefix(&load.account_id, &filter);
+            key.extend_from_slice(load.id.as_str().as_bytes());
+            key
+        })
+        .collect()
+}
+
+/// The load id at the end of an index key.
+pub fn load_id_from_index_key(key: &[u8]) -> Option<LoadId> {
+    let id_len = LoadId::PREFIX.len() + 26;
+    let start = key.len().checked_sub(id_len)?;
+    LoadId::parse(std::str::from_utf8(&key[start..]).ok()?)
+}

@@ -1,0 +1,339 @@
+//! The embedded backend: fjall, an LSM store in the data directory.
+//!
+//! Every write is one atomic cross-keyspace batch synced to the journal
+//! (`PersistMode::SyncData`) before it returns, so an acknowledged write survives
+//! a crash or power loss. fjall calls block, so they run on tokio's blocking pool,
+//! never on an HTTP worker thread.
+
+mod keys;
+
+use std::path::Path;
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use fjall::{Database, Keyspace, KeyspaceCreateOptions, PersistMode, Readable};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+
+use super::{CarrierInsert, LoadFilter, Page, PageRequest, Storage, StorageError, StorageResult};
+use crate::domain::account::Account;
+use crate::domain::api_key::ApiKey;
+use crate::domain::carrier::Carrier;
+use crate::domain::ids::{AccountId, CarrierId, KeyId, LoadId};
+use crate::domain::load::Load;
+
+struct Inner {
+    db: Database,
+    accounts: Keyspace,
+    api_keys: Keyspace,
+    /// `account ‖ key id` → empty: lists an account's keys.
+    account_keys: Keyspace,
+    loads: Keyspace,
+    /// See [`keys::load_index_prefix`].
+    load_index: Keyspace,
+    carriers: Keyspace,
+    /// `account ‖ mc number` → carrier id: uniqueness of MC numbers.
+    carrier_mc: Keyspace,
+    /// Serialises the read-check-write of carrier creation (rare; loads never take it).
+    carrier_insert: std::sync::Mutex<()>,
+}
+
+#[derive(Clone)]
+pub struct EmbeddedStore {
+    inner: Arc<Inner>,
+}
+
+fn unavailable(e: impl std::fmt::Display) -> StorageError {
+    StorageError::Unavailable(e.to_string())
+}
+
+fn encode<T: Serialize>(value: &T) -> StorageResult<Vec<u8>> {
+    serde_json::to_vec(value).map_err(|e| StorageError::Corrupt(e.to_string()))
+}
+
+fn decode<T: DeserializeOwned>(bytes: &[u8]) -> StorageResult<T> {
+    serde_json::from_slice(bytes).map_err(|e| StorageError::Corrupt(e.to_string()))
+}
+
+impl EmbeddedStore {
+    pub async fn open(path: &Path) -> StorageResult<Self> {
+        let path = path.to_owned();
+        tokio::task::spawn_blocking(move || Self::open_blocking(&path))
+            .await
+            .map_err(unavailable)?
+    }
+
+    fn open_blocking(path: &Path) -> StorageResult<Self> {
+        std::fs::create_dir_all(path).map_err(unavailable)?;
+        let db = Database::builder(path).open().map_err(unavailable)?;
+        let keyspace = |name: &str| db.keyspace(name, KeyspaceCreateOptions::default);
+        let inner = Inner {
+            accounts: keyspace("accounts").map_err(unavailable)?,
+            api_keys: keyspace("api_keys").map_err(unavailable)?,
+            account_keys: keyspace("account_keys").map_err(unavailable)?,
+            loads: keyspace("loads").map_err(unavailable)?,
+            load_index: keyspace("load_index").map_err(unavailable)?,
+            carriers: keyspace("carriers").map_err(unavailable)?,
+            carrier_mc: keyspace("carrier_mc").map_err(unavailable)?,
+            carrier_insert: std::sync::Mutex::new(()),
+            db,
+        };
+        Ok(Self {
+            inner: Arc::new(inner),
+        })
+    }
+
+    /// Runs blocking store work off the async threads.
+    async fn run<T, F>(&self, work: F) -> StorageResult<T>
+    where
+        T: Send + 'static,
+        F: FnOnce(&Inner) -> StorageResult<T> + Send + 'static,
+    {
+        let inner = self.inner.clone();
+        tokio::task::spawn_blocking(move || work(&inner))
+            .await
+            .map_err(unavailable)?
+    }
+}
+
+impl Inner {
+    /// A batch that is on disk (fdatasync'd journal) when `commit` returns.
+    fn durable_batch(&self) -> fjall::OwnedWriteBatch {
+        self.db.batch().durability(Some(PersistMode::SyncData))
+    }
+
+    fn get_json<T: DeserializeOwned>(
+        &self,
+        keyspace: &Keyspace,
+        key: &[u8],
+    ) -> StorageResult<Option<T>> {
+        match keyspace.get(key).map_err(unavailable)? {
+            Some(bytes) => decode(&bytes).map(Some),
+            None => Ok(None),
+        }
+    }
+
+    /// One newest-first page of the records in `records` whose primary keys end the
+    /// index keys under `prefix` in `index` (or, with no index, the records themselves).
+    fn page_newest_first<T: DeserializeOwned>(
+        &self,
+        snapshot: &fjall::Snapshot,
+        scan: &Keyspace,
+        prefix: &[u8],
+        page: PageRequest,
+        fetch: impl Fn(&fjall::Snapshot, &[u8]) -> StorageResult<Option<T>>,
+    ) -> StorageResult<Page<T>> {
+        let mut items = Vec::with_capacity(page.limit as usize);
+        let mut total = 0u64;
+        for guard in snapshot.prefix(scan, prefix).rev() {
+            let key = guard.key().map_err(unavailable)?;
+            if total >= page.offset && items.len() < page.limit as usize {
+                if let Some(item) = fetch(snapshot, &key)? {
+                    items.push(item);
+                }
+            }
+            total += 1;
+        }
+        Ok(Page { items, total })
+    }
+}
+
+#[async_trait]
+impl Storage for EmbeddedStore {
+    async fn put_account(&self, account: &Account) -> StorageResult<()> {
+        let value = encode(account)?;
+        let key = account.id.as_str().as_bytes().to_vec();
+        self.run(move |s| {
+            let mut batch = s.durable_batch();
+            batch.insert(&s.accounts, key, value);
+            batch.commit().map_err(unavailable)
+        })
+        .await
+    }
+
+    async fn get_account(&self, id: &AccountId) -> StorageResult<Option<Account>> {
+        let key = id.as_str().as_bytes().to_vec();
+        self.run(move |s| s.get_json(&s.accounts, &key)).await
+    }
+
+    async fn list_accounts(&self) -> StorageResult<Vec<Account>> {
+        self.run(|s| {
+            s.accounts
+                .iter()
+                .map(|guard| {
+                    let (_, value) = guard.into_inner().map_err(unavailable)?;
+                    decode(&value)
+                })
+                .collect()
+        })
+        .await
+    }
+
+    async fn put_api_key(&self, key: &ApiKey) -> StorageResult<()> {
+        let value = encode(key)?;
+        let id = key.id.as_str().as_bytes().to_vec();
+        let listing = keys::owned(&key.account_id, key.id.as_str());
+        self.run(move |s| {
+            let mut batch = s.durable_batch();
+            batch.insert(&s.api_keys, id, value);
+            batch.insert(&s.account_keys, listing, Vec::<u8>::new());
+            batch.commit().map_err(unavailable)
+        })
+        .await
+    }
+
+    async fn get_api_key(&self, id: &KeyId) -> StorageResult<Option<ApiKey>> {
+        let key = id.as_str().as_bytes().to_vec();
+        self.run(move |s| s.get_json(&s.api_keys, &key)).await
+    }
+
+    async fn list_api_keys(&self, account: &AccountId) -> StorageResult<Vec<ApiKey>> {
+        let prefix = account.as_str().as_bytes().to_vec();
+        let prefix_len = prefix.len();
+        self.run(move |s| {
+            let mut out = Vec::new();
+            for guard in s.account_keys.prefix(&prefix) {
+                let listing = guard.key().map_err(unavailable)?;
+                if let Some(key) = s.get_json(&s.api_keys, &listing[prefix_len..])? {
+                    out.push(key);
+                }
+            }
+            Ok(out)
+        })
+        .await
+    }
+
+    async fn insert_load(&self, load: &Load) -> StorageResult<()> {
+        let value = encode(load)?;
+        let key = keys::load(&load.account_id, &load.id);
+        let index = keys::load_index_keys(load);
+        self.run(move |s| {
+            let mut batch = s.durable_batch();
+            batch.insert(&s.loads, key, value);
+            for entry in index {
+                batch.insert(&s.load_index, entry, Vec::<u8>::new());
+            }
+            batch.commit().map_err(unavailable)
+        })
+        .await
+    }
+
+    async fn update_load(&self, previous: &Load, updated: &Load) -> StorageResult<()> {
+        let value = encode(updated)?;
+        let key = keys::load(&updated.account_id, &updated.id);
+        let old_index = keys::load_index_keys(previous);
+        let new_index = keys::load_index_keys(updated);
+        self.run(move |s| {
+            let mut batch = s.durable_batch();
+            batch.insert(&s.loads, key, value);
+            for entry in old_index.iter().filter(|k| !new_index.contains(k)) {
+                batch.remove(&s.load_index, entry.clone());
+            }
+            for entry in new_index {
+                batch.insert(&s.load_index, entry, Vec::<u8>::new());
+            }
+            batch.commit().map_err(unavailable)
+        })
+        .await
+    }
+
+    async fn get_load(&self, account: &AccountId, id: &LoadId) -> StorageResult<Option<Load>> {
+        let key = keys::load(account, id);
+        self.run(move |s| s.get_json(&s.loads, &key)).await
+    }
+
+    async fn list_loads(
+        &self,
+        account: &AccountId,
+        filter: &LoadFilter,
+        page: PageRequest,
+    ) -> StorageResult<Page<Load>> {
+        let prefix = keys::load_index_prefix(account, filter);
+        let account = account.clone();
+        self.run(move |s| {
+            let snapshot = s.db.snapshot();
+            s.page_newest_first(
+                &snapshot,
+                &s.load_index,
+                &prefix,
+                page,
+                |snap, index_key| {
+                    let id = keys::load_id_from_index_key(index_key)
+                        .ok_or_else(|| StorageError::Corrupt("load index key without id".into()))?;
+                    match snap
+                        .get(&s.loads, keys::load(&account, &id))
+                        .map_err(unavailable)?
+                    {
+                        Some(bytes) => decode(&bytes).map(Some),
+                        None => Err(StorageError::Corrupt(format!(
+                            "index names missing load {id}"
+                        ))),
+                    }
+                },
+            )
+        })
+        .await
+    }
+
+    async fn insert_carrier(&self, carrier: &Carrier) -> StorageResult<CarrierInsert> {
+        let value = encode(carrier)?;
+        let key = keys::carrier(&carrier.account_id, &carrier.id);
+        let mc_key = keys::carrier_mc(&carrier.account_id, &carrier.mc_number);
+        let id = carrier.id.as_str().as_bytes().to_vec();
+        self.run(move |s| {
+            let _serialised = s.carrier_insert.lock().unwrap_or_else(|p| p.into_inner());
+            if let Some(existing) = s.carrier_mc.get(&mc_key).map_err(unavailable)? {
+                let existing = std::str::from_utf8(&existing)
+                    .ok()
+                    .and_then(CarrierId::parse)
+                    .ok_or_else(|| StorageError::Corrupt("bad carrier id in MC index".into()))?;
+                return Ok(CarrierInsert::DuplicateMcNumber(existing));
+            }
+            let mut batch = s.durable_batch();
+            batch.insert(&s.carriers, key, value);
+            batch.insert(&s.carrier_mc, mc_key, id);
+            batch.commit().map_err(unavailable)?;
+            Ok(CarrierInsert::Inserted)
+        })
+        .await
+    }
+
+    async fn get_carrier(
+        &self,
+        account: &AccountId,
+        id: &CarrierId,
+    ) -> StorageResult<Option<Carrier>> {
+        let key = keys::carrier(account, id);
+        self.run(move |s| s.get_json(&s.carriers, &key)).await
+    }
+
+    async fn list_carriers(
+        &self,
+        account: &AccountId,
+        page: PageRequest,
+    ) -> StorageResult<Page<Carrier>> {
+        let prefix = account.as_str().as_bytes().to_vec();
+        self.run(move |s| {
+            let snapshot = s.db.snapshot();
+            s.page_newest_first(
+                &snapshot,
+                &s.carriers,
+                &prefix,
+                page,
+                |snap, key| match snap.get(&s.carriers, key).map_err(unavailable)? {
+                    Some(bytes) => decode(&bytes).map(Some),
+                    None => Ok(None),
+                },
+            )
+        })
+        .await
+    }
+
+    async fn ping(&self) -> StorageResult<()> {
+        self.run(|s| match s.accounts.first_key_value() {
+            Some(guard) => guard.key().map(|_| ()).map_err(unavailable),
+            None => Ok(()),
+        })
+        .await
+    }
+}

@@ -1,0 +1,121 @@
+//! Persistence: one trait, two backends (embedded fjall by default, ScyllaDB for
+//! clusters), one conformance suite that both must pass.
+//!
+//! Every method is a complete, atomic unit of durability: when it returns `Ok`, the
+//! change survives a crash. Handlers answer 2xx only after that.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use async_trait::async_trait;
+
+use crate::domain::account::Account;
+use crate::domain::api_key::ApiKey;
+use crate::domain::carrier::Carrier;
+use crate::domain::ids::{AccountId, CarrierId, KeyId, LoadId};
+use crate::domain::load::{Load, LoadStatus};
+use crate::domain::location::UsState;
+
+pub mod conformance;
+pub mod embedded;
+
+#[derive(Debug, thiserror::Error)]
+pub enum StorageError {
+    /// The store could not read or write (disk full, I/O error, node down).
+    #[error("storage is unavailable: {0}")]
+    Unavailable(String),
+    /// A stored record could not be decoded: a bug or on-disk damage, never client input.
+    #[error("stored record is unreadable: {0}")]
+    Corrupt(String),
+}
+
+pub type StorageResult<T> = Result<T, StorageError>;
+
+/// Filters of `GET /v1/loads`; any combination is served by one index scan.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct LoadFilter {
+    pub status: Option<LoadStatus>,
+    pub origin_state: Option<UsState>,
+    pub destination_state: Option<UsState>,
+}
+
+/// Which slice of a newest-first list to return.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PageRequest {
+    pub offset: u64,
+    pub limit: u32,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Page<T> {
+    pub items: Vec<T>,
+    /// Matching items in all pages.
+    pub total: u64,
+}
+
+/// Outcome of inserting a carrier: MC numbers are unique within an account.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CarrierInsert {
+    Inserted,
+    DuplicateMcNumber(CarrierId),
+}
+
+#[async_trait]
+pub trait Storage: Send + Sync + 'static {
+    /// Creates or replaces an account.
+    async fn put_account(&self, account: &Account) -> StorageResult<()>;
+    async fn get_account(&self, id: &AccountId) -> StorageResult<Option<Account>>;
+    /// All accounts, oldest first. Operator use only: accounts are few.
+    async fn list_accounts(&self) -> StorageResult<Vec<Account>>;
+
+    /// Creates or replaces an API key record (revocation is a replace).
+    async fn put_api_key(&self, key: &ApiKey) -> StorageResult<()>;
+    async fn get_api_key(&self, id: &KeyId) -> StorageResult<Option<ApiKey>>;
+    /// An account's keys, oldest first.
+    async fn list_api_keys(&self, account: &AccountId) -> StorageResult<Vec<ApiKey>>;
+
+    async fn insert_load(&self, load: &Load) -> StorageResult<()>;
+    /// Replaces `previous` with `updated` (same id), moving its index entries.
+    /// The caller serialises changes to one load; `previous` is what it last read.
+    async fn update_load(&self, previous: &Load, updated: &Load) -> StorageResult<()>;
+    async fn get_load(&self, account: &AccountId, id: &LoadId) -> StorageResult<Option<Load>>;
+    /// Newest first.
+    async fn list_loads(
+        &self,
+        account: &AccountId,
+        filter: &LoadFilter,
+        page: PageRequest,
+    ) -> StorageResult<Page<Load>>;
+
+    async fn insert_carrier(&self, carrier: &Carrier) -> StorageResult<CarrierInsert>;
+    async fn get_carrier(
+        &self,
+        account: &AccountId,
+        id: &CarrierId,
+    ) -> StorageResult<Option<Carrier>>;
+    /// Newest first.
+    async fn list_carriers(
+        &self,
+        account: &AccountId,
+        page: PageRequest,
+    ) -> StorageResult<Page<Carrier>>;
+
+    /// A cheap round trip that proves the store answers (for `/ready`).
+    async fn ping(&self) -> StorageResult<()>;
+}
+
+/// Which backend to open, from configuration.
+#[derive(Debug, Clone)]
+pub enum StorageConfig {
+    Embedded { data_dir: PathBuf },
+}
+
+/// The one place that turns configuration into a backend.
+pub async fn open(config: &StorageConfig) -> anyhow::Result<Arc<dyn Storage>> {
+    match config {
+        StorageConfig::Embedded { data_dir } => {
+            let store = embedded::EmbeddedStore::open(&data_dir.join("store")).await?;
+            Ok(Arc::new(store))
+        }
+    }
+}
