@@ -10,7 +10,7 @@ use actix_web::http::header::{self, HeaderValue};
 use actix_web::{HttpResponse, ResponseError};
 use serde_json::{Value, json};
 
-use crate::domain::api_key::{KeyRejection, Permission};
+use crate::domain::api_key::KeyRejection;
 use crate::domain::load::TransitionError;
 use crate::domain::validation::ValidationErrors;
 use crate::services::accounts::AccountError;
@@ -288,9 +288,4 @@ impl From<AccountError> for ApiError {
             AccountError::Storage(e) => e.into(),
         }
     }
-}
-
-/// The permission names a key would need, for messages.
-pub fn permission_name(p: Permission) -> &'static str {
-    p.as_str()
 }

@@ -123,18 +123,14 @@ fn json_error(path: &str, error: serde_json::Error) -> ApiError {
         Category::Data => {
             let raw = error.to_string();
             let message = raw.split(" at line ").next().unwrap_or(&raw).to_string();
-            let parent = if path == "." { "" } else { path };
-            // serde reports an unknown field at its parent; name the field itself.
-            let field = match message
-                .strip_prefix("unknown field `")
-                .and_then(|rest| rest.split('`').next())
-            {
-                Some(name) if parent.is_empty() => name.to_owned(),
-                Some(name) => format!("{parent}.{name}"),
-                None if parent.is_empty() => "body".to_owned(),
-                None => parent.to_owned(),
+            let unknown_field = message.starts_with("unknown field");
+            // The path already ends in the offending field, unknown ones included.
+            let field = if path == "." {
+                "body".to_owned()
+            } else {
+                path.to_owned()
             };
-            let message = if message.starts_with("unknown field") {
+            let message = if unknown_field {
                 "is not a field of this request".to_owned()
             } else {
                 message

@@ -84,14 +84,14 @@ impl NewCarrierInput {
             "equipment_types",
             self.equipment_types.unwrap_or_default(),
             EquipmentType::ALL.len(),
-            |raw| EquipmentType::parse(raw),
+            EquipmentType::parse,
         );
         let service_areas = parse_list(
             &mut errors,
             "service_areas",
             self.service_areas.unwrap_or_default(),
             MAX_SERVICE_AREAS,
-            |raw| UsState::parse(raw),
+            UsState::parse,
         );
         errors.finish(|| NewCarrier {
             name: name.expect("checked"),

@@ -1,1 +1,293 @@
-//! Placeholder replaced below.
+//! The storage conformance suite: what every backend must do, written once.
+//!
+//! Each check creates its own accounts, so all of them can share one store.
+//! `tests/storage` instantiates the suite per backend; a check panics on failure.
+
+use chrono::{Duration, Utc};
+
+use super::{CarrierInsert, LoadFilter, PageRequest, Storage};
+use crate::domain::account::{Account, PlanKind};
+use crate::domain::api_key::{ApiKey, NewKey, Permission};
+use crate::domain::carrier::{Carrier, NewCarrierInput};
+use crate::domain::ids::{AccountId, CarrierId, KeyId, LoadId};
+use crate::domain::load::{CarrierSummary, Load, LoadStatus, NewLoadInput, StatusChange};
+use crate::domain::location::{LocationInput, UsState};
+
+fn account() -> Account {
+    Account {
+        id: AccountId::generate(),
+        name: "Conformance".into(),
+        plan: PlanKind::Standard,
+        custom_requests_per_hour: None,
+        created_at: Utc::now(),
+    }
+}
+
+fn load(account: &AccountId, origin: &str, destination: &str) -> Load {
+    let place = |state: &str| LocationInput {
+        city: Some("Somewhere".into()),
+        state: Some(state.into()),
+        zip: Some("12345".into()),
+        address: None,
+    };
+    let new = NewLoadInput {
+        origin: Some(place(origin)),
+        destination: Some(place(destination)),
+        weight: Some(1000.0),
+        equipment_type: Some("flatbed".into()),
+        ..Default::default()
+    }
+    .validate()
+    .expect("valid load");
+    Load::create(LoadId::generate(), account.clone(), new, Utc::now())
+}
+
+fn carrier(account: &AccountId, mc: &str) -> Carrier {
+    let new = NewCarrierInput {
+        name: Some("Carrier".into()),
+        mc_number: Some(mc.into()),
+        ..Default::default()
+    }
+    .validate()
+    .expect("valid carrier");
+    Carrier::create(CarrierId::generate(), account.clone(), new, Utc::now())
+}
+
+const ALL: PageRequest = PageRequest {
+    offset: 0,
+    limit: 100,
+};
+
+pub async fn accounts_and_keys(store: &dyn Storage) {
+    let first = account();
+    let second = account();
+    store.put_account(&first).await.unwrap();
+    store.put_account(&second).await.unwrap();
+    assert_eq!(
+        store.get_account(&first.id).await.unwrap(),
+        Some(first.clone())
+    );
+    assert_eq!(
+        store.get_account(&AccountId::generate()).await.unwrap(),
+        None
+    );
+    let listed = store.list_accounts().await.unwrap();
+    assert!(listed.contains(&first) && listed.contains(&second));
+
+    let mut upgraded = first.clone();
+    upgraded.plan = PlanKind::Pro;
+    store.put_account(&upgraded).await.unwrap();
+    assert_eq!(store.get_account(&first.id).await.unwrap(), Some(upgraded));
+
+    let issue = |account: &Account| {
+        ApiKey::issue(
+            NewKey {
+                account_id: account.id.clone(),
+                permissions: vec![Permission::Read],
+                description: Some("conformance".into()),
+                expires_at: Some(Utc::now() + Duration::days(1)),
+            },
+            Utc::now(),
+        )
+        .record
+    };
+    let mut key = issue(&first);
+    let other_key = issue(&second);
+    store.put_api_key(&key).await.unwrap();
+    store.put_api_key(&other_key).await.unwrap();
+    assert_eq!(store.get_api_key(&key.id).await.unwrap(), Some(key.clone()));
+    assert_eq!(store.get_api_key(&KeyId::generate()).await.unwrap(), None);
+    assert_eq!(
+        store.list_api_keys(&first.id).await.unwrap(),
+        vec![key.clone()]
+    );
+
+    key.revoked_at = Some(Utc::now());
+    store.put_api_key(&key).await.unwrap();
+    assert_eq!(store.get_api_key(&key.id).await.unwrap(), Some(key.clone()));
+    assert_eq!(store.list_api_keys(&first.id).await.unwrap(), vec![key]);
+}
+
+pub async fn loads_round_trip_and_move_between_indexes(store: &dyn Storage) {
+    let owner = AccountId::generate();
+    let original = load(&owner, "TX", "GA");
+    store.insert_load(&original).await.unwrap();
+    assert_eq!(
+        store.get_load(&owner, &original.id).await.unwrap(),
+        Some(original.clone())
+    );
+    assert_eq!(
+        store
+            .get_load(&AccountId::generate(), &original.id)
+            .await
+            .unwrap(),
+        None,
+        "another account must not see the load"
+    );
+
+    let change = StatusChange {
+        status: LoadStatus::Assigned,
+        carrier_id: None,
+        location: None,
+        notes: None,
+    };
+    let summary = CarrierSummary {
+        id: CarrierId::generate(),
+        name: "C".into(),
+        mc_number: "1".into(),
+    };
+    let assigned = original.apply(LoadStatus::Assigned, Some(summary), &change, Utc::now());
+    store.update_load(&original, &assigned).await.unwrap();
+    assert_eq!(
+        store.get_load(&owner, &original.id).await.unwrap(),
+        Some(assigned.clone())
+    );
+
+    let by_status = |status| LoadFilter {
+        status: Some(status),
+        ..Default::default()
+    };
+    let posted = store
+        .list_loads(&owner, &by_status(LoadStatus::Posted), ALL)
+        .await
+        .unwrap();
+    assert_eq!(posted.total, 0, "the old index entry must be gone");
+    let now_assigned = store
+        .list_loads(&owner, &by_status(LoadStatus::Assigned), ALL)
+        .await
+        .unwrap();
+    assert_eq!(now_assigned.items, vec![assigned]);
+}
+
+pub async fn load_lists_filter_order_and_paginate(store: &dyn Storage) {
+    let owner = AccountId::generate();
+    let stranger = AccountId::generate();
+    store
+        .insert_load(&load(&stranger, "TX", "GA"))
+        .await
+        .unwrap();
+    let lanes = [
+        ("TX", "GA"),
+        ("TX", "CA"),
+        ("OK", "GA"),
+        ("TX", "GA"),
+        ("CA", "TX"),
+    ];
+    let mut created = Vec::new();
+    for (i, (origin, destination)) in lanes.iter().enumerate() {
+        let mut l = load(&owner, origin, destination);
+        if i % 2 == 1 {
+            l.status = LoadStatus::InTransit;
+        }
+        store.insert_load(&l).await.unwrap();
+        created.push(l);
+    }
+    let newest_first: Vec<Load> = created.iter().rev().cloned().collect();
+    let states = [None, Some("TX"), Some("GA"), Some("CA")];
+    let statuses = [None, Some(LoadStatus::Posted), Some(LoadStatus::InTransit)];
+    for status in statuses {
+        for origin in states {
+            for destination in states {
+                let filter = LoadFilter {
+                    status,
+                    origin_state: origin.map(|s| UsState::parse(s).unwrap()),
+                    destination_state: destination.map(|s| UsState::parse(s).unwrap()),
+                };
+                let expected: Vec<Load> = newest_first
+                    .iter()
+                    .filter(|l| filter.status.is_none_or(|s| l.status == s))
+                    .filter(|l| filter.origin_state.is_none_or(|s| l.origin.state == s))
+                    .filter(|l| {
+                        filter
+                            .destination_state
+                            .is_none_or(|s| l.destination.state == s)
+                    })
+                    .cloned()
+                    .collect();
+                let page = store.list_loads(&owner, &filter, ALL).await.unwrap();
+                assert_eq!(page.items, expected, "{filter:?}");
+                assert_eq!(page.total, expected.len() as u64, "{filter:?}");
+            }
+        }
+    }
+    let everything = LoadFilter::default();
+    let mut paged = Vec::new();
+    for offset in (0..6).step_by(2) {
+        let page = store
+            .list_loads(&owner, &everything, PageRequest { offset, limit: 2 })
+            .await
+            .unwrap();
+        assert_eq!(page.total, 5);
+        paged.extend(page.items);
+    }
+    assert_eq!(paged, newest_first);
+    let beyond = store
+        .list_loads(
+            &owner,
+            &everything,
+            PageRequest {
+                offset: 50,
+                limit: 2,
+            },
+        )
+        .await
+        .unwrap();
+    assert!(beyond.items.is_empty());
+    assert_eq!(beyond.total, 5);
+}
+
+pub async fn carriers_are_unique_by_mc_number_per_account(store: &dyn Storage) {
+    let owner = AccountId::generate();
+    let first = carrier(&owner, "1001");
+    let second = carrier(&owner, "1002");
+    assert_eq!(
+        store.insert_carrier(&first).await.unwrap(),
+        CarrierInsert::Inserted
+    );
+    assert_eq!(
+        store.insert_carrier(&second).await.unwrap(),
+        CarrierInsert::Inserted
+    );
+    assert_eq!(
+        store
+            .insert_carrier(&carrier(&owner, "1001"))
+            .await
+            .unwrap(),
+        CarrierInsert::DuplicateMcNumber(first.id.clone())
+    );
+    let elsewhere = carrier(&AccountId::generate(), "1001");
+    assert_eq!(
+        store.insert_carrier(&elsewhere).await.unwrap(),
+        CarrierInsert::Inserted
+    );
+
+    assert_eq!(
+        store.get_carrier(&owner, &first.id).await.unwrap(),
+        Some(first.clone())
+    );
+    assert_eq!(
+        store
+            .get_carrier(&elsewhere.account_id, &first.id)
+            .await
+            .unwrap(),
+        None
+    );
+    let page = store.list_carriers(&owner, ALL).await.unwrap();
+    assert_eq!(page.items, vec![second.clone(), first.clone()]);
+    assert_eq!(page.total, 2);
+    let second_page = store
+        .list_carriers(
+            &owner,
+            PageRequest {
+                offset: 1,
+                limit: 1,
+            },
+        )
+        .await
+        .unwrap();
+    assert_eq!(second_page.items, vec![first]);
+}
+
+pub async fn answers_ping(store: &dyn Storage) {
+    store.ping().await.expect("store answers");
+}

@@ -127,10 +127,11 @@ impl Inner {
         let mut total = 0u64;
         for guard in snapshot.prefix(scan, prefix).rev() {
             let key = guard.key().map_err(unavailable)?;
-            if total >= page.offset && items.len() < page.limit as usize {
-                if let Some(item) = fetch(snapshot, &key)? {
-                    items.push(item);
-                }
+            if total >= page.offset
+                && items.len() < page.limit as usize
+                && let Some(item) = fetch(snapshot, &key)?
+            {
+                items.push(item);
             }
             total += 1;
         }

@@ -1,0 +1,206 @@
+use chrono::{Duration, Utc};
+use reqwest::{Method, StatusCode};
+use serde_json::json;
+
+use crate::helpers::{assert_error, load_body, send, spawn_app};
+
+#[actix_web::test]
+async fn verify_reports_identity_and_permissions() {
+    let app = spawn_app().await;
+    let (status, body) = app.get("/auth/verify").await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body["success"], true);
+    assert_eq!(body["data"]["authenticated"], true);
+    assert_eq!(body["data"]["user_id"], app.account_id.as_str());
+    assert_eq!(body["data"]["permissions"], json!(["read", "write"]));
+
+    let read_only = app.new_key(&app.account_id, &["read"], None).await;
+    let (_, body) = app.get_as(&read_only, "/auth/verify").await;
+    assert_eq!(body["data"]["permissions"], json!(["read"]));
+}
+
+#[actix_web::test]
+async fn missing_and_malformed_keys_are_told_apart() {
+    let app = spawn_app().await;
+    let response = app.client.get(app.url("/loads")).send().await.unwrap();
+    assert_eq!(
+        response.headers()["www-authenticate"].to_str().unwrap(),
+        "Bearer realm=\"freight\""
+    );
+    let (status, body) = send(app.client.get(app.url("/loads"))).await;
+    assert_error(status, &body, 401, "MISSING_API_KEY");
+
+    let basic = app
+        .client
+        .get(app.url("/loads"))
+        .header("Authorization", "Basic dXNlcjpwYXNz");
+    let (status, body) = send(basic).await;
+    assert_error(status, &body, 401, "MALFORMED_API_KEY");
+
+    for bad in [
+        "not-a-key",
+        "frk_",
+        "frk_123_abc",
+        &app.key[..app.key.len() - 1],
+    ] {
+        let (status, body) = app.get_as(bad, "/loads").await;
+        assert_error(status, &body, 401, "MALFORMED_API_KEY");
+    }
+    let empty = app
+        .client
+        .get(app.url("/loads"))
+        .header("Authorization", "Bearer ");
+    let (status, body) = send(empty).await;
+    assert_eq!(status, 401, "{body}");
+}
+
+#[actix_web::test]
+async fn unknown_and_forged_keys_are_refused() {
+    let app = spawn_app().await;
+    // Right shape, unknown key id.
+    let unknown = format!("frk_01m7zsaxzk3pb3vfdnxzkmn1s1_{}", "ab".repeat(32));
+    let (status, body) = app.get_as(&unknown, "/loads").await;
+    assert_error(status, &body, 401, "INVALID_API_KEY");
+    // Real key id, wrong secret.
+    let forged = format!("{}{}", &app.key[..app.key.len() - 64], "cd".repeat(32));
+    let (status, body) = app.get_as(&forged, "/loads").await;
+    assert_error(status, &body, 401, "INVALID_API_KEY");
+}
+
+#[actix_web::test]
+async fn a_revoked_key_stops_working_at_once() {
+    let app = spawn_app().await;
+    let key = app.new_key(&app.account_id, &["read", "write"], None).await;
+    assert_eq!(app.get_as(&key, "/loads").await.0, StatusCode::OK);
+    let key_id = format!("key_{}", key.split('_').nth(1).unwrap());
+    let (status, body) = app
+        .admin(Method::POST, &format!("/keys/{key_id}/revoke"), None)
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert!(body["data"]["revoked_at"].is_string());
+    let (status, body) = app.get_as(&key, "/loads").await;
+    assert_error(status, &body, 401, "REVOKED_API_KEY");
+    // The bootstrap key of the same account is unaffected.
+    assert_eq!(app.get("/loads").await.0, StatusCode::OK);
+}
+
+#[actix_web::test]
+async fn a_key_expires_on_the_server_clock() {
+    let app = spawn_app().await;
+    let expires = (Utc::now() + Duration::hours(1)).to_rfc3339();
+    let key = app.new_key(&app.account_id, &["read"], Some(expires)).await;
+    assert_eq!(app.get_as(&key, "/loads").await.0, StatusCode::OK);
+    app.clock.advance(Duration::minutes(61));
+    let (status, body) = app.get_as(&key, "/loads").await;
+    assert_error(status, &body, 401, "EXPIRED_API_KEY");
+}
+
+#[actix_web::test]
+async fn keys_cannot_be_created_already_expired() {
+    let app = spawn_app().await;
+    let past = (Utc::now() - Duration::hours(1)).to_rfc3339();
+    let (status, body) = app
+        .admin(
+            Method::POST,
+            "/keys",
+            Some(
+                json!({"account_id": app.account_id, "permissions": ["read"], "expires_at": past}),
+            ),
+        )
+        .await;
+    let error = assert_error(status, &body, 400, "VALIDATION_FAILED");
+    assert_eq!(error["details"]["field"], "expires_at");
+    let (status, body) = app
+        .admin(
+            Method::POST,
+            "/keys",
+            Some(json!({"account_id": app.account_id, "permissions": ["admin"]})),
+        )
+        .await;
+    let error = assert_error(status, &body, 400, "VALIDATION_FAILED");
+    assert_eq!(error["details"]["field"], "permissions[0]");
+}
+
+#[actix_web::test]
+async fn permissions_gate_reads_and_writes() {
+    let app = spawn_app().await;
+    let read_only = app.new_key(&app.account_id, &["read"], None).await;
+    let write_only = app.new_key(&app.account_id, &["write"], None).await;
+
+    let (status, body) = app
+        .post_as(&read_only, "/loads", load_body("TX", "GA"))
+        .await;
+    let error = assert_error(status, &body, 403, "INSUFFICIENT_PERMISSIONS");
+    assert_eq!(error["details"]["required_permission"], "write");
+    let (status, body) = app.post_as(&read_only, "/carriers", json!({})).await;
+    assert_error(status, &body, 403, "INSUFFICIENT_PERMISSIONS");
+
+    let (status, body) = app.get_as(&write_only, "/loads").await;
+    let error = assert_error(status, &body, 403, "INSUFFICIENT_PERMISSIONS");
+    assert_eq!(error["details"]["required_permission"], "read");
+
+    let (status, created) = app
+        .post_as(&write_only, "/loads", load_body("TX", "GA"))
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{created}");
+    // The refused write changed nothing: exactly one load exists.
+    let (_, list) = app.get_as(&read_only, "/loads").await;
+    assert_eq!(list["data"]["total"], 1);
+}
+
+#[actix_web::test]
+async fn accounts_are_isolated() {
+    let app = spawn_app().await;
+    let load = app.create_load(load_body("TX", "GA")).await;
+    let carrier = app.create_carrier("111111").await;
+    let load_id = load["id"].as_str().unwrap();
+    let carrier_id = carrier["id"].as_str().unwrap();
+
+    let (_, other_key) = app.new_account().await;
+    let (status, body) = app.get_as(&other_key, &format!("/loads/{load_id}")).await;
+    assert_error(status, &body, 404, "INVALID_LOAD");
+    let (status, body) = app
+        .get_as(&other_key, &format!("/carriers/{carrier_id}"))
+        .await;
+    assert_error(status, &body, 404, "INVALID_CARRIER");
+    let (status, body) = app
+        .patch_as(
+            &other_key,
+            &format!("/loads/{load_id}/status"),
+            json!({"status": "assigned", "carrier_id": carrier_id}),
+        )
+        .await;
+    assert_error(status, &body, 404, "INVALID_LOAD");
+    let (_, list) = app.get_as(&other_key, "/loads").await;
+    assert_eq!(list["data"]["total"], 0);
+    let (_, list) = app.get_as(&other_key, "/carriers").await;
+    assert_eq!(list["data"]["total"], 0);
+
+    // The other account cannot assign our carrier to its own load either.
+    let (status, theirs) = app
+        .post_as(&other_key, "/loads", load_body("TX", "GA"))
+        .await;
+    assert_eq!(status, StatusCode::CREATED);
+    let their_id = theirs["data"]["id"].as_str().unwrap();
+    let (status, body) = app
+        .patch_as(
+            &other_key,
+            &format!("/loads/{their_id}/status"),
+            json!({"status": "assigned", "carrier_id": carrier_id}),
+        )
+        .await;
+    let error = assert_error(status, &body, 400, "UNKNOWN_CARRIER");
+    assert_eq!(error["details"]["field"], "carrier_id");
+    // The same MC number may be registered by another account.
+    let (status, _) = app
+        .post_as(
+            &other_key,
+            "/carriers",
+            crate::helpers::carrier_body("111111"),
+        )
+        .await;
+    assert_eq!(status, StatusCode::CREATED);
+    // Our load is untouched.
+    let (_, ours) = app.get(&format!("/loads/{load_id}")).await;
+    assert_eq!(ours["data"]["status"], "posted");
+}

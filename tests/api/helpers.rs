@@ -1,0 +1,260 @@
+//! `spawn_app()`: the real server on random loopback ports, HTTPS with the
+//! self-signed certificate it generates, fjall in a temporary directory.
+
+use std::path::Path;
+
+use chrono::Utc;
+use freight::clock::{Clock, ManualClock};
+use freight::config::Settings;
+use freight::server::startup::Application;
+use reqwest::StatusCode;
+use serde_json::{Value, json};
+use tempfile::TempDir;
+
+pub struct TestApp {
+    /// `https://localhost:<port>/v1`
+    pub base: String,
+    /// `http://127.0.0.1:<port>` (the admin listener)
+    pub admin_base: String,
+    pub api_port: u16,
+    /// The read+write key the first start created.
+    pub key: String,
+    pub account_id: String,
+    pub admin_token: String,
+    pub client: reqwest::Client,
+    pub clock: ManualClock,
+    pub data_dir: TempDir,
+    run: Option<tokio::task::JoinHandle<std::io::Result<()>>>,
+    handles: Vec<actix_server::ServerHandle>,
+}
+
+pub async fn spawn_app() -> TestApp {
+    spawn_app_with(|_| {}).await
+}
+
+/// Starts the server with settings adjusted by `adjust`.
+pub async fn spawn_app_with(adjust: impl FnOnce(&mut Settings)) -> TestApp {
+    let data_dir = tempfile::tempdir().expect("temp dir");
+    let clock = ManualClock::starting_at(Utc::now());
+    start(data_dir, clock, adjust).await
+}
+
+async fn start(
+    data_dir: TempDir,
+    clock: ManualClock,
+    adjust: impl FnOnce(&mut Settings),
+) -> TestApp {
+    freight::telemetry::install_crypto_provider();
+    let mut settings = Settings::ephemeral(data_dir.path().to_owned());
+    settings.clock = Clock::manual(clock.clone());
+    adjust(&mut settings);
+    let app = Application::build(settings).await.expect("server starts");
+    let api_port = app.api_addr().port();
+    let admin_base = format!("http://{}", app.admin_addr());
+    let (key, account_id) = match app.bootstrap_key() {
+        Some(first) => (first.token.clone(), first.account.id.to_string()),
+        None => (String::new(), String::new()),
+    };
+    let handles = app.handles().to_vec();
+    let run = tokio::spawn(app.run_until_stopped());
+    let admin_token = freight::server::admin_token::read(data_dir.path()).expect("admin token");
+    TestApp {
+        base: format!("https://localhost:{api_port}/v1"),
+        admin_base,
+        api_port,
+        key,
+        account_id,
+        admin_token,
+        client: https_client(data_dir.path()),
+        clock,
+        data_dir,
+        run: Some(run),
+        handles,
+    }
+}
+
+/// A client that trusts exactly the server's generated certificate (a plain client
+/// when the server runs behind a TLS proxy and so has none).
+pub fn https_client(data_dir: &Path) -> reqwest::Client {
+    let Ok(pem) = std::fs::read(data_dir.join("tls/cert.pem")) else {
+        return reqwest::Client::new();
+    };
+    let cert = reqwest::Certificate::from_pem(&pem).expect("certificate parses");
+    reqwest::Client::builder()
+        .tls_certs_only([cert])
+        .build()
+        .expect("client builds")
+}
+
+impl TestApp {
+    /// Stops the server, waits until it let go of the data directory, and starts it
+    /// again on the same directory (and clock).
+    pub async fn restart(mut self) -> TestApp {
+        for handle in &self.handles {
+            handle.stop(true).await;
+        }
+        if let Some(run) = self.run.take() {
+            run.await.expect("server task").expect("server ran");
+        }
+        self.handles.clear();
+        let data_dir = std::mem::replace(&mut self.data_dir, tempfile::tempdir().unwrap());
+        let (key, account) = (self.key.clone(), self.account_id.clone());
+        let mut restarted = start(data_dir, self.clock.clone(), |_| {}).await;
+        restarted.key = key;
+        restarted.account_id = account;
+        restarted
+    }
+
+    pub fn url(&self, path: &str) -> String {
+        format!("{}{path}", self.base)
+    }
+
+    pub async fn get(&self, path: &str) -> (StatusCode, Value) {
+        self.get_as(&self.key, path).await
+    }
+
+    pub async fn get_as(&self, key: &str, path: &str) -> (StatusCode, Value) {
+        send(self.client.get(self.url(path)).bearer_auth(key)).await
+    }
+
+    pub async fn post(&self, path: &str, body: Value) -> (StatusCode, Value) {
+        self.post_as(&self.key, path, body).await
+    }
+
+    pub async fn post_as(&self, key: &str, path: &str, body: Value) -> (StatusCode, Value) {
+        send(
+            self.client
+                .post(self.url(path))
+                .bearer_auth(key)
+                .json(&body),
+        )
+        .await
+    }
+
+    pub async fn patch(&self, path: &str, body: Value) -> (StatusCode, Value) {
+        self.patch_as(&self.key, path, body).await
+    }
+
+    pub async fn patch_as(&self, key: &str, path: &str, body: Value) -> (StatusCode, Value) {
+        send(
+            self.client
+                .patch(self.url(path))
+                .bearer_auth(key)
+                .json(&body),
+        )
+        .await
+    }
+
+    /// An admin-listener call with the admin token.
+    pub async fn admin(
+        &self,
+        method: reqwest::Method,
+        path: &str,
+        body: Option<Value>,
+    ) -> (StatusCode, Value) {
+        let mut request = reqwest::Client::new()
+            .request(method, format!("{}/admin/v1{path}", self.admin_base))
+            .bearer_auth(&self.admin_token);
+        if let Some(body) = body {
+            request = request.json(&body);
+        }
+        send(request).await
+    }
+
+    /// A new account with a read+write key: (account id, key).
+    pub async fn new_account(&self) -> (String, String) {
+        let (status, account) = self
+            .admin(
+                reqwest::Method::POST,
+                "/accounts",
+                Some(json!({"name": "Other Co"})),
+            )
+            .await;
+        assert_eq!(status, StatusCode::CREATED, "{account}");
+        let id = account["data"]["id"].as_str().unwrap().to_owned();
+        let key = self.new_key(&id, &["read", "write"], None).await;
+        (id, key)
+    }
+
+    pub async fn new_key(
+        &self,
+        account: &str,
+        permissions: &[&str],
+        expires_at: Option<String>,
+    ) -> String {
+        let (status, key) = self
+            .admin(
+                reqwest::Method::POST,
+                "/keys",
+                Some(json!({"account_id": account, "permissions": permissions, "expires_at": expires_at})),
+            )
+            .await;
+        assert_eq!(status, StatusCode::CREATED, "{key}");
+        key["data"]["key"].as_str().unwrap().to_owned()
+    }
+
+    pub async fn create_load(&self, body: Value) -> Value {
+        let (status, load) = self.post("/loads", body).await;
+        assert_eq!(status, StatusCode::CREATED, "{load}");
+        load["data"].clone()
+    }
+
+    pub async fn create_carrier(&self, mc_number: &str) -> Value {
+        let (status, carrier) = self.post("/carriers", carrier_body(mc_number)).await;
+        assert_eq!(status, StatusCode::CREATED, "{carrier}");
+        carrier["data"].clone()
+    }
+}
+
+impl Drop for TestApp {
+    fn drop(&mut self) {
+        for handle in &self.handles {
+            // `stop` sends the command at once; the future only waits for completion.
+            drop(handle.stop(false));
+        }
+    }
+}
+
+pub async fn send(request: reqwest::RequestBuilder) -> (StatusCode, Value) {
+    let response = request.send().await.expect("request reaches the server");
+    let status = response.status();
+    let text = response.text().await.expect("body");
+    let body =
+        serde_json::from_str(&text).unwrap_or_else(|_| panic!("not JSON ({status}): {text}"));
+    (status, body)
+}
+
+pub fn load_body(origin_state: &str, destination_state: &str) -> Value {
+    json!({
+        "origin": {"city": "Dallas", "state": origin_state, "zip": "75201"},
+        "destination": {"city": "Atlanta", "state": destination_state, "zip": "30301"},
+        "weight": 42000,
+        "equipment_type": "dry_van"
+    })
+}
+
+pub fn carrier_body(mc_number: &str) -> Value {
+    json!({
+        "name": "Lone Star Hauling",
+        "mc_number": mc_number,
+        "dot_number": "2233445",
+        "contact": {"email": "dispatch@lonestar.example", "phone": "+1 214-555-0100"},
+        "equipment_types": ["dry_van", "refrigerated"],
+        "service_areas": ["TX", "OK", "GA"]
+    })
+}
+
+/// Asserts the error envelope and returns `error`.
+pub fn assert_error(status: StatusCode, body: &Value, want_status: u16, want_code: &str) -> Value {
+    assert_eq!(status.as_u16(), want_status, "{body}");
+    assert_eq!(body["success"], false, "{body}");
+    assert_eq!(body["error"]["code"], want_code, "{body}");
+    assert!(
+        body["error"]["message"]
+            .as_str()
+            .is_some_and(|m| !m.is_empty()),
+        "{body}"
+    );
+    assert!(body["error"]["details"].is_object(), "{body}");
+    body["error"].clone()
+}

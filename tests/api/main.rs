@@ -1,0 +1,10 @@
+//! Integration tests: one binary, the real server over HTTPS per test.
+
+mod auth;
+mod carriers;
+mod helpers;
+mod loads;
+mod operator;
+mod transitions;
+mod transport;
+mod validation;
