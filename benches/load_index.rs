@@ -37,7 +37,7 @@ fn load(account: &AccountId, i: usize) -> Load {
     .expect("valid");
     let mut load = Load::create(LoadId::generate(), account.clone(), new, Utc::now());
     // 1 in 100 loads is delivered: the selective filter.
-    if i % 100 == 0 {
+    if i.is_multiple_of(100) {
         load.status = LoadStatus::Delivered;
     }
     load

@@ -1,8 +1,9 @@
 //! Authentication middleware for `/v1`, and the `Principal` extractor handlers use.
 //!
-//! It runs before any extractor, so an unauthenticated request is refused with 401
-//! whatever else is wrong with it, and no body is read for it. Reads (GET, HEAD)
-//! need the `read` permission; everything else needs `write`.
+//! It runs before routing and before any extractor, so an unauthenticated request
+//! is refused with 401 (and a request without the permission its method needs with
+//! 403) whatever else is wrong with it, and no body is read for it. GET and HEAD
+//! need the `read` permission; every other method needs `write`.
 
 use std::future::{Ready, ready};
 
@@ -26,7 +27,12 @@ pub enum TransportPolicy {
     TrustForwardedProto,
 }
 
-pub async fn authenticate(
+/// `GET /v1/auth/verify` answers for any valid key: its purpose is to say what
+/// the key may do, so it cannot demand a permission itself.
+const PERMISSION_FREE_PATHS: &[&str] = &["/v1/auth/verify"];
+
+/// Refuses requests that did not arrive over TLS (app-wide, before routing).
+pub async fn require_https(
     req: ServiceRequest,
     next: Next<impl MessageBody>,
 ) -> Result<ServiceResponse<impl MessageBody>, actix_web::Error> {
@@ -34,17 +40,15 @@ pub async fn authenticate(
         .app_data::<web::Data<TransportPolicy>>()
         .map_or(TransportPolicy::DirectTls, |p| *p.get_ref());
     if policy == TransportPolicy::TrustForwardedProto {
+        // A proxy appends the scheme it saw; the last value is the trusted one, the
+        // earlier ones may have come from the client.
         let proto = req
             .headers()
-            .get("x-forwarded-proto")
-            .and_then(|v| v.to_str().ok())
-            .map(|v| {
-                v.split(',')
-                    .next()
-                    .unwrap_or("")
-                    .trim()
-                    .to_ascii_lowercase()
-            });
+            .get_all("x-forwarded-proto")
+            .filter_map(|v| v.to_str().ok())
+            .flat_map(|v| v.split(','))
+            .last()
+            .map(|v| v.trim().to_ascii_lowercase());
         if proto.as_deref() != Some("https") {
             return Err(ApiError::new(
                 StatusCode::BAD_REQUEST,
@@ -54,14 +58,23 @@ pub async fn authenticate(
             .into());
         }
     }
+    next.call(req).await
+}
+
+pub async fn authenticate(
+    req: ServiceRequest,
+    next: Next<impl MessageBody>,
+) -> Result<ServiceResponse<impl MessageBody>, actix_web::Error> {
     let services = req
         .app_data::<web::Data<Services>>()
         .expect("Services are registered as app data")
         .clone();
-    let needed = if matches!(*req.method(), Method::GET | Method::HEAD) {
-        Permission::Read
+    let needed = if PERMISSION_FREE_PATHS.contains(&req.path()) {
+        None
+    } else if matches!(*req.method(), Method::GET | Method::HEAD) {
+        Some(Permission::Read)
     } else {
-        Permission::Write
+        Some(Permission::Write)
     };
     let authorization = req
         .headers()

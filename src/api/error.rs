@@ -25,6 +25,8 @@ pub struct ApiError {
     pub code: &'static str,
     pub message: String,
     pub details: Value,
+    /// Response headers that belong to this error (`Allow`, `Retry-After`, ...).
+    pub headers: Vec<(&'static str, String)>,
 }
 
 impl ApiError {
@@ -34,7 +36,13 @@ impl ApiError {
             code,
             message: message.into(),
             details: json!({}),
+            headers: Vec::new(),
         }
+    }
+
+    pub fn with_header(mut self, name: &'static str, value: impl Into<String>) -> Self {
+        self.headers.push((name, value.into()));
+        self
     }
 
     pub fn with_details(mut self, details: Value) -> Self {
@@ -64,12 +72,15 @@ impl ApiError {
         )
     }
 
-    pub fn method_not_allowed() -> Self {
+    /// `allow` lists the methods the endpoint does support, for the `Allow` header.
+    pub fn method_not_allowed(allow: &'static str) -> Self {
         Self::new(
             StatusCode::METHOD_NOT_ALLOWED,
             "METHOD_NOT_ALLOWED",
-            "this endpoint does not support that HTTP method",
+            format!("this endpoint supports only {allow}"),
         )
+        .with_details(json!({"allowed_methods": allow.split(", ").collect::<Vec<_>>()}))
+        .with_header("allow", allow)
     }
 
     pub fn body(&self) -> Value {
@@ -99,6 +110,11 @@ impl ResponseError for ApiError {
 
     fn error_response(&self) -> HttpResponse {
         let mut response = HttpResponse::build(self.status);
+        for (name, value) in &self.headers {
+            if let Ok(value) = HeaderValue::from_str(value) {
+                response.insert_header((*name, value));
+            }
+        }
         if self.status == StatusCode::UNAUTHORIZED {
             response.insert_header((
                 header::WWW_AUTHENTICATE,

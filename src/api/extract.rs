@@ -113,7 +113,13 @@ pub fn parse_json<T: DeserializeOwned>(body: &[u8]) -> Result<T, ApiError> {
 
 fn json_error(path: &str, error: serde_json::Error) -> ApiError {
     use serde_json::error::Category;
+    let raw = error.to_string();
+    // serde_json reports 1e400 as a syntax error; to a client it is an out-of-range field.
+    let out_of_range = raw.starts_with("number out of range");
     match error.classify() {
+        Category::Syntax if out_of_range && path != "." => {
+            ValidationErrors::single(path, "is a number out of range").into()
+        }
         Category::Syntax | Category::Eof | Category::Io => ApiError::new(
             StatusCode::BAD_REQUEST,
             "MALFORMED_JSON",
@@ -121,7 +127,6 @@ fn json_error(path: &str, error: serde_json::Error) -> ApiError {
         )
         .with_details(json!({"line": error.line(), "column": error.column()})),
         Category::Data => {
-            let raw = error.to_string();
             let message = raw.split(" at line ").next().unwrap_or(&raw).to_string();
             let unknown_field = message.starts_with("unknown field");
             // The path already ends in the offending field, unknown ones included.
@@ -140,6 +145,9 @@ fn json_error(path: &str, error: serde_json::Error) -> ApiError {
     }
 }
 
+/// More query parameters than any endpoint has is refused before looking at them.
+const MAX_QUERY_PARAMS: usize = 16;
+
 /// Query parameters: each known name taken once, anything left over refused, so a
 /// typo such as `?staus=posted` is an error rather than a silently unfiltered list.
 pub struct QueryParams {
@@ -157,9 +165,17 @@ impl QueryParams {
                     "the query string is not valid URL encoding",
                 )
             })?;
+        if pairs.len() > MAX_QUERY_PARAMS {
+            return Err(ApiError::new(
+                StatusCode::BAD_REQUEST,
+                "INVALID_QUERY_PARAMETER",
+                format!("at most {MAX_QUERY_PARAMS} query parameters are accepted"),
+            ));
+        }
         let mut errors = ValidationErrors::new();
-        for (i, (name, _)) in pairs.iter().enumerate() {
-            if pairs[..i].iter().any(|(earlier, _)| earlier == name) {
+        let mut seen = std::collections::HashSet::new();
+        for (name, _) in &pairs {
+            if !seen.insert(name.as_str()) {
                 errors.add(name.clone(), "is given more than once");
             }
         }
@@ -218,5 +234,22 @@ pub fn page_request(page: u64, limit: u32) -> PageRequest {
     PageRequest {
         offset: (page - 1) * u64::from(limit),
         limit,
+    }
+}
+
+/// For endpoints that take no query parameters: any parameter is refused, as on the
+/// list endpoints, rather than silently ignored.
+pub struct NoQuery;
+
+impl FromRequest for NoQuery {
+    type Error = ApiError;
+    type Future = std::future::Ready<Result<Self, ApiError>>;
+
+    fn from_request(req: &HttpRequest, _: &mut Payload) -> Self::Future {
+        std::future::ready(
+            QueryParams::parse(req)
+                .and_then(QueryParams::finish)
+                .map(|()| NoQuery),
+        )
     }
 }

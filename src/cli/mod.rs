@@ -52,13 +52,14 @@ pub struct ServeArgs {
     #[arg(long, env = "FREIGHT_TLS_KEY", requires = "tls_cert")]
     pub tls_key: Option<PathBuf>,
     /// Serve plain HTTP to a TLS-terminating proxy; requests must carry X-Forwarded-Proto: https.
-    #[arg(long, env = "FREIGHT_BEHIND_TLS_PROXY", conflicts_with_all = ["tls_cert", "tls_key"])]
+    #[arg(long, env = "FREIGHT_BEHIND_TLS_PROXY", conflicts_with_all = ["tls_cert", "tls_key"],
+          value_parser = clap::builder::BoolishValueParser::new())]
     pub behind_tls_proxy: bool,
     /// HTTP worker threads [default: one per CPU core].
-    #[arg(long, env = "FREIGHT_WORKERS")]
-    pub workers: Option<usize>,
+    #[arg(long, env = "FREIGHT_WORKERS", value_parser = clap::value_parser!(u16).range(1..=512))]
+    pub workers: Option<u16>,
     /// Do not create an account and API key on first start.
-    #[arg(long, env = "FREIGHT_NO_BOOTSTRAP_KEY")]
+    #[arg(long, env = "FREIGHT_NO_BOOTSTRAP_KEY", value_parser = clap::builder::BoolishValueParser::new())]
     pub no_bootstrap_key: bool,
     /// Largest accepted request body, in bytes.
     #[arg(long, env = "FREIGHT_MAX_BODY_BYTES", default_value_t = crate::api::extract::DEFAULT_BODY_LIMIT)]

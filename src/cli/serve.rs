@@ -19,9 +19,10 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
         listen: args.listen,
         admin_listen: args.admin_listen,
         transport,
-        workers: args
-            .workers
-            .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())),
+        workers: args.workers.map_or_else(
+            || std::thread::available_parallelism().map_or(1, |n| n.get()),
+            usize::from,
+        ),
         bootstrap_key: !args.no_bootstrap_key,
         body_limit: args.max_body_bytes,
         clock: Clock::system(),

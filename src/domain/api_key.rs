@@ -185,7 +185,15 @@ mod tests {
     #[test]
     fn issued_token_verifies_and_only_its_hash_is_kept() {
         let issued = issue(None);
-        assert!(!issued.record.secret_sha256.contains(&issued.token[30..]));
+        let secret = issued.token.rsplit('_').next().unwrap();
+        assert_eq!(secret.len(), 64);
+        assert_ne!(issued.record.secret_sha256, secret);
+        assert_eq!(issued.record.secret_sha256, sha256_hex(secret));
+        assert!(
+            !serde_json::to_string(&issued.record)
+                .unwrap()
+                .contains(secret)
+        );
         let presented = parse_token(&issued.token).unwrap();
         assert_eq!(presented.key_id, issued.record.id);
         assert_eq!(issued.record.verify(&presented, Utc::now()), Ok(()));

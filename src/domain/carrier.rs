@@ -14,6 +14,8 @@ pub const MAX_NAME_CHARS: usize = 200;
 pub const MAX_REGISTRATION_DIGITS: usize = 10;
 pub const MAX_EMAIL_CHARS: usize = 254;
 pub const MAX_SERVICE_AREAS: usize = 52;
+/// Longest list accepted at all, repeats included.
+const MAX_LIST_INPUT: usize = 200;
 
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct Contact {
@@ -112,11 +114,13 @@ fn parse_list<T: PartialEq>(
     max_len: usize,
     parse: impl Fn(&str) -> Result<T, String>,
 ) -> Vec<T> {
-    if raw.len() > max_len {
+    // Repeats are dropped before the limit is applied, but a list far beyond any
+    // real one is refused before parsing it element by element.
+    if raw.len() > MAX_LIST_INPUT {
         errors.add(field, format!("must have at most {max_len} entries"));
         return Vec::new();
     }
-    let mut out = Vec::with_capacity(raw.len());
+    let mut out = Vec::with_capacity(raw.len().min(max_len));
     for (i, item) in raw.iter().enumerate() {
         match parse(item) {
             Ok(value) if !out.contains(&value) => out.push(value),
@@ -124,22 +128,35 @@ fn parse_list<T: PartialEq>(
             Err(message) => errors.add(format!("{field}[{i}]"), message),
         }
     }
+    if out.len() > max_len {
+        errors.add(
+            field,
+            format!("must have at most {max_len} distinct entries"),
+        );
+    }
     out
 }
 
-/// An MC or USDOT number: digits only, an optional `MC`/`MC-` style prefix is refused
-/// so the stored value is always the bare number clients search by.
+/// An MC or USDOT number: digits only (a `MC-` style prefix is refused), stored
+/// without leading zeros so `0123456` and `123456` are the same registration.
 fn registration_number(raw: &str, kind: &str) -> Result<String, String> {
     let value = raw.trim();
+    let refused = || {
+        format!(
+            "must be the {kind} number as 1 to {MAX_REGISTRATION_DIGITS} digits, without a prefix"
+        )
+    };
     if value.is_empty()
         || value.len() > MAX_REGISTRATION_DIGITS
         || !value.bytes().all(|b| b.is_ascii_digit())
     {
-        return Err(format!(
-            "must be the {kind} number as 1 to {MAX_REGISTRATION_DIGITS} digits, without a prefix"
-        ));
+        return Err(refused());
     }
-    Ok(value.to_owned())
+    let significant = value.trim_start_matches('0');
+    if significant.is_empty() {
+        return Err(refused());
+    }
+    Ok(significant.to_owned())
 }
 
 fn email(raw: &str) -> Result<String, String> {
@@ -203,6 +220,13 @@ impl Carrier {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn registration_numbers_drop_leading_zeros() {
+        assert_eq!(registration_number("0123456", "MC"), Ok("123456".into()));
+        assert!(registration_number("000", "MC").is_err());
+        assert!(registration_number("MC-1", "MC").is_err());
+    }
 
     #[test]
     fn contact_shapes() {

@@ -1,6 +1,6 @@
 //! ISO 8601 UTC timestamps as the API exchanges them.
 
-use chrono::{DateTime, SecondsFormat, Utc};
+use chrono::{DateTime, DurationRound, SecondsFormat, TimeDelta, Utc};
 
 /// Parses an RFC 3339 timestamp (the strict profile of ISO 8601) that is in UTC:
 /// it ends in `Z` or carries a zero offset. Anything else is refused rather than
@@ -16,7 +16,11 @@ pub fn parse_utc(raw: &str) -> Result<DateTime<Utc>, String> {
     if !(2000..=2100).contains(&year) {
         return Err("must be between the years 2000 and 2100".into());
     }
-    Ok(parsed.with_timezone(&Utc))
+    // The service keeps millisecond precision, like the timestamps it makes itself.
+    let utc = parsed.with_timezone(&Utc);
+    Ok(utc
+        .duration_trunc(TimeDelta::milliseconds(1))
+        .unwrap_or(utc))
 }
 
 /// The one format the service writes: RFC 3339, UTC, `Z`, millisecond precision
@@ -91,6 +95,12 @@ mod tests {
         ] {
             assert!(parse_utc(raw).is_err(), "{raw} should be refused");
         }
+    }
+
+    #[test]
+    fn keeps_milliseconds() {
+        let t = parse_utc("2026-03-01T14:30:00.123456789Z").unwrap();
+        assert_eq!(format(&t), "2026-03-01T14:30:00.123Z");
     }
 
     #[test]

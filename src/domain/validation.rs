@@ -111,11 +111,20 @@ pub fn text(raw: String, max_chars: usize, allow_empty: bool) -> Result<String, 
     }
     if trimmed
         .chars()
-        .any(|c| c.is_control() && c != '\n' && c != '\t')
+        .any(|c| (c.is_control() && c != '\n' && c != '\t') || is_invisible_format(c))
     {
-        return Err("must not contain control characters".into());
+        return Err("must not contain control or invisible formatting characters".into());
     }
     Ok(trimmed.to_owned())
+}
+
+/// Zero-width and bidirectional-override characters: they make text that looks
+/// empty or reads differently from what is stored (Unicode category Cf, the ones
+/// seen in practice).
+fn is_invisible_format(c: char) -> bool {
+    matches!(c,
+        '\u{00AD}' | '\u{061C}' | '\u{180E}' | '\u{200B}'..='\u{200F}' | '\u{202A}'..='\u{202E}'
+        | '\u{2060}'..='\u{2064}' | '\u{2066}'..='\u{206F}' | '\u{FEFF}' | '\u{FFF9}'..='\u{FFFB}')
 }
 
 /// A finite number within `[min, max]`.

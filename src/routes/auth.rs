@@ -4,10 +4,11 @@ use actix_web::{HttpResponse, web};
 use serde_json::json;
 
 use crate::api::envelope;
+use crate::api::extract::NoQuery;
 use crate::services::auth::Principal;
 
 /// Confirms the key works and says whose it is (spec 4.5).
-async fn verify(principal: Principal) -> HttpResponse {
+async fn verify(principal: Principal, _: NoQuery) -> HttpResponse {
     let permissions: Vec<&str> = principal.permissions.iter().map(|p| p.as_str()).collect();
     envelope::ok(json!({
         "authenticated": true,
@@ -23,6 +24,6 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.service(
         web::resource("/auth/verify")
             .route(web::get().to(verify))
-            .default_service(web::to(super::method_not_allowed)),
+            .default_service(super::only("GET")),
     );
 }

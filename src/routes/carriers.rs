@@ -4,7 +4,7 @@ use actix_web::{HttpRequest, HttpResponse, web};
 
 use crate::api::envelope::{self, PageInfo};
 use crate::api::error::ApiError;
-use crate::api::extract::{JsonBody, QueryParams, page_request};
+use crate::api::extract::{JsonBody, NoQuery, QueryParams, page_request};
 use crate::api::views::CarrierView;
 use crate::domain::carrier::NewCarrierInput;
 use crate::services::Services;
@@ -12,6 +12,7 @@ use crate::services::auth::Principal;
 
 async fn create(
     principal: Principal,
+    _: NoQuery,
     services: web::Data<Services>,
     JsonBody(input): JsonBody<NewCarrierInput>,
 ) -> Result<HttpResponse, ApiError> {
@@ -25,6 +26,7 @@ async fn create(
 
 async fn get(
     principal: Principal,
+    _: NoQuery,
     services: web::Data<Services>,
     id: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
@@ -61,11 +63,11 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         web::resource("/carriers")
             .route(web::post().to(create))
             .route(web::get().to(list))
-            .default_service(web::to(super::method_not_allowed)),
+            .default_service(super::only("GET, POST")),
     )
     .service(
         web::resource("/carriers/{carrier_id}")
             .route(web::get().to(get))
-            .default_service(web::to(super::method_not_allowed)),
+            .default_service(super::only("GET")),
     );
 }

@@ -4,7 +4,7 @@ use actix_web::{HttpRequest, HttpResponse, web};
 
 use crate::api::envelope::{self, PageInfo};
 use crate::api::error::ApiError;
-use crate::api::extract::{JsonBody, QueryParams, page_request};
+use crate::api::extract::{JsonBody, NoQuery, QueryParams, page_request};
 use crate::api::views::LoadView;
 use crate::domain::load::{LoadStatus, NewLoadInput, StatusChangeInput};
 use crate::domain::location::UsState;
@@ -14,6 +14,7 @@ use crate::storage::LoadFilter;
 
 async fn create(
     principal: Principal,
+    _: NoQuery,
     services: web::Data<Services>,
     JsonBody(input): JsonBody<NewLoadInput>,
 ) -> Result<HttpResponse, ApiError> {
@@ -24,6 +25,7 @@ async fn create(
 
 async fn get(
     principal: Principal,
+    _: NoQuery,
     services: web::Data<Services>,
     id: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
@@ -62,12 +64,11 @@ async fn list(
 
 async fn change_status(
     principal: Principal,
+    _: NoQuery,
     services: web::Data<Services>,
     id: web::Path<String>,
     JsonBody(input): JsonBody<StatusChangeInput>,
 ) -> Result<HttpResponse, ApiError> {
-    // An unknown load is a 404 even when the body is also wrong: the path is checked first.
-    services.loads.get(principal.account_id(), &id).await?;
     let change = input.validate()?;
     let load = services
         .loads
@@ -81,16 +82,16 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         web::resource("/loads")
             .route(web::post().to(create))
             .route(web::get().to(list))
-            .default_service(web::to(super::method_not_allowed)),
+            .default_service(super::only("GET, POST")),
     )
     .service(
         web::resource("/loads/{load_id}")
             .route(web::get().to(get))
-            .default_service(web::to(super::method_not_allowed)),
+            .default_service(super::only("GET")),
     )
     .service(
         web::resource("/loads/{load_id}/status")
             .route(web::patch().to(change_status))
-            .default_service(web::to(super::method_not_allowed)),
+            .default_service(super::only("PATCH")),
     );
 }

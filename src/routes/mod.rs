@@ -19,9 +19,10 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
     );
 }
 
-/// Answers a known path with an unsupported method.
-pub async fn method_not_allowed() -> Result<HttpResponse, ApiError> {
-    Err(ApiError::method_not_allowed())
+/// The default service of a resource: its path exists, the method does not.
+/// `allow` is what the resource supports, e.g. `"GET, POST"`.
+pub fn only(allow: &'static str) -> actix_web::Route {
+    web::to(move || async move { Err::<HttpResponse, _>(ApiError::method_not_allowed(allow)) })
 }
 
 /// Answers an unknown path.

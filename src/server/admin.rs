@@ -16,6 +16,7 @@ use crate::api::extract::JsonBody;
 use crate::api::views::{AccountView, KeyView};
 use crate::domain::account::PlanKind;
 use crate::domain::timestamp;
+use crate::routes;
 use crate::services::Services;
 use crate::services::accounts::{KeyRequest, NewAccount};
 
@@ -38,7 +39,7 @@ async fn require_admin_token(
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.strip_prefix("Bearer "))
         .unwrap_or("");
-    if !bool::from(presented.as_bytes().ct_eq(expected.as_bytes())) {
+    if presented.is_empty() || !bool::from(presented.as_bytes().ct_eq(expected.as_bytes())) {
         return Err(ApiError::new(
             StatusCode::UNAUTHORIZED,
             "INVALID_ADMIN_TOKEN",
@@ -164,11 +165,31 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         .service(
             web::scope("/admin/v1")
                 .wrap(from_fn(require_admin_token))
-                .route("/accounts", web::post().to(create_account))
-                .route("/accounts", web::get().to(list_accounts))
-                .route("/accounts/{id}", web::get().to(get_account))
-                .route("/accounts/{id}/keys", web::get().to(list_keys))
-                .route("/keys", web::post().to(create_key))
-                .route("/keys/{id}/revoke", web::post().to(revoke_key)),
+                .service(
+                    web::resource("/accounts")
+                        .route(web::post().to(create_account))
+                        .route(web::get().to(list_accounts))
+                        .default_service(routes::only("GET, POST")),
+                )
+                .service(
+                    web::resource("/accounts/{id}")
+                        .route(web::get().to(get_account))
+                        .default_service(routes::only("GET")),
+                )
+                .service(
+                    web::resource("/accounts/{id}/keys")
+                        .route(web::get().to(list_keys))
+                        .default_service(routes::only("GET")),
+                )
+                .service(
+                    web::resource("/keys")
+                        .route(web::post().to(create_key))
+                        .default_service(routes::only("POST")),
+                )
+                .service(
+                    web::resource("/keys/{id}/revoke")
+                        .route(web::post().to(revoke_key))
+                        .default_service(routes::only("POST")),
+                ),
         );
 }

@@ -8,6 +8,7 @@ use anyhow::Context;
 use rand::RngCore;
 
 pub const FILE_NAME: &str = "admin.token";
+const MIN_TOKEN_CHARS: usize = 32;
 
 pub fn path(data_dir: &Path) -> PathBuf {
     data_dir.join(FILE_NAME)
@@ -17,7 +18,15 @@ pub fn path(data_dir: &Path) -> PathBuf {
 pub fn load_or_create(data_dir: &Path) -> anyhow::Result<String> {
     let path = path(data_dir);
     if path.exists() {
-        return read(data_dir);
+        match read(data_dir) {
+            Ok(token) if token.len() >= MIN_TOKEN_CHARS => return Ok(token),
+            // An empty or truncated file (a crash while writing it) is replaced,
+            // never accepted: an empty token would match a request without one.
+            Ok(_) => {
+                tracing::warn!(path = %path.display(), "admin token too short; generating a new one")
+            }
+            Err(e) => return Err(e),
+        }
     }
     let mut bytes = [0u8; 32];
     rand::rng().fill_bytes(&mut bytes);

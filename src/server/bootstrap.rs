@@ -11,19 +11,36 @@ pub struct BootstrapKey {
     pub token: String,
 }
 
+const FIRST_ACCOUNT_NAME: &str = "default";
+
 /// Creates the first account and a read+write key if the store has no account yet.
+/// If an earlier first start died between creating the account and its key, the
+/// key is created now, so the newcomer is never left without one.
 pub async fn ensure_first_account(services: &Services) -> anyhow::Result<Option<BootstrapKey>> {
-    if !services.accounts.list_accounts().await?.is_empty() {
-        return Ok(None);
-    }
-    let account = services
-        .accounts
-        .create_account(NewAccount {
-            name: "default".into(),
-            plan: PlanKind::Standard,
-            requests_per_hour: None,
-        })
-        .await?;
+    let accounts = services.accounts.list_accounts().await?;
+    let account = match accounts.as_slice() {
+        [] => {
+            services
+                .accounts
+                .create_account(NewAccount {
+                    name: FIRST_ACCOUNT_NAME.into(),
+                    plan: PlanKind::Standard,
+                    requests_per_hour: None,
+                })
+                .await?
+        }
+        [only]
+            if only.name == FIRST_ACCOUNT_NAME
+                && services
+                    .accounts
+                    .list_keys(only.id.as_str())
+                    .await?
+                    .is_empty() =>
+        {
+            only.clone()
+        }
+        _ => return Ok(None),
+    };
     let issued = services
         .accounts
         .create_key(KeyRequest {

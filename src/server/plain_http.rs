@@ -20,6 +20,8 @@ const TLS_HANDSHAKE: u8 = 0x16;
 const FIRST_BYTE_TIMEOUT: Duration = Duration::from_secs(10);
 const PLAIN_REQUEST_TIMEOUT: Duration = Duration::from_secs(5);
 const MAX_PLAIN_REQUEST_HEAD: usize = 16 * 1024;
+const DRAIN_TIMEOUT: Duration = Duration::from_secs(2);
+const MAX_DRAIN_BYTES: usize = 1024 * 1024;
 
 const BODY: &str = r#"{"success":false,"error":{"code":"HTTPS_REQUIRED","message":"this API is served over HTTPS only; repeat the request with an https:// URL","details":{"scheme":"http"}}}"#;
 
@@ -84,7 +86,21 @@ async fn refuse_plain_http(mut stream: TcpStream) {
         "HTTP/1.1 400 Bad Request\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{BODY}",
         BODY.len()
     );
-    if stream.write_all(response.as_bytes()).await.is_ok() {
-        let _ = stream.shutdown().await;
+    if stream.write_all(response.as_bytes()).await.is_err() {
+        return;
     }
+    let _ = stream.shutdown().await;
+    // Closing a socket with unread input makes the kernel send a reset, which can
+    // destroy the answer before the client reads it; so read (and discard) what the
+    // client still sends, for a bounded time and amount.
+    let _ = tokio::time::timeout(DRAIN_TIMEOUT, async {
+        let mut drained = 0;
+        while drained < MAX_DRAIN_BYTES {
+            match stream.read(&mut buf).await {
+                Ok(0) | Err(_) => break,
+                Ok(n) => drained += n,
+            }
+        }
+    })
+    .await;
 }

@@ -9,6 +9,7 @@ use actix_http::{HttpService, KeepAlive};
 use actix_server::{Server, ServerHandle};
 use actix_service::map_config;
 use actix_web::dev::AppConfig;
+use actix_web::middleware::from_fn;
 use actix_web::{App, HttpServer, web};
 use anyhow::{Context, bail};
 
@@ -54,11 +55,6 @@ impl Application {
         .await
         .context("opening storage")?;
         let services = Services::new(storage, settings.clock.clone());
-        let bootstrap = if settings.bootstrap_key {
-            ensure_first_account(&services).await?
-        } else {
-            None
-        };
         let token = admin_token::load_or_create(&settings.data_dir)?;
 
         let api_listener = TcpListener::bind(settings.listen)
@@ -70,6 +66,13 @@ impl Application {
 
         let api = api_server(&settings, &services, api_listener)?;
         let admin = admin_server(&services, token, admin_listener)?;
+        // Last, once nothing else can fail: a first-start key that is created but
+        // never printed would be lost for good.
+        let bootstrap = if settings.bootstrap_key {
+            ensure_first_account(&services).await?
+        } else {
+            None
+        };
         Ok(Application {
             api_addr,
             admin_addr,
@@ -125,6 +128,7 @@ fn api_server(
             .app_data(web::Data::new(services.clone()))
             .app_data(web::Data::new(body_limit))
             .app_data(web::Data::new(policy))
+            .wrap(from_fn(crate::api::auth::require_https))
             .configure(routes::configure)
             .default_service(web::to(routes::not_found))
     };

@@ -1,6 +1,7 @@
 //! Turns a bearer token into the account and permissions it speaks for.
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use dashmap::DashMap;
@@ -50,6 +51,10 @@ pub struct Authenticator {
     storage: Arc<dyn Storage>,
     clock: Clock,
     cache: DashMap<KeyId, Arc<Cached>>,
+    /// Bumped on every key or account change. A record read from storage is cached
+    /// only if no change happened meanwhile, so a lookup that raced a revocation
+    /// cannot put the pre-revocation record back into the cache.
+    changes: AtomicU64,
 }
 
 impl Authenticator {
@@ -58,15 +63,16 @@ impl Authenticator {
             storage,
             clock,
             cache: DashMap::new(),
+            changes: AtomicU64::new(0),
         }
     }
 
     /// Authenticates `authorization` (the raw header value, if any) and checks that
-    /// the key grants `needed`.
+    /// the key grants `needed` (if anything is needed).
     pub async fn authenticate(
         &self,
         authorization: Option<&str>,
-        needed: Permission,
+        needed: Option<Permission>,
     ) -> Result<Principal, AuthError> {
         let header = authorization.ok_or(KeyRejection::Missing)?;
         let token = bearer_token(header)?;
@@ -76,7 +82,9 @@ impl Authenticator {
             .await?
             .ok_or(KeyRejection::Unknown)?;
         cached.key.verify(&presented, self.clock.now())?;
-        if !cached.key.allows(needed) {
+        if let Some(needed) = needed
+            && !cached.key.allows(needed)
+        {
             return Err(AuthError::Forbidden(needed));
         }
         Ok(Principal {
@@ -92,6 +100,7 @@ impl Authenticator {
         {
             return Ok(Some(hit.clone()));
         }
+        let generation = self.changes.load(Ordering::SeqCst);
         let Some(key) = self.storage.get_api_key(id).await? else {
             self.cache.remove(id);
             return Ok(None);
@@ -102,26 +111,26 @@ impl Authenticator {
                 key.id, key.account_id
             )));
         };
-        Ok(Some(self.remember(key, Arc::new(account))))
-    }
-
-    fn remember(&self, key: ApiKey, account: Arc<Account>) -> Arc<Cached> {
         let entry = Arc::new(Cached {
             key,
-            account,
+            account: Arc::new(account),
             fetched: Instant::now(),
         });
-        self.cache.insert(entry.key.id.clone(), entry.clone());
-        entry
+        if self.changes.load(Ordering::SeqCst) == generation {
+            self.cache.insert(entry.key.id.clone(), entry.clone());
+        }
+        Ok(Some(entry))
     }
 
     /// Called after a key was written (created, revoked) so the next request sees it.
     pub fn key_changed(&self, key: &ApiKey) {
+        self.changes.fetch_add(1, Ordering::SeqCst);
         self.cache.remove(&key.id);
     }
 
     /// Called after an account was written (plan change) so cached keys see it.
     pub fn account_changed(&self, account: &Account) {
+        self.changes.fetch_add(1, Ordering::SeqCst);
         self.cache
             .retain(|_, cached| cached.account.id != account.id);
     }
@@ -129,10 +138,8 @@ impl Authenticator {
 
 /// `Bearer <token>`, scheme case-insensitive as RFC 9110 says.
 fn bearer_token(header: &str) -> Result<&str, KeyRejection> {
-    let (scheme, token) = header
-        .trim()
-        .split_once(' ')
-        .ok_or(KeyRejection::Malformed)?;
+    let header = header.trim_start();
+    let (scheme, token) = header.split_once(' ').unwrap_or((header, ""));
     if !scheme.eq_ignore_ascii_case("bearer") {
         return Err(KeyRejection::Malformed);
     }

@@ -55,8 +55,9 @@ impl LoadService {
     pub async fn get(&self, account: &AccountId, id: &str) -> Result<Load, LoadError> {
         let id = LoadId::parse(id).ok_or(LoadError::NotFound)?;
         self.storage
-            .get_load(account, &id)
+            .get_load(&id)
             .await?
+            .filter(|load| &load.account_id == account)
             .ok_or(LoadError::NotFound)
     }
 
@@ -82,8 +83,9 @@ impl LoadService {
         let _serialised = self.stripes[stripe].lock().await;
         let current = self
             .storage
-            .get_load(account, &id)
+            .get_load(&id)
             .await?
+            .filter(|load| &load.account_id == account)
             .ok_or(LoadError::NotFound)?;
         let (to, carrier) = match current.plan_transition(&change)? {
             Transition::Unchanged => return Ok(current),

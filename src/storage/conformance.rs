@@ -113,17 +113,15 @@ pub async fn loads_round_trip_and_move_between_indexes(store: &dyn Storage) {
     let original = load(&owner, "TX", "GA");
     store.insert_load(&original).await.unwrap();
     assert_eq!(
-        store.get_load(&owner, &original.id).await.unwrap(),
+        store.get_load(&original.id).await.unwrap(),
         Some(original.clone())
     );
-    assert_eq!(
-        store
-            .get_load(&AccountId::generate(), &original.id)
-            .await
-            .unwrap(),
-        None,
-        "another account must not see the load"
-    );
+    assert_eq!(store.get_load(&LoadId::generate()).await.unwrap(), None);
+    let stranger = store
+        .list_loads(&AccountId::generate(), &LoadFilter::default(), ALL)
+        .await
+        .unwrap();
+    assert_eq!(stranger.total, 0, "another account must not list the load");
 
     let change = StatusChange {
         status: LoadStatus::Assigned,
@@ -139,7 +137,7 @@ pub async fn loads_round_trip_and_move_between_indexes(store: &dyn Storage) {
     let assigned = original.apply(LoadStatus::Assigned, Some(summary), &change, Utc::now());
     store.update_load(&original, &assigned).await.unwrap();
     assert_eq!(
-        store.get_load(&owner, &original.id).await.unwrap(),
+        store.get_load(&original.id).await.unwrap(),
         Some(assigned.clone())
     );
 

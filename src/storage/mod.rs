@@ -78,7 +78,8 @@ pub trait Storage: Send + Sync + 'static {
     /// Replaces `previous` with `updated` (same id), moving its index entries.
     /// The caller serialises changes to one load; `previous` is what it last read.
     async fn update_load(&self, previous: &Load, updated: &Load) -> StorageResult<()>;
-    async fn get_load(&self, account: &AccountId, id: &LoadId) -> StorageResult<Option<Load>>;
+    /// A load by id, whatever its account: callers check ownership.
+    async fn get_load(&self, id: &LoadId) -> StorageResult<Option<Load>>;
     /// Newest first.
     async fn list_loads(
         &self,

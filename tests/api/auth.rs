@@ -17,6 +17,16 @@ async fn verify_reports_identity_and_permissions() {
     let read_only = app.new_key(&app.account_id, &["read"], None).await;
     let (_, body) = app.get_as(&read_only, "/auth/verify").await;
     assert_eq!(body["data"]["permissions"], json!(["read"]));
+
+    // Verification is for any working key, whatever it may do.
+    let write_only = app.new_key(&app.account_id, &["write"], None).await;
+    let (status, body) = app.get_as(&write_only, "/auth/verify").await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body["data"]["permissions"], json!(["write"]));
+
+    let (status, body) = app.get("/auth/verify?verbose=1").await;
+    let error = assert_error(status, &body, 400, "INVALID_QUERY_PARAMETER");
+    assert_eq!(error["details"]["field"], "verbose");
 }
 
 #[actix_web::test]
@@ -51,7 +61,7 @@ async fn missing_and_malformed_keys_are_told_apart() {
         .get(app.url("/loads"))
         .header("Authorization", "Bearer ");
     let (status, body) = send(empty).await;
-    assert_eq!(status, 401, "{body}");
+    assert_error(status, &body, 401, "MISSING_API_KEY");
 }
 
 #[actix_web::test]

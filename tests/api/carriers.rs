@@ -62,9 +62,11 @@ async fn only_name_and_mc_number_are_required() {
 async fn mc_numbers_are_unique_per_account() {
     let app = spawn_app().await;
     let first = app.create_carrier("777777").await;
-    let (status, body) = app.post("/carriers", carrier_body("777777")).await;
-    let error = assert_error(status, &body, 409, "DUPLICATE_CARRIER");
-    assert_eq!(error["details"]["existing_carrier_id"], first["id"]);
+    for same in ["777777", "0777777", " 777777 "] {
+        let (status, body) = app.post("/carriers", carrier_body(same)).await;
+        let error = assert_error(status, &body, 409, "DUPLICATE_CARRIER");
+        assert_eq!(error["details"]["existing_carrier_id"], first["id"]);
+    }
     let (_, list) = app.get("/carriers").await;
     assert_eq!(list["data"]["total"], 1);
 }

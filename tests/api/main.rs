@@ -2,6 +2,7 @@
 
 mod auth;
 mod carriers;
+mod crash;
 mod helpers;
 mod loads;
 mod operator;

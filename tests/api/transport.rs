@@ -63,8 +63,17 @@ async fn unknown_routes_and_methods_answer_in_the_envelope() {
     )
     .await;
     assert_error(status, &body, 404, "NOT_FOUND");
+    let response = app
+        .client
+        .delete(app.url("/loads"))
+        .bearer_auth(&app.key)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.headers()["allow"], "GET, POST");
     let (status, body) = send(app.client.delete(app.url("/loads")).bearer_auth(&app.key)).await;
-    assert_error(status, &body, 405, "METHOD_NOT_ALLOWED");
+    let error = assert_error(status, &body, 405, "METHOD_NOT_ALLOWED");
+    assert_eq!(error["details"]["allowed_methods"], json!(["GET", "POST"]));
     let (status, body) = send(app.client.put(app.url("/carriers")).bearer_auth(&app.key)).await;
     assert_error(status, &body, 405, "METHOD_NOT_ALLOWED");
 }
@@ -85,6 +94,9 @@ async fn the_admin_listener_needs_its_token() {
     let (status, body) = app.admin(Method::GET, "/accounts", None).await;
     assert_eq!(status, StatusCode::OK);
     assert_eq!(body["data"]["accounts"][0]["id"], app.account_id.as_str());
+
+    let (status, body) = app.admin(Method::DELETE, "/accounts", None).await;
+    assert_error(status, &body, 405, "METHOD_NOT_ALLOWED");
 
     let (status, health) =
         send(reqwest::Client::new().get(format!("{}/health", app.admin_base))).await;

@@ -53,6 +53,7 @@ async fn bad_loads_are_refused_field_by_field() {
         (load_with("/weight", json!(-10)), "weight"),
         (load_with("/weight", json!(1e9)), "weight"),
         (load_with("/weight", json!("heavy")), "weight"),
+        (load_with("/origin/city", json!("\u{200b}")), "origin.city"),
         (
             load_with("/equipment_type", json!("spaceship")),
             "equipment_type",
@@ -152,6 +153,13 @@ async fn malformed_bodies_are_refused() {
     assert_error(status, &body, 400, "MALFORMED_JSON");
     let (status, body) = send(raw("{} {}", "application/json")).await;
     assert_error(status, &body, 400, "MALFORMED_JSON");
+    let (status, body) = send(raw(
+        r#"{"origin":{"city":"Dallas","state":"TX","zip":"75201"},"destination":{"city":"Atlanta","state":"GA","zip":"30301"},"weight":1e400,"equipment_type":"dry_van"}"#,
+        "application/json",
+    ))
+    .await;
+    let error = assert_error(status, &body, 400, "VALIDATION_FAILED");
+    assert_eq!(error["details"]["field"], "weight");
     let (status, body) = send(raw("origin=Dallas", "application/x-www-form-urlencoded")).await;
     assert_error(status, &body, 415, "UNSUPPORTED_MEDIA_TYPE");
     let (status, body) = send(
@@ -207,7 +215,7 @@ async fn bad_carriers_are_refused_field_by_field() {
             "service_areas[1]",
         ),
         (
-            with("/service_areas", json!(vec!["TX"; 60])),
+            with("/service_areas", json!(vec!["TX"; 201])),
             "service_areas",
         ),
     ];
@@ -279,4 +287,18 @@ async fn body_limit_is_configurable() {
         app.post("/loads", load_body("TX", "GA")).await.0,
         StatusCode::CREATED
     );
+}
+
+#[actix_web::test]
+async fn query_parameters_are_refused_where_none_are_taken() {
+    let app = spawn_app().await;
+    let (status, body) = app.post("/loads?dry_run=1", load_body("TX", "GA")).await;
+    let error = assert_error(status, &body, 400, "INVALID_QUERY_PARAMETER");
+    assert_eq!(error["details"]["field"], "dry_run");
+    let (_, list) = app.get("/loads").await;
+    assert_eq!(list["data"]["total"], 0);
+
+    let many: Vec<String> = (0..5000).map(|i| format!("p{i}=1")).collect();
+    let (status, body) = app.get(&format!("/loads?{}", many.join("&"))).await;
+    assert_error(status, &body, 400, "INVALID_QUERY_PARAMETER");
 }

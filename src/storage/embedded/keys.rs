@@ -15,8 +15,10 @@ pub fn owned(account: &AccountId, id: &str) -> Vec<u8> {
     key
 }
 
-pub fn load(account: &AccountId, id: &LoadId) -> Vec<u8> {
-    owned(account, id.as_str())
+/// Loads are keyed by id alone: a load actor finds its record knowing only the id.
+/// Listing by account goes through the index, whose keys start with the account.
+pub fn load(id: &LoadId) -> Vec<u8> {
+    id.as_str().as_bytes().to_vec()
 }
 
 pub fn carrier(account: &AccountId, id: &CarrierId) -> Vec<u8> {
@@ -72,8 +74,9 @@ pub fn load_index_prefix(account: &AccountId, filter: &LoadFilter) -> Vec<u8> {
     key
 }
 
-/// All index keys of a load (one per subset of filters).
-pub fn load_index_keys(load: &Load) -> Vec<Vec<u8>> {
+/// The eight index prefixes a load is listed under (one per subset of filters);
+/// they are also the keys of the counters behind each list's `total`.
+pub fn load_index_prefixes(load: &Load) -> Vec<Vec<u8>> {
     (0u8..8)
         .map(|mask| {
             let filter = LoadFilter {
@@ -81,11 +84,28 @@ pub fn load_index_keys(load: &Load) -> Vec<Vec<u8>> {
                 origin_state: (mask & BY_ORIGIN != 0).then_some(load.origin.state),
                 destination_state: (mask & BY_DESTINATION != 0).then_some(load.destination.state),
             };
-            let mut key = load_index_prefix(&load.account_id, &filter);
+            load_index_prefix(&load.account_id, &filter)
+        })
+        .collect()
+}
+
+/// All index keys of a load: each prefix followed by the load id.
+pub fn load_index_keys(load: &Load) -> Vec<Vec<u8>> {
+    load_index_prefixes(load)
+        .into_iter()
+        .map(|mut key| {
             key.extend_from_slice(load.id.as_str().as_bytes());
             key
         })
         .collect()
+}
+
+/// The counter of an account's carriers. `#` cannot start a load index suffix
+/// (those start with a digit), so it never collides with a load counter.
+pub fn carrier_count(account: &AccountId) -> Vec<u8> {
+    let mut key = account.as_str().as_bytes().to_vec();
+    key.push(b'#');
+    key
 }
 
 /// The load id at the end of an index key.

@@ -22,6 +22,8 @@ use crate::domain::carrier::Carrier;
 use crate::domain::ids::{AccountId, CarrierId, KeyId, LoadId};
 use crate::domain::load::Load;
 
+const COUNT_LOCK_STRIPES: usize = 64;
+
 struct Inner {
     db: Database,
     accounts: Keyspace,
@@ -31,6 +33,12 @@ struct Inner {
     loads: Keyspace,
     /// See [`keys::load_index_prefix`].
     load_index: Keyspace,
+    /// Index prefix → number of keys under it (u64 big-endian), so a list's
+    /// `total` is one read instead of a count over the range.
+    counts: Keyspace,
+    /// Serialise the read-modify-write of one account's counters. Striped by
+    /// account: loads of different accounts rarely wait for each other.
+    count_locks: Vec<std::sync::Mutex<()>>,
     carriers: Keyspace,
     /// `account ‖ mc number` → carrier id: uniqueness of MC numbers.
     carrier_mc: Keyspace,
@@ -73,6 +81,10 @@ impl EmbeddedStore {
             account_keys: keyspace("account_keys").map_err(unavailable)?,
             loads: keyspace("loads").map_err(unavailable)?,
             load_index: keyspace("load_index").map_err(unavailable)?,
+            counts: keyspace("counts").map_err(unavailable)?,
+            count_locks: (0..COUNT_LOCK_STRIPES)
+                .map(|_| std::sync::Mutex::new(()))
+                .collect(),
             carriers: keyspace("carriers").map_err(unavailable)?,
             carrier_mc: keyspace("carrier_mc").map_err(unavailable)?,
             carrier_insert: std::sync::Mutex::new(()),
@@ -113,27 +125,70 @@ impl Inner {
         }
     }
 
-    /// One newest-first page of the records in `records` whose primary keys end the
-    /// index keys under `prefix` in `index` (or, with no index, the records themselves).
+    /// The counter under `key`, as read in `snapshot`.
+    fn count(&self, snapshot: &fjall::Snapshot, key: &[u8]) -> StorageResult<u64> {
+        match snapshot.get(&self.counts, key).map_err(unavailable)? {
+            Some(bytes) => {
+                let raw: [u8; 8] = bytes
+                    .as_ref()
+                    .try_into()
+                    .map_err(|_| StorageError::Corrupt("counter is not 8 bytes".into()))?;
+                Ok(u64::from_be_bytes(raw))
+            }
+            None => Ok(0),
+        }
+    }
+
+    /// Adds `delta` to each counter in `changes` within `batch`. The caller holds
+    /// the account's count lock, so no other writer moves these counters meanwhile.
+    fn adjust_counts(
+        &self,
+        batch: &mut fjall::OwnedWriteBatch,
+        changes: &[(Vec<u8>, i64)],
+    ) -> StorageResult<()> {
+        let snapshot = self.db.snapshot();
+        for (key, delta) in changes {
+            let next = self.count(&snapshot, key)?.saturating_add_signed(*delta);
+            batch.insert(&self.counts, key.clone(), next.to_be_bytes().to_vec());
+        }
+        Ok(())
+    }
+
+    fn count_lock(&self, account: &AccountId) -> std::sync::MutexGuard<'_, ()> {
+        let hash = account.as_str().bytes().fold(0usize, |h, b| {
+            h.wrapping_mul(31).wrapping_add(usize::from(b))
+        });
+        self.count_locks[hash % COUNT_LOCK_STRIPES]
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// One newest-first page of the keys under `prefix` in `scan`, each turned into
+    /// a record by `fetch`; `total` comes from the counter `count_key`. Only the
+    /// keys up to the end of the page are visited.
     fn page_newest_first<T: DeserializeOwned>(
         &self,
-        snapshot: &fjall::Snapshot,
         scan: &Keyspace,
         prefix: &[u8],
+        count_key: &[u8],
         page: PageRequest,
         fetch: impl Fn(&fjall::Snapshot, &[u8]) -> StorageResult<Option<T>>,
     ) -> StorageResult<Page<T>> {
+        let snapshot = self.db.snapshot();
+        let total = self.count(&snapshot, count_key)?;
         let mut items = Vec::with_capacity(page.limit as usize);
-        let mut total = 0u64;
-        for guard in snapshot.prefix(scan, prefix).rev() {
-            let key = guard.key().map_err(unavailable)?;
-            if total >= page.offset
-                && items.len() < page.limit as usize
-                && let Some(item) = fetch(snapshot, &key)?
-            {
-                items.push(item);
+        if page.offset < total {
+            let keys = snapshot
+                .prefix(scan, prefix)
+                .rev()
+                .skip(page.offset as usize)
+                .take(page.limit as usize);
+            for guard in keys {
+                let key = guard.key().map_err(unavailable)?;
+                if let Some(item) = fetch(&snapshot, &key)? {
+                    items.push(item);
+                }
             }
-            total += 1;
         }
         Ok(Page { items, total })
     }
@@ -206,14 +261,21 @@ impl Storage for EmbeddedStore {
 
     async fn insert_load(&self, load: &Load) -> StorageResult<()> {
         let value = encode(load)?;
-        let key = keys::load(&load.account_id, &load.id);
+        let key = keys::load(&load.id);
         let index = keys::load_index_keys(load);
+        let counters: Vec<(Vec<u8>, i64)> = keys::load_index_prefixes(load)
+            .into_iter()
+            .map(|p| (p, 1))
+            .collect();
+        let account = load.account_id.clone();
         self.run(move |s| {
+            let _counting = s.count_lock(&account);
             let mut batch = s.durable_batch();
             batch.insert(&s.loads, key, value);
             for entry in index {
                 batch.insert(&s.load_index, entry, Vec::<u8>::new());
             }
+            s.adjust_counts(&mut batch, &counters)?;
             batch.commit().map_err(unavailable)
         })
         .await
@@ -221,10 +283,21 @@ impl Storage for EmbeddedStore {
 
     async fn update_load(&self, previous: &Load, updated: &Load) -> StorageResult<()> {
         let value = encode(updated)?;
-        let key = keys::load(&updated.account_id, &updated.id);
+        let key = keys::load(&updated.id);
         let old_index = keys::load_index_keys(previous);
         let new_index = keys::load_index_keys(updated);
+        let old_prefixes = keys::load_index_prefixes(previous);
+        let new_prefixes = keys::load_index_prefixes(updated);
+        let mut counters: Vec<(Vec<u8>, i64)> = Vec::new();
+        for prefix in old_prefixes.iter().filter(|p| !new_prefixes.contains(p)) {
+            counters.push((prefix.clone(), -1));
+        }
+        for prefix in new_prefixes.iter().filter(|p| !old_prefixes.contains(p)) {
+            counters.push((prefix.clone(), 1));
+        }
+        let account = updated.account_id.clone();
         self.run(move |s| {
+            let _counting = s.count_lock(&account);
             let mut batch = s.durable_batch();
             batch.insert(&s.loads, key, value);
             for entry in old_index.iter().filter(|k| !new_index.contains(k)) {
@@ -233,13 +306,14 @@ impl Storage for EmbeddedStore {
             for entry in new_index {
                 batch.insert(&s.load_index, entry, Vec::<u8>::new());
             }
+            s.adjust_counts(&mut batch, &counters)?;
             batch.commit().map_err(unavailable)
         })
         .await
     }
 
-    async fn get_load(&self, account: &AccountId, id: &LoadId) -> StorageResult<Option<Load>> {
-        let key = keys::load(account, id);
+    async fn get_load(&self, id: &LoadId) -> StorageResult<Option<Load>> {
+        let key = keys::load(id);
         self.run(move |s| s.get_json(&s.loads, &key)).await
     }
 
@@ -250,28 +324,17 @@ impl Storage for EmbeddedStore {
         page: PageRequest,
     ) -> StorageResult<Page<Load>> {
         let prefix = keys::load_index_prefix(account, filter);
-        let account = account.clone();
         self.run(move |s| {
-            let snapshot = s.db.snapshot();
-            s.page_newest_first(
-                &snapshot,
-                &s.load_index,
-                &prefix,
-                page,
-                |snap, index_key| {
-                    let id = keys::load_id_from_index_key(index_key)
-                        .ok_or_else(|| StorageError::Corrupt("load index key without id".into()))?;
-                    match snap
-                        .get(&s.loads, keys::load(&account, &id))
-                        .map_err(unavailable)?
-                    {
-                        Some(bytes) => decode(&bytes).map(Some),
-                        None => Err(StorageError::Corrupt(format!(
-                            "index names missing load {id}"
-                        ))),
-                    }
-                },
-            )
+            s.page_newest_first(&s.load_index, &prefix, &prefix, page, |snap, index_key| {
+                let id = keys::load_id_from_index_key(index_key)
+                    .ok_or_else(|| StorageError::Corrupt("load index key without id".into()))?;
+                match snap.get(&s.loads, keys::load(&id)).map_err(unavailable)? {
+                    Some(bytes) => decode(&bytes).map(Some),
+                    None => Err(StorageError::Corrupt(format!(
+                        "index names missing load {id}"
+                    ))),
+                }
+            })
         })
         .await
     }
@@ -281,6 +344,7 @@ impl Storage for EmbeddedStore {
         let key = keys::carrier(&carrier.account_id, &carrier.id);
         let mc_key = keys::carrier_mc(&carrier.account_id, &carrier.mc_number);
         let id = carrier.id.as_str().as_bytes().to_vec();
+        let count_key = keys::carrier_count(&carrier.account_id);
         self.run(move |s| {
             let _serialised = s.carrier_insert.lock().unwrap_or_else(|p| p.into_inner());
             if let Some(existing) = s.carrier_mc.get(&mc_key).map_err(unavailable)? {
@@ -293,6 +357,7 @@ impl Storage for EmbeddedStore {
             let mut batch = s.durable_batch();
             batch.insert(&s.carriers, key, value);
             batch.insert(&s.carrier_mc, mc_key, id);
+            s.adjust_counts(&mut batch, &[(count_key, 1)])?;
             batch.commit().map_err(unavailable)?;
             Ok(CarrierInsert::Inserted)
         })
@@ -314,12 +379,12 @@ impl Storage for EmbeddedStore {
         page: PageRequest,
     ) -> StorageResult<Page<Carrier>> {
         let prefix = account.as_str().as_bytes().to_vec();
+        let count_key = keys::carrier_count(account);
         self.run(move |s| {
-            let snapshot = s.db.snapshot();
             s.page_newest_first(
-                &snapshot,
                 &s.carriers,
                 &prefix,
+                &count_key,
                 page,
                 |snap, key| match snap.get(&s.carriers, key).map_err(unavailable)? {
                     Some(bytes) => decode(&bytes).map(Some),
