@@ -8,6 +8,7 @@ pub mod cli;
 pub mod clock;
 pub mod config;
 pub mod domain;
+pub mod geo;
 pub mod routes;
 pub mod server;
 pub mod services;

@@ -8,6 +8,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use async_trait::async_trait;
+use chrono::{DateTime, Utc};
 
 use crate::domain::account::Account;
 use crate::domain::api_key::ApiKey;
@@ -15,6 +16,7 @@ use crate::domain::carrier::Carrier;
 use crate::domain::ids::{AccountId, CarrierId, KeyId, LoadId};
 use crate::domain::load::{Load, LoadStatus};
 use crate::domain::location::UsState;
+use crate::domain::tracking::{Appended, GpsFix, TrackingPoint};
 
 pub mod conformance;
 pub mod embedded;
@@ -51,6 +53,27 @@ pub struct Page<T> {
     pub items: Vec<T>,
     /// Matching items in all pages.
     pub total: u64,
+}
+
+/// Which of a load's points to read, newest first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PointRange {
+    pub from: DateTime<Utc>,
+    pub to: DateTime<Utc>,
+    pub before: Option<DateTime<Utc>>,
+    pub limit: usize,
+}
+
+impl PointRange {
+    /// The latest `limit` points, whatever their time.
+    pub fn latest(limit: usize) -> Self {
+        PointRange {
+            from: DateTime::<Utc>::MIN_UTC,
+            to: DateTime::<Utc>::MAX_UTC,
+            before: None,
+            limit,
+        }
+    }
 }
 
 /// Outcome of inserting a carrier: MC numbers are unique within an account.
@@ -100,6 +123,21 @@ pub trait Storage: Send + Sync + 'static {
         account: &AccountId,
         page: PageRequest,
     ) -> StorageResult<Page<Carrier>>;
+
+    /// Stores GPS points in one durable batch (the group commit). A point whose
+    /// (load, timestamp) is already stored, or repeats an earlier one in the same
+    /// batch, is a duplicate and is not written again. Outcomes are in input order.
+    async fn append_points(&self, points: Vec<TrackingPoint>) -> StorageResult<Vec<Appended>>;
+    /// A load's points newest first: at most `limit` with `from <= timestamp <= to`
+    /// and, if given, `timestamp < before` (the cursor of the previous page).
+    async fn load_points(&self, load: &LoadId, range: PointRange) -> StorageResult<Vec<GpsFix>>;
+    /// How many points a load has with `from <= timestamp <= to`.
+    async fn count_points(
+        &self,
+        load: &LoadId,
+        from: DateTime<Utc>,
+        to: DateTime<Utc>,
+    ) -> StorageResult<u64>;
 
     /// A cheap round trip that proves the store answers (for `/ready`).
     async fn ping(&self) -> StorageResult<()>;

@@ -37,6 +37,12 @@ macro_rules! conformance_tests {
             }
 
             #[tokio::test]
+            async fn points_are_ordered_deduplicated_and_ranged() {
+                let (_guard, store) = $open.await;
+                conformance::points_are_ordered_deduplicated_and_ranged(&*store).await;
+            }
+
+            #[tokio::test]
             async fn answers_ping() {
                 let (_guard, store) = $open.await;
                 conformance::answers_ping(&*store).await;

@@ -3,8 +3,11 @@
 //! Ids are fixed-length ASCII, so keys need no separators and a prefix scan never
 //! runs into a neighbouring account or filter value.
 
+use chrono::{DateTime, Utc};
+
 use crate::domain::ids::{AccountId, CarrierId, LoadId};
 use crate::domain::load::{Load, LoadStatus};
+use crate::domain::tracking::GpsFix;
 use crate::storage::LoadFilter;
 
 /// `account_id ‖ resource_id`: the primary key of loads and carriers.
@@ -113,4 +116,53 @@ pub fn load_id_from_index_key(key: &[u8]) -> Option<LoadId> {
     let id_len = LoadId::PREFIX.len() + 26;
     let start = key.len().checked_sub(id_len)?;
     LoadId::parse(std::str::from_utf8(&key[start..]).ok()?)
+}
+
+/// `load id ‖ timestamp (µs since the epoch, big-endian)`: one load's points are
+/// contiguous and in time order, so "latest N" and a time range are one scan.
+pub fn point(load: &LoadId, at: &DateTime<Utc>) -> Vec<u8> {
+    let mut key = Vec::with_capacity(load.as_str().len() + 8);
+    key.extend_from_slice(load.as_str().as_bytes());
+    key.extend_from_slice(&point_time(at));
+    key
+}
+
+/// Timestamps before 1970 cannot be stored (validation keeps fixes after 2000);
+/// they clamp to 0 so the key order stays the time order.
+fn point_time(at: &DateTime<Utc>) -> [u8; 8] {
+    (at.timestamp_micros().max(0) as u64).to_be_bytes()
+}
+
+/// The timestamp at the end of a point key.
+pub fn point_timestamp(key: &[u8]) -> Option<DateTime<Utc>> {
+    let raw: [u8; 8] = key.get(key.len().checked_sub(8)?..)?.try_into().ok()?;
+    DateTime::from_timestamp_micros(i64::try_from(u64::from_be_bytes(raw)).ok()?)
+}
+
+/// A point value: lat, lng (f64), speed, heading (f32, NaN when unknown), little-endian.
+pub fn encode_point(fix: &GpsFix) -> Vec<u8> {
+    let mut value = Vec::with_capacity(POINT_VALUE_LEN);
+    value.extend_from_slice(&fix.lat.to_le_bytes());
+    value.extend_from_slice(&fix.lng.to_le_bytes());
+    value.extend_from_slice(&(fix.speed_mph.map_or(f32::NAN, |s| s as f32)).to_le_bytes());
+    value.extend_from_slice(&(fix.heading_deg.map_or(f32::NAN, |h| h as f32)).to_le_bytes());
+    value
+}
+
+pub const POINT_VALUE_LEN: usize = 24;
+
+pub fn decode_point(key: &[u8], value: &[u8]) -> Option<GpsFix> {
+    if value.len() != POINT_VALUE_LEN {
+        return None;
+    }
+    let f64_at = |i: usize| f64::from_le_bytes(value[i..i + 8].try_into().expect("8 bytes"));
+    let f32_at = |i: usize| f32::from_le_bytes(value[i..i + 4].try_into().expect("4 bytes"));
+    let optional = |v: f32| (!v.is_nan()).then_some(f64::from(v));
+    Some(GpsFix {
+        timestamp: point_timestamp(key)?,
+        lat: f64_at(0),
+        lng: f64_at(8),
+        speed_mph: optional(f32_at(16)),
+        heading_deg: optional(f32_at(20)),
+    })
 }

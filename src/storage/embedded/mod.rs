@@ -15,12 +15,16 @@ use fjall::{Database, Keyspace, KeyspaceCreateOptions, PersistMode, Readable};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
-use super::{CarrierInsert, LoadFilter, Page, PageRequest, Storage, StorageError, StorageResult};
+use super::{
+    CarrierInsert, LoadFilter, Page, PageRequest, PointRange, Storage, StorageError, StorageResult,
+};
 use crate::domain::account::Account;
 use crate::domain::api_key::ApiKey;
 use crate::domain::carrier::Carrier;
 use crate::domain::ids::{AccountId, CarrierId, KeyId, LoadId};
 use crate::domain::load::Load;
+use crate::domain::tracking::{Appended, GpsFix, TrackingPoint};
+use chrono::{DateTime, Utc};
 
 const COUNT_LOCK_STRIPES: usize = 64;
 
@@ -40,6 +44,8 @@ struct Inner {
     /// account: loads of different accounts rarely wait for each other.
     count_locks: Vec<std::sync::Mutex<()>>,
     carriers: Keyspace,
+    /// GPS time series, see [`keys::point`].
+    points: Keyspace,
     /// `account ‖ mc number` → carrier id: uniqueness of MC numbers.
     carrier_mc: Keyspace,
     /// Serialises the read-check-write of carrier creation (rare; loads never take it).
@@ -86,6 +92,7 @@ impl EmbeddedStore {
                 .map(|_| std::sync::Mutex::new(()))
                 .collect(),
             carriers: keyspace("carriers").map_err(unavailable)?,
+            points: keyspace("points").map_err(unavailable)?,
             carrier_mc: keyspace("carrier_mc").map_err(unavailable)?,
             carrier_insert: std::sync::Mutex::new(()),
             db,
@@ -391,6 +398,82 @@ impl Storage for EmbeddedStore {
                     None => Ok(None),
                 },
             )
+        })
+        .await
+    }
+
+    async fn append_points(&self, points: Vec<TrackingPoint>) -> StorageResult<Vec<Appended>> {
+        self.run(move |s| {
+            let mut outcomes = Vec::with_capacity(points.len());
+            let mut batch = fjall::OwnedWriteBatch::with_capacity(s.db.clone(), points.len())
+                .durability(Some(PersistMode::SyncData));
+            let mut in_batch = std::collections::HashSet::with_capacity(points.len());
+            for point in &points {
+                let key = keys::point(&point.load_id, &point.fix.timestamp);
+                // Only the committer writes points, one batch at a time, so nothing
+                // can store this key between the check and the commit.
+                let duplicate =
+                    in_batch.contains(&key) || s.points.contains_key(&key).map_err(unavailable)?;
+                if duplicate {
+                    outcomes.push(Appended::Duplicate);
+                } else {
+                    batch.insert(&s.points, key.clone(), keys::encode_point(&point.fix));
+                    in_batch.insert(key);
+                    outcomes.push(Appended::Stored);
+                }
+            }
+            batch.commit().map_err(unavailable)?;
+            Ok(outcomes)
+        })
+        .await
+    }
+
+    async fn load_points(&self, load: &LoadId, range: PointRange) -> StorageResult<Vec<GpsFix>> {
+        let start = keys::point(load, &range.from);
+        let mut end = keys::point(load, &range.to);
+        if let Some(before) = range.before {
+            end = end.min(keys::point(load, &before));
+        }
+        let exclusive_end = range.before.is_some_and(|b| b <= range.to);
+        self.run(move |s| {
+            let mut out = Vec::with_capacity(range.limit.min(1024));
+            if start > end {
+                return Ok(out);
+            }
+            let scan = if exclusive_end {
+                s.points.range(start..end)
+            } else {
+                s.points.range(start..=end)
+            };
+            for guard in scan.rev().take(range.limit) {
+                let (key, value) = guard.into_inner().map_err(unavailable)?;
+                let fix = keys::decode_point(&key, &value)
+                    .ok_or_else(|| StorageError::Corrupt("unreadable GPS point".into()))?;
+                out.push(fix);
+            }
+            Ok(out)
+        })
+        .await
+    }
+
+    async fn count_points(
+        &self,
+        load: &LoadId,
+        from: DateTime<Utc>,
+        to: DateTime<Utc>,
+    ) -> StorageResult<u64> {
+        let start = keys::point(load, &from);
+        let end = keys::point(load, &to);
+        self.run(move |s| {
+            if start > end {
+                return Ok(0);
+            }
+            let mut count = 0u64;
+            for guard in s.points.range(start..=end) {
+                guard.key().map_err(unavailable)?;
+                count += 1;
+            }
+            Ok(count)
         })
         .await
     }

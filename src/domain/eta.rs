@@ -1,0 +1,154 @@
+//! Estimated time of arrival from the latest fix, recent fixes and the destination.
+//!
+//! The destination has only city, state and ZIP, so its position is the ZIP's
+//! centroid. Method:
+//!
+//! 1. Remaining road miles = great-circle miles to the destination × 1.2, the
+//!    typical circuity of US road travel between cities.
+//! 2. Speed = mean of the *moving* speeds (≥ 5 mph) reported in the hour before the
+//!    latest fix; where fixes carry no speed, the speed between consecutive fixes is
+//!    used instead. It is clamped to 20–70 mph so one burst or crawl does not swing
+//!    the estimate.
+//! 3. With no moving speed in that hour (the truck is stopped: a break, a
+//!    dock, traffic), 45 mph is assumed: a long-haul average including stops.
+//! 4. ETA = time of the latest fix + remaining miles / speed; within one mile of the
+//!    destination, the ETA is the latest fix's time.
+
+use chrono::{DateTime, Duration, Utc};
+
+use super::tracking::GpsFix;
+use crate::geo::haversine_miles;
+
+pub const ROAD_CIRCUITY: f64 = 1.2;
+pub const MOVING_MPH: f64 = 5.0;
+pub const MIN_SPEED_MPH: f64 = 20.0;
+pub const MAX_SPEED_MPH: f64 = 70.0;
+pub const STOPPED_DEFAULT_MPH: f64 = 45.0;
+pub const SPEED_WINDOW: Duration = Duration::hours(1);
+pub const ARRIVED_MILES: f64 = 1.0;
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Eta {
+    pub at: DateTime<Utc>,
+    pub remaining_miles: f64,
+    pub assumed_mph: f64,
+}
+
+/// `recent` holds fixes newest first, the latest among them.
+pub fn estimate(recent: &[GpsFix], destination: (f64, f64)) -> Option<Eta> {
+    let latest = recent.first()?;
+    let straight = haversine_miles(latest.lat, latest.lng, destination.0, destination.1);
+    let remaining_miles = straight * ROAD_CIRCUITY;
+    let assumed_mph = moving_speed(recent).map_or(STOPPED_DEFAULT_MPH, |mph| {
+        mph.clamp(MIN_SPEED_MPH, MAX_SPEED_MPH)
+    });
+    if straight <= ARRIVED_MILES {
+        return Some(Eta {
+            at: latest.timestamp,
+            remaining_miles,
+            assumed_mph,
+        });
+    }
+    let seconds = (remaining_miles / assumed_mph * 3600.0).round() as i64;
+    Some(Eta {
+        at: latest.timestamp + Duration::seconds(seconds),
+        remaining_miles,
+        assumed_mph,
+    })
+}
+
+/// Mean moving speed in the window before the latest fix, if the truck moved.
+fn moving_speed(recent: &[GpsFix]) -> Option<f64> {
+    let latest = recent.first()?;
+    let window: Vec<&GpsFix> = recent
+        .iter()
+        .take_while(|f| latest.timestamp - f.timestamp <= SPEED_WINDOW)
+        .collect();
+    let mut speeds = Vec::with_capacity(window.len());
+    for (i, fix) in window.iter().enumerate() {
+        let speed = fix.speed_mph.or_else(|| {
+            // No reported speed: distance over time to the previous (older) fix.
+            let older = window.get(i + 1)?;
+            let hours = (fix.timestamp - older.timestamp).num_milliseconds() as f64 / 3.6e6;
+            (hours > 0.0).then(|| haversine_miles(older.lat, older.lng, fix.lat, fix.lng) / hours)
+        });
+        if let Some(speed) = speed.filter(|s| *s >= MOVING_MPH) {
+            speeds.push(speed);
+        }
+    }
+    (!speeds.is_empty()).then(|| speeds.iter().sum::<f64>() / speeds.len() as f64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::domain::timestamp::parse_utc;
+
+    fn fix(at: &str, lat: f64, lng: f64, speed: Option<f64>) -> GpsFix {
+        GpsFix {
+            timestamp: parse_utc(at).unwrap(),
+            lat,
+            lng,
+            speed_mph: speed,
+            heading_deg: None,
+        }
+    }
+
+    const ATLANTA: (f64, f64) = (33.749, -84.388);
+
+    #[test]
+    fn uses_recent_moving_speed_over_road_distance() {
+        // Dallas, moving at 60 mph.
+        let recent = [
+            fix("2026-06-01T12:00:00Z", 32.7767, -96.7970, Some(60.0)),
+            fix("2026-06-01T11:50:00Z", 32.70, -96.90, Some(60.0)),
+        ];
+        let eta = estimate(&recent, ATLANTA).unwrap();
+        let straight = haversine_miles(32.7767, -96.7970, ATLANTA.0, ATLANTA.1);
+        assert!((eta.remaining_miles - straight * 1.2).abs() < 1e-6);
+        assert_eq!(eta.assumed_mph, 60.0);
+        let hours = (eta.at - recent[0].timestamp).num_seconds() as f64 / 3600.0;
+        assert!((hours - eta.remaining_miles / 60.0).abs() < 0.01, "{hours}");
+    }
+
+    #[test]
+    fn a_stopped_truck_gets_the_default_speed() {
+        let recent = [
+            fix("2026-06-01T12:00:00Z", 32.7767, -96.7970, Some(0.0)),
+            fix("2026-06-01T11:30:00Z", 32.7767, -96.7970, Some(0.0)),
+        ];
+        assert_eq!(
+            estimate(&recent, ATLANTA).unwrap().assumed_mph,
+            STOPPED_DEFAULT_MPH
+        );
+    }
+
+    #[test]
+    fn speeds_are_derived_from_positions_and_clamped() {
+        // 1 degree of latitude (~69 miles) in one hour, no reported speed.
+        let recent = [
+            fix("2026-06-01T12:00:00Z", 33.0, -90.0, None),
+            fix("2026-06-01T11:00:00Z", 32.0, -90.0, None),
+        ];
+        let eta = estimate(&recent, ATLANTA).unwrap();
+        assert!((eta.assumed_mph - 69.1).abs() < 0.5, "{}", eta.assumed_mph);
+        let fast = [fix("2026-06-01T12:00:00Z", 33.0, -90.0, Some(120.0))];
+        assert_eq!(estimate(&fast, ATLANTA).unwrap().assumed_mph, MAX_SPEED_MPH);
+        let old_speed = [
+            fix("2026-06-01T12:00:00Z", 33.0, -90.0, None),
+            fix("2026-06-01T09:00:00Z", 32.0, -90.0, Some(65.0)),
+        ];
+        assert_eq!(
+            estimate(&old_speed, ATLANTA).unwrap().assumed_mph,
+            STOPPED_DEFAULT_MPH
+        );
+    }
+
+    #[test]
+    fn at_the_destination_the_eta_is_now() {
+        let recent = [fix("2026-06-01T12:00:00Z", 33.7491, -84.3881, Some(10.0))];
+        let eta = estimate(&recent, ATLANTA).unwrap();
+        assert_eq!(eta.at, recent[0].timestamp);
+        assert!(estimate(&[], ATLANTA).is_none());
+    }
+}
