@@ -3,6 +3,7 @@
 use std::net::SocketAddr;
 use std::path::PathBuf;
 
+use crate::actors::load_actor::ActorSettings;
 use crate::api::extract::DEFAULT_BODY_LIMIT;
 use crate::clock::Clock;
 use crate::server::tls::TlsSource;
@@ -29,6 +30,7 @@ pub struct Settings {
     pub bootstrap_key: bool,
     pub body_limit: usize,
     pub clock: Clock,
+    pub actors: ActorSettings,
 }
 
 impl Settings {
@@ -43,6 +45,10 @@ impl Settings {
             bootstrap_key: true,
             body_limit: DEFAULT_BODY_LIMIT,
             clock: Clock::system(),
+            actors: ActorSettings {
+                threads: 2,
+                ..ActorSettings::default()
+            },
         }
     }
 }

@@ -3,6 +3,7 @@
 //! `main.rs` only parses the command line; everything that runs lives here so
 //! that integration tests start the very same server.
 
+pub mod actors;
 pub mod api;
 pub mod cli;
 pub mod clock;

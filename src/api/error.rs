@@ -260,6 +260,17 @@ impl From<LoadError> for ApiError {
                 format!("names no carrier of this account ({id})"),
             ),
             LoadError::Transition(e) => e.into(),
+            LoadError::NotTrackable(status) => ApiError::new(
+                StatusCode::CONFLICT,
+                "LOAD_NOT_TRACKABLE",
+                format!(
+                    "GPS fixes are accepted only for loads that are assigned or in_transit; this load is {status}"
+                ),
+            )
+            .with_details(json!({
+                "current_status": status.as_str(),
+                "trackable_statuses": ["assigned", "in_transit"],
+            })),
             LoadError::Storage(e) => e.into(),
         }
     }

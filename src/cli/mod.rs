@@ -64,6 +64,12 @@ pub struct ServeArgs {
     /// Largest accepted request body, in bytes.
     #[arg(long, env = "FREIGHT_MAX_BODY_BYTES", default_value_t = crate::api::extract::DEFAULT_BODY_LIMIT)]
     pub max_body_bytes: usize,
+    /// Threads the load actors run on [default: one per CPU core].
+    #[arg(long, env = "FREIGHT_ACTOR_THREADS", value_parser = clap::value_parser!(u16).range(1..=256))]
+    pub actor_threads: Option<u16>,
+    /// Seconds without a message after which a load's actor stops (it restarts from storage on demand).
+    #[arg(long, env = "FREIGHT_ACTOR_IDLE_SECS", default_value_t = 300, value_parser = clap::value_parser!(u64).range(1..=86_400))]
+    pub actor_idle_secs: u64,
     /// Log format.
     #[arg(long, env = "FREIGHT_LOG_FORMAT", value_enum, default_value = "text")]
     pub log_format: crate::telemetry::LogFormat,

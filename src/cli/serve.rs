@@ -1,5 +1,8 @@
 //! `freight serve`.
 
+use std::time::Duration;
+
+use crate::actors::load_actor::ActorSettings;
 use crate::clock::Clock;
 use crate::config::{ApiTransport, Settings};
 use crate::server::startup::Application;
@@ -14,6 +17,7 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
         (false, Some(cert), Some(key)) => ApiTransport::Tls(TlsSource::Files { cert, key }),
         (false, _, _) => ApiTransport::Tls(TlsSource::SelfSigned),
     };
+    let defaults = ActorSettings::default();
     let settings = Settings {
         data_dir: args.data_dir,
         listen: args.listen,
@@ -26,6 +30,11 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
         bootstrap_key: !args.no_bootstrap_key,
         body_limit: args.max_body_bytes,
         clock: Clock::system(),
+        actors: ActorSettings {
+            threads: args.actor_threads.map_or(defaults.threads, usize::from),
+            idle_timeout: Duration::from_secs(args.actor_idle_secs),
+            ..defaults
+        },
     };
     let scheme = match settings.transport {
         ApiTransport::Tls(_) => "https",

@@ -54,7 +54,7 @@ impl Application {
         })
         .await
         .context("opening storage")?;
-        let services = Services::new(storage, settings.clock.clone());
+        let services = Services::start(storage, settings.clock.clone(), settings.actors);
         let token = admin_token::load_or_create(&settings.data_dir)?;
 
         let api_listener = TcpListener::bind(settings.listen)

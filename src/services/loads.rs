@@ -1,22 +1,17 @@
 //! Load creation, lookup, listing and the status lifecycle.
 
-use std::hash::{BuildHasher, RandomState};
 use std::sync::Arc;
 
-use tokio::sync::Mutex;
-
+use crate::actors::load_actor::ChangeStatus;
+use crate::actors::registry::LoadRegistry;
 use crate::clock::Clock;
 use crate::domain::ids::{AccountId, CarrierId, LoadId};
 use crate::domain::load::{
-    CarrierSummary, Load, NewLoad, StatusChange, Transition, TransitionError,
+    CarrierSummary, Load, LoadStatus, NewLoad, StatusChange, Transition, TransitionError,
 };
 use crate::storage::{LoadFilter, Page, PageRequest, Storage, StorageError};
 
-/// Lock stripes serialising read-modify-write of one load. Two loads share a
-/// stripe only by hash collision, which costs a short wait, never correctness.
-const LOCK_STRIPES: usize = 1024;
-
-#[derive(Debug, thiserror::Error)]
+#[derive(Debug, Clone, thiserror::Error)]
 pub enum LoadError {
     #[error("load not found")]
     NotFound,
@@ -24,6 +19,8 @@ pub enum LoadError {
     UnknownCarrier(CarrierId),
     #[error(transparent)]
     Transition(#[from] TransitionError),
+    #[error("a load in status {0} does not take GPS fixes")]
+    NotTrackable(LoadStatus),
     #[error(transparent)]
     Storage(#[from] StorageError),
 }
@@ -31,17 +28,15 @@ pub enum LoadError {
 pub struct LoadService {
     storage: Arc<dyn Storage>,
     clock: Clock,
-    stripes: Vec<Mutex<()>>,
-    hasher: RandomState,
+    registry: Arc<LoadRegistry>,
 }
 
 impl LoadService {
-    pub fn new(storage: Arc<dyn Storage>, clock: Clock) -> Self {
+    pub fn new(storage: Arc<dyn Storage>, clock: Clock, registry: Arc<LoadRegistry>) -> Self {
         Self {
             storage,
             clock,
-            stripes: (0..LOCK_STRIPES).map(|_| Mutex::new(())).collect(),
-            hasher: RandomState::new(),
+            registry,
         }
     }
 
@@ -51,7 +46,7 @@ impl LoadService {
         Ok(load)
     }
 
-    /// A malformed id is simply not found: ids are opaque to clients.
+    /// A malformed id, or another account's load, is simply not found.
     pub async fn get(&self, account: &AccountId, id: &str) -> Result<Load, LoadError> {
         let id = LoadId::parse(id).ok_or(LoadError::NotFound)?;
         self.storage
@@ -70,8 +65,8 @@ impl LoadService {
         Ok(self.storage.list_loads(account, filter, page).await?)
     }
 
-    /// Applies a status change; returns the load as it stands afterwards (unchanged
-    /// when the request repeats the current status).
+    /// Applies a status change through the load's actor; returns the load as it
+    /// stands afterwards (unchanged when the request repeats the current status).
     pub async fn change_status(
         &self,
         account: &AccountId,
@@ -79,33 +74,45 @@ impl LoadService {
         change: StatusChange,
     ) -> Result<Load, LoadError> {
         let id = LoadId::parse(id).ok_or(LoadError::NotFound)?;
-        let stripe = self.hasher.hash_one(&id) as usize % LOCK_STRIPES;
-        let _serialised = self.stripes[stripe].lock().await;
-        let current = self
-            .storage
-            .get_load(&id)
-            .await?
-            .filter(|load| &load.account_id == account)
-            .ok_or(LoadError::NotFound)?;
-        let (to, carrier) = match current.plan_transition(&change)? {
-            Transition::Unchanged => return Ok(current),
-            Transition::Move(to) => (to, None),
-            Transition::Assign(carrier_id) => {
-                let carrier = self
-                    .storage
-                    .get_carrier(account, &carrier_id)
-                    .await?
-                    .ok_or(LoadError::UnknownCarrier(carrier_id))?;
-                let summary = CarrierSummary {
-                    id: carrier.id,
-                    name: carrier.name,
-                    mc_number: carrier.mc_number,
-                };
-                (crate::domain::load::LoadStatus::Assigned, Some(summary))
-            }
+        let message = ChangeStatus {
+            account: account.clone(),
+            change,
         };
-        let updated = current.apply(to, carrier, &change, self.clock.now());
-        self.storage.update_load(&current, &updated).await?;
-        Ok(updated)
+        self.registry.send(&id, message).await?
     }
+}
+
+/// The body of a status change, run by the load's actor (the only writer of the
+/// load, so the read-plan-write below cannot interleave with another change).
+pub(crate) async fn apply_status_change(
+    storage: &dyn Storage,
+    clock: &Clock,
+    id: &LoadId,
+    account: &AccountId,
+    change: &StatusChange,
+) -> Result<Load, LoadError> {
+    let current = storage
+        .get_load(id)
+        .await?
+        .filter(|load| &load.account_id == account)
+        .ok_or(LoadError::NotFound)?;
+    let (to, carrier) = match current.plan_transition(change)? {
+        Transition::Unchanged => return Ok(current),
+        Transition::Move(to) => (to, None),
+        Transition::Assign(carrier_id) => {
+            let carrier = storage
+                .get_carrier(account, &carrier_id)
+                .await?
+                .ok_or(LoadError::UnknownCarrier(carrier_id))?;
+            let summary = CarrierSummary {
+                id: carrier.id,
+                name: carrier.name,
+                mc_number: carrier.mc_number,
+            };
+            (LoadStatus::Assigned, Some(summary))
+        }
+    };
+    let updated = current.apply(to, carrier, change, clock.now());
+    storage.update_load(&current, &updated).await?;
+    Ok(updated)
 }

@@ -21,7 +21,7 @@ use crate::domain::tracking::{Appended, GpsFix, TrackingPoint};
 pub mod conformance;
 pub mod embedded;
 
-#[derive(Debug, thiserror::Error)]
+#[derive(Debug, Clone, thiserror::Error)]
 pub enum StorageError {
     /// The store could not read or write (disk full, I/O error, node down).
     #[error("storage is unavailable: {0}")]

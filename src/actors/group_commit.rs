@@ -1,0 +1,94 @@
+//! Group commit of GPS points: every point that arrives while the previous batch is
+//! being synced goes into the next batch, so one fdatasync covers many requests.
+//! Each caller is answered only after the batch holding its points is durable.
+//!
+//! There is no fixed linger: under light load a point is written at once (lowest
+//! latency), and under heavy load batches grow by themselves to whatever arrived
+//! during one sync (highest throughput).
+
+use std::sync::Arc;
+
+use tokio::sync::{mpsc, oneshot};
+
+use crate::domain::tracking::{Appended, TrackingPoint};
+use crate::storage::{Storage, StorageError, StorageResult};
+
+/// Submissions waiting for the committer; beyond this, senders wait (back-pressure).
+const QUEUE_CAPACITY: usize = 16_384;
+/// A batch stops growing at this many points (bounds one batch's memory and latency).
+const MAX_BATCH_POINTS: usize = 8_192;
+
+struct Submission {
+    points: Vec<TrackingPoint>,
+    reply: oneshot::Sender<StorageResult<Vec<Appended>>>,
+}
+
+/// Handle to the committer task; cheap to clone.
+#[derive(Clone)]
+pub struct GroupCommitter {
+    queue: mpsc::Sender<Submission>,
+}
+
+impl GroupCommitter {
+    /// Starts the committer on the current tokio runtime. It runs until every
+    /// handle is dropped, then finishes the queued batches and ends.
+    pub fn start(storage: Arc<dyn Storage>) -> (Self, tokio::task::JoinHandle<()>) {
+        let (queue, receiver) = mpsc::channel(QUEUE_CAPACITY);
+        let task = tokio::spawn(run(storage, receiver));
+        (Self { queue }, task)
+    }
+
+    /// Stores `points` (of any loads) and returns once they are durable.
+    pub async fn append(&self, points: Vec<TrackingPoint>) -> StorageResult<Vec<Appended>> {
+        let (reply, answer) = oneshot::channel();
+        self.queue
+            .send(Submission { points, reply })
+            .await
+            .map_err(|_| StorageError::Unavailable("the GPS committer has stopped".into()))?;
+        answer
+            .await
+            .map_err(|_| StorageError::Unavailable("the GPS committer stopped mid-batch".into()))?
+    }
+}
+
+async fn run(storage: Arc<dyn Storage>, mut queue: mpsc::Receiver<Submission>) {
+    while let Some(first) = queue.recv().await {
+        let mut batch = vec![first];
+        let mut points = batch[0].points.len();
+        while points < MAX_BATCH_POINTS {
+            match queue.try_recv() {
+                Ok(next) => {
+                    points += next.points.len();
+                    batch.push(next);
+                }
+                Err(_) => break,
+            }
+        }
+        commit(&*storage, batch).await;
+    }
+}
+
+async fn commit(storage: &dyn Storage, batch: Vec<Submission>) {
+    let mut sizes = Vec::with_capacity(batch.len());
+    let mut replies = Vec::with_capacity(batch.len());
+    let mut points = Vec::new();
+    for submission in batch {
+        sizes.push(submission.points.len());
+        replies.push(submission.reply);
+        points.extend(submission.points);
+    }
+    match storage.append_points(points).await {
+        Ok(outcomes) => {
+            let mut outcomes = outcomes.into_iter();
+            for (size, reply) in sizes.into_iter().zip(replies) {
+                let _ = reply.send(Ok(outcomes.by_ref().take(size).collect()));
+            }
+        }
+        Err(error) => {
+            tracing::error!(%error, "GPS batch failed; its points were not stored");
+            for reply in replies {
+                let _ = reply.send(Err(error.clone()));
+            }
+        }
+    }
+}

@@ -1,0 +1,357 @@
+//! One actor per active load: the only writer of its load, holding its status and
+//! latest positions in memory so GPS ingest and tracking reads need no storage
+//! round trip beyond the group commit.
+
+use std::collections::VecDeque;
+use std::sync::Arc;
+use std::time::Duration;
+
+use actix::prelude::*;
+use dashmap::DashMap;
+use tokio::time::Instant;
+
+use super::group_commit::GroupCommitter;
+use crate::clock::Clock;
+use crate::domain::ids::{AccountId, LoadId};
+use crate::domain::load::{Load, LoadStatus, StatusChange};
+use crate::domain::tracking::{Appended, GpsFix, TrackingPoint};
+use crate::geo;
+use crate::services::loads::{LoadError, apply_status_change};
+use crate::storage::{PointRange, Storage, StorageError};
+
+/// Positions kept in memory per load, newest first (the rest is in storage).
+pub const RECENT_FIXES: usize = 10;
+/// A mailbox this deep makes many connections posting to one load wait rather than fail.
+const MAILBOX_CAPACITY: usize = 1024;
+/// An actor for a load that does not exist answers "not found" this long, then stops.
+const MISSING_LINGER: Duration = Duration::from_secs(1);
+
+/// Records GPS fixes for the load; answers once they are durable, one outcome per fix.
+#[derive(Message, Clone)]
+#[rtype(result = "Result<Vec<Appended>, LoadError>")]
+pub struct RecordFixes {
+    pub account: AccountId,
+    pub fixes: Vec<GpsFix>,
+}
+
+/// Changes the load's status (and carrier), applied one at a time.
+#[derive(Message, Clone)]
+#[rtype(result = "Result<Load, LoadError>")]
+pub struct ChangeStatus {
+    pub account: AccountId,
+    pub change: StatusChange,
+}
+
+/// Reads the in-memory tracking state.
+#[derive(Message, Clone)]
+#[rtype(result = "Result<TrackingState, LoadError>")]
+pub struct ReadTracking {
+    pub account: AccountId,
+}
+
+/// What the actor knows about a load's movement.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TrackingState {
+    pub status: LoadStatus,
+    /// Newest first; the first is the latest position.
+    pub recent: Vec<GpsFix>,
+    /// The destination ZIP's centroid, if the ZIP is known.
+    pub destination: Option<(f64, f64)>,
+}
+
+#[derive(Debug, Clone, Copy)]
+pub struct ActorSettings {
+    /// Arbiter threads the actors are spread over; 0 runs them on the caller's
+    /// arbiter (tests with paused time).
+    pub threads: usize,
+    /// An actor with no message for this long stops; the next message restarts it
+    /// from storage.
+    pub idle_timeout: Duration,
+    /// A delivered load's actor stops this long after delivery.
+    pub delivered_linger: Duration,
+}
+
+impl Default for ActorSettings {
+    fn default() -> Self {
+        ActorSettings {
+            threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
+            idle_timeout: Duration::from_secs(300),
+            delivered_linger: Duration::from_secs(30),
+        }
+    }
+}
+
+/// A registry entry: the actor's address and which start of it this is.
+pub struct Resident {
+    pub addr: Addr<LoadActor>,
+    pub incarnation: u64,
+}
+
+/// What every load actor shares.
+pub struct ActorDeps {
+    pub storage: Arc<dyn Storage>,
+    pub committer: GroupCommitter,
+    pub clock: Clock,
+    pub settings: ActorSettings,
+    pub residents: Arc<DashMap<LoadId, Resident>>,
+}
+
+/// A GPS fix as held in memory: 32 bytes.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct HeldFix {
+    micros: i64,
+    lat: f64,
+    lng: f64,
+    speed: f32,
+    heading: f32,
+}
+
+impl HeldFix {
+    fn new(fix: &GpsFix) -> Self {
+        HeldFix {
+            micros: fix.timestamp.timestamp_micros(),
+            lat: fix.lat,
+            lng: fix.lng,
+            speed: fix.speed_mph.map_or(f32::NAN, |s| s as f32),
+            heading: fix.heading_deg.map_or(f32::NAN, |h| h as f32),
+        }
+    }
+
+    fn fix(&self) -> GpsFix {
+        let optional = |v: f32| (!v.is_nan()).then_some(f64::from(v));
+        GpsFix {
+            timestamp: chrono::DateTime::from_timestamp_micros(self.micros).unwrap_or_default(),
+            lat: self.lat,
+            lng: self.lng,
+            speed_mph: optional(self.speed),
+            heading_deg: optional(self.heading),
+        }
+    }
+}
+
+struct Tracked {
+    account: AccountId,
+    status: LoadStatus,
+    destination: Option<(f64, f64)>,
+    /// Newest first, at most `RECENT_FIXES`.
+    recent: VecDeque<HeldFix>,
+}
+
+impl Tracked {
+    /// Keeps a newly stored fix if it is among the latest; an older fix stays only
+    /// in storage and does not move the latest position.
+    fn remember(&mut self, fix: &GpsFix) {
+        let held = HeldFix::new(fix);
+        let position = self.recent.partition_point(|f| f.micros > held.micros);
+        if self.recent.get(position).is_some_and(|f| f.micros == held.micros) {
+            return;
+        }
+        if position < RECENT_FIXES {
+            self.recent.insert(position, held);
+            self.recent.truncate(RECENT_FIXES);
+        }
+    }
+}
+
+enum State {
+    Loading,
+    Missing,
+    Failed(StorageError),
+    Active(Tracked),
+}
+
+pub struct LoadActor {
+    id: LoadId,
+    incarnation: u64,
+    deps: Arc<ActorDeps>,
+    state: State,
+    last_active: Instant,
+    /// GPS batches submitted and not yet durable: the actor does not stop while any are.
+    in_flight: u32,
+}
+
+impl LoadActor {
+    pub fn new(id: LoadId, incarnation: u64, deps: Arc<ActorDeps>) -> Self {
+        LoadActor {
+            id,
+            incarnation,
+            deps,
+            state: State::Loading,
+            last_active: Instant::now(),
+            in_flight: 0,
+        }
+    }
+
+    /// The tracked load, if it exists and belongs to `account`.
+    fn tracked(&mut self, account: &AccountId) -> Result<&mut Tracked, LoadError> {
+        match &mut self.state {
+            State::Active(tracked) if &tracked.account == account => Ok(tracked),
+            State::Active(_) | State::Missing | State::Loading => Err(LoadError::NotFound),
+            State::Failed(error) => Err(LoadError::Storage(error.clone())),
+        }
+    }
+
+    /// Stops once idle (or after `after`), re-arming while there is activity.
+    fn stop_when_idle(&self, ctx: &mut Context<Self>, after: Duration) {
+        ctx.run_later(after, |actor, ctx| {
+            let idle_for = actor.last_active.elapsed();
+            let timeout = actor.deps.settings.idle_timeout;
+            if actor.in_flight == 0 && idle_for >= timeout {
+                ctx.stop();
+            } else {
+                actor.stop_when_idle(ctx, timeout.saturating_sub(idle_for).max(Duration::from_millis(10)));
+            }
+        });
+    }
+
+    /// Stops after `after` regardless of activity, once no write is in flight.
+    fn stop_after(&self, ctx: &mut Context<Self>, after: Duration) {
+        ctx.run_later(after, |actor, ctx| {
+            if actor.in_flight == 0 {
+                ctx.stop();
+            } else {
+                actor.stop_after(ctx, Duration::from_millis(100));
+            }
+        });
+    }
+}
+
+impl Actor for LoadActor {
+    type Context = Context<Self>;
+
+    fn started(&mut self, ctx: &mut Self::Context) {
+        ctx.set_mailbox_capacity(MAILBOX_CAPACITY);
+        let storage = self.deps.storage.clone();
+        let id = self.id.clone();
+        // `wait`: no message is handled until the state is loaded.
+        ctx.wait(
+            async move {
+                let Some(load) = storage.get_load(&id).await? else {
+                    return Ok(None);
+                };
+                let recent = storage.load_points(&id, PointRange::latest(RECENT_FIXES)).await?;
+                Ok::<_, StorageError>(Some((load, recent)))
+            }
+            .into_actor(self)
+            .map(|loaded, actor, ctx| match loaded {
+                Ok(Some((load, recent))) => {
+                    let destination = geo::zip_centroid(&load.destination.zip).map(|p| (p.lat, p.lng));
+                    let delivered = load.status == LoadStatus::Delivered;
+                    actor.state = State::Active(Tracked {
+                        account: load.account_id,
+                        status: load.status,
+                        destination,
+                        recent: recent.iter().map(HeldFix::new).collect(),
+                    });
+                    if delivered {
+                        actor.stop_after(ctx, actor.deps.settings.delivered_linger);
+                    } else {
+                        actor.stop_when_idle(ctx, actor.deps.settings.idle_timeout);
+                    }
+                }
+                Ok(None) => {
+                    actor.state = State::Missing;
+                    actor.stop_after(ctx, MISSING_LINGER);
+                }
+                Err(error) => {
+                    tracing::error!(load = %actor.id, %error, "could not load the load's state");
+                    actor.state = State::Failed(error);
+                    actor.stop_after(ctx, MISSING_LINGER);
+                }
+            }),
+        );
+    }
+
+    fn stopped(&mut self, _: &mut Self::Context) {
+        let incarnation = self.incarnation;
+        self.deps
+            .residents
+            .remove_if(&self.id, |_, resident| resident.incarnation == incarnation);
+    }
+}
+
+impl Handler<RecordFixes> for LoadActor {
+    type Result = ResponseActFuture<Self, Result<Vec<Appended>, LoadError>>;
+
+    fn handle(&mut self, msg: RecordFixes, _: &mut Self::Context) -> Self::Result {
+        self.last_active = Instant::now();
+        let status = match self.tracked(&msg.account) {
+            Ok(tracked) => tracked.status,
+            Err(error) => return Box::pin(fut::ready(Err(error))),
+        };
+        if !matches!(status, LoadStatus::Assigned | LoadStatus::InTransit) {
+            return Box::pin(fut::ready(Err(LoadError::NotTrackable(status))));
+        }
+        let points = msg
+            .fixes
+            .iter()
+            .map(|fix| TrackingPoint {
+                load_id: self.id.clone(),
+                fix: *fix,
+            })
+            .collect();
+        self.in_flight += 1;
+        let committer = self.deps.committer.clone();
+        // Not atomic: other fixes (and reads) for this load proceed while this batch syncs.
+        Box::pin(async move { committer.append(points).await }.into_actor(self).map(
+            move |stored, actor, _| {
+                actor.in_flight -= 1;
+                actor.last_active = Instant::now();
+                let outcomes = stored?;
+                if let State::Active(tracked) = &mut actor.state {
+                    for (fix, outcome) in msg.fixes.iter().zip(&outcomes) {
+                        if *outcome == Appended::Stored {
+                            tracked.remember(fix);
+                        }
+                    }
+                }
+                Ok(outcomes)
+            },
+        ))
+    }
+}
+
+impl Handler<ChangeStatus> for LoadActor {
+    type Result = AtomicResponse<Self, Result<Load, LoadError>>;
+
+    fn handle(&mut self, msg: ChangeStatus, _: &mut Self::Context) -> Self::Result {
+        self.last_active = Instant::now();
+        if let Err(error) = self.tracked(&msg.account) {
+            return AtomicResponse::new(Box::pin(fut::ready(Err(error))));
+        }
+        let storage = self.deps.storage.clone();
+        let clock = self.deps.clock.clone();
+        let id = self.id.clone();
+        // Atomic: nothing else runs on this actor until the change is durable, so
+        // each change is planned against the result of the previous one.
+        AtomicResponse::new(Box::pin(
+            async move { apply_status_change(&*storage, &clock, &id, &msg.account, &msg.change).await }
+                .into_actor(self)
+                .map(|changed, actor, ctx| {
+                    if let (Ok(load), State::Active(tracked)) = (&changed, &mut actor.state) {
+                        let newly_delivered =
+                            load.status == LoadStatus::Delivered && tracked.status != LoadStatus::Delivered;
+                        tracked.status = load.status;
+                        if newly_delivered {
+                            actor.stop_after(ctx, actor.deps.settings.delivered_linger);
+                        }
+                    }
+                    changed
+                }),
+        ))
+    }
+}
+
+impl Handler<ReadTracking> for LoadActor {
+    type Result = Result<TrackingState, LoadError>;
+
+    fn handle(&mut self, msg: ReadTracking, _: &mut Self::Context) -> Self::Result {
+        self.last_active = Instant::now();
+        let tracked = self.tracked(&msg.account)?;
+        Ok(TrackingState {
+            status: tracked.status,
+            recent: tracked.recent.iter().map(HeldFix::fix).collect(),
+            destination: tracked.destination,
+        })
+    }
+}

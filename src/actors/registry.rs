@@ -1,0 +1,114 @@
+//! Finds the actor of a load or starts it, spreading actors over a fixed pool of
+//! arbiter threads, and delivers messages with a retry for an actor that stopped
+//! between lookup and send.
+
+use std::hash::{BuildHasher, RandomState};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use actix::dev::ToEnvelope;
+use actix::prelude::*;
+use actix_rt::{Arbiter, ArbiterHandle};
+
+use super::load_actor::{ActorDeps, LoadActor, Resident};
+use crate::domain::ids::LoadId;
+use crate::services::loads::LoadError;
+use crate::storage::StorageError;
+
+/// An actor can stop between being looked up and receiving a message (idle stop);
+/// the message is then sent to a fresh actor. More than this many misses in a row
+/// means actors stop as fast as they start, which is reported as unavailable.
+const SEND_ATTEMPTS: usize = 4;
+
+pub struct LoadRegistry {
+    deps: Arc<ActorDeps>,
+    arbiters: Vec<ArbiterHandle>,
+    /// The arbiters this registry started, stopped with it.
+    owned: std::sync::Mutex<Vec<Arbiter>>,
+    hasher: RandomState,
+    incarnations: AtomicU64,
+}
+
+impl LoadRegistry {
+    /// Starts `deps.settings.threads` arbiters (must run inside an actix System).
+    pub fn new(deps: ActorDeps) -> Self {
+        let threads = deps.settings.threads;
+        let owned: Vec<Arbiter> = (0..threads).map(|_| Arbiter::new()).collect();
+        let arbiters = if owned.is_empty() {
+            vec![Arbiter::current()]
+        } else {
+            owned.iter().map(Arbiter::handle).collect()
+        };
+        LoadRegistry {
+            deps: Arc::new(deps),
+            arbiters,
+            owned: std::sync::Mutex::new(owned),
+            hasher: RandomState::new(),
+            incarnations: AtomicU64::new(0),
+        }
+    }
+
+    /// Actors currently resident.
+    pub fn resident(&self) -> usize {
+        self.deps.residents.len()
+    }
+
+    /// Whether the load's actor is resident.
+    pub fn is_resident(&self, id: &LoadId) -> bool {
+        self.deps.residents.contains_key(id)
+    }
+
+    /// Delivers `message` to the load's actor, starting it if needed.
+    pub async fn send<M>(&self, id: &LoadId, message: M) -> Result<M::Result, LoadError>
+    where
+        M: Message + Clone + Send + 'static,
+        M::Result: Send,
+        LoadActor: Handler<M>,
+        <LoadActor as Actor>::Context: ToEnvelope<LoadActor, M>,
+    {
+        for _ in 0..SEND_ATTEMPTS {
+            let (addr, incarnation) = self.actor_for(id);
+            match addr.send(message.clone()).await {
+                Ok(result) => return Ok(result),
+                Err(MailboxError::Closed) | Err(MailboxError::Timeout) => {
+                    self.deps
+                        .residents
+                        .remove_if(id, |_, resident| resident.incarnation == incarnation);
+                }
+            }
+        }
+        Err(LoadError::Storage(StorageError::Unavailable(format!(
+            "the actor of {id} stopped {SEND_ATTEMPTS} times in a row"
+        ))))
+    }
+
+    fn actor_for(&self, id: &LoadId) -> (Addr<LoadActor>, u64) {
+        if let Some(resident) = self.deps.residents.get(id) {
+            return (resident.addr.clone(), resident.incarnation);
+        }
+        let entry = self.deps.residents.entry(id.clone()).or_insert_with(|| {
+            let incarnation = self.incarnations.fetch_add(1, Ordering::Relaxed);
+            let arbiter = &self.arbiters[self.hasher.hash_one(id) as usize % self.arbiters.len()];
+            let deps = self.deps.clone();
+            let actor_id = id.clone();
+            let addr = LoadActor::start_in_arbiter(arbiter, move |_| {
+                LoadActor::new(actor_id, incarnation, deps)
+            });
+            Resident { addr, incarnation }
+        });
+        (entry.addr.clone(), entry.incarnation)
+    }
+
+    /// Stops the arbiter threads (and so every actor on them).
+    pub fn shutdown(&self) {
+        for arbiter in self.owned.lock().unwrap_or_else(|p| p.into_inner()).drain(..) {
+            arbiter.stop();
+        }
+    }
+}
+
+impl Drop for LoadRegistry {
+    fn drop(&mut self) {
+        self.shutdown();
+    }
+}
