@@ -143,7 +143,11 @@ impl Tracked {
     fn remember(&mut self, fix: &GpsFix) {
         let held = HeldFix::new(fix);
         let position = self.recent.partition_point(|f| f.micros > held.micros);
-        if self.recent.get(position).is_some_and(|f| f.micros == held.micros) {
+        if self
+            .recent
+            .get(position)
+            .is_some_and(|f| f.micros == held.micros)
+        {
             return;
         }
         if position < RECENT_FIXES {
@@ -199,7 +203,12 @@ impl LoadActor {
             if actor.in_flight == 0 && idle_for >= timeout {
                 ctx.stop();
             } else {
-                actor.stop_when_idle(ctx, timeout.saturating_sub(idle_for).max(Duration::from_millis(10)));
+                actor.stop_when_idle(
+                    ctx,
+                    timeout
+                        .saturating_sub(idle_for)
+                        .max(Duration::from_millis(10)),
+                );
             }
         });
     }
@@ -229,13 +238,16 @@ impl Actor for LoadActor {
                 let Some(load) = storage.get_load(&id).await? else {
                     return Ok(None);
                 };
-                let recent = storage.load_points(&id, PointRange::latest(RECENT_FIXES)).await?;
+                let recent = storage
+                    .load_points(&id, PointRange::latest(RECENT_FIXES))
+                    .await?;
                 Ok::<_, StorageError>(Some((load, recent)))
             }
             .into_actor(self)
             .map(|loaded, actor, ctx| match loaded {
                 Ok(Some((load, recent))) => {
-                    let destination = geo::zip_centroid(&load.destination.zip).map(|p| (p.lat, p.lng));
+                    let destination =
+                        geo::zip_centroid(&load.destination.zip).map(|p| (p.lat, p.lng));
                     let delivered = load.status == LoadStatus::Delivered;
                     actor.state = State::Active(Tracked {
                         account: load.account_id,
@@ -293,21 +305,23 @@ impl Handler<RecordFixes> for LoadActor {
         self.in_flight += 1;
         let committer = self.deps.committer.clone();
         // Not atomic: other fixes (and reads) for this load proceed while this batch syncs.
-        Box::pin(async move { committer.append(points).await }.into_actor(self).map(
-            move |stored, actor, _| {
-                actor.in_flight -= 1;
-                actor.last_active = Instant::now();
-                let outcomes = stored?;
-                if let State::Active(tracked) = &mut actor.state {
-                    for (fix, outcome) in msg.fixes.iter().zip(&outcomes) {
-                        if *outcome == Appended::Stored {
-                            tracked.remember(fix);
+        Box::pin(
+            async move { committer.append(points).await }
+                .into_actor(self)
+                .map(move |stored, actor, _| {
+                    actor.in_flight -= 1;
+                    actor.last_active = Instant::now();
+                    let outcomes = stored?;
+                    if let State::Active(tracked) = &mut actor.state {
+                        for (fix, outcome) in msg.fixes.iter().zip(&outcomes) {
+                            if *outcome == Appended::Stored {
+                                tracked.remember(fix);
+                            }
                         }
                     }
-                }
-                Ok(outcomes)
-            },
-        ))
+                    Ok(outcomes)
+                }),
+        )
     }
 }
 
@@ -324,13 +338,16 @@ impl Handler<ChangeStatus> for LoadActor {
         let id = self.id.clone();
         // Atomic: nothing else runs on this actor until the change is durable, so
         // each change is planned against the result of the previous one.
-        AtomicResponse::new(Box::pin(
-            async move { apply_status_change(&*storage, &clock, &id, &msg.account, &msg.change).await }
+        AtomicResponse::new(
+            Box::pin(
+                async move {
+                    apply_status_change(&*storage, &clock, &id, &msg.account, &msg.change).await
+                }
                 .into_actor(self)
                 .map(|changed, actor, ctx| {
                     if let (Ok(load), State::Active(tracked)) = (&changed, &mut actor.state) {
-                        let newly_delivered =
-                            load.status == LoadStatus::Delivered && tracked.status != LoadStatus::Delivered;
+                        let newly_delivered = load.status == LoadStatus::Delivered
+                            && tracked.status != LoadStatus::Delivered;
                         tracked.status = load.status;
                         if newly_delivered {
                             actor.stop_after(ctx, actor.deps.settings.delivered_linger);
@@ -338,7 +355,8 @@ impl Handler<ChangeStatus> for LoadActor {
                     }
                     changed
                 }),
-        ))
+            ),
+        )
     }
 }
 

@@ -101,7 +101,12 @@ impl LoadRegistry {
 
     /// Stops the arbiter threads (and so every actor on them).
     pub fn shutdown(&self) {
-        for arbiter in self.owned.lock().unwrap_or_else(|p| p.into_inner()).drain(..) {
+        for arbiter in self
+            .owned
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .drain(..)
+        {
             arbiter.stop();
         }
     }

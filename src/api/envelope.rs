@@ -37,13 +37,18 @@ pub struct PageInfo {
 }
 
 pub fn list<T: Serialize>(items_name: &str, items: Vec<T>, info: PageInfo) -> HttpResponse {
+    HttpResponse::Ok().json(list_value(items_name, items, info))
+}
+
+/// The list envelope as a value, for endpoints that add to `pagination`.
+pub fn list_value<T: Serialize>(items_name: &str, items: Vec<T>, info: PageInfo) -> Value {
     let mut data = Map::new();
     data.insert(items_name.to_owned(), json!(items));
     data.insert("total".into(), json!(info.total));
     data.insert("page".into(), json!(info.page));
-    HttpResponse::Ok().json(json!({
+    json!({
         "success": true,
         "data": Value::Object(data),
         "pagination": {"page": info.page, "limit": info.limit, "total": info.total},
-    }))
+    })
 }

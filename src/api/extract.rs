@@ -25,10 +25,11 @@ pub const MAX_PAGE: u64 = 1_000_000;
 #[derive(Debug, Clone, Copy)]
 pub struct BodyLimit(pub usize);
 
-/// A JSON body deserialised into `T`; a refusal names the offending field.
-pub struct JsonBody<T>(pub T);
+/// The raw bytes of a JSON body: the content type checked and the size capped
+/// (by the [`BodyLimit`] of the resource, else of the app).
+pub struct JsonBytes(pub web::Bytes);
 
-impl<T: DeserializeOwned + 'static> FromRequest for JsonBody<T> {
+impl FromRequest for JsonBytes {
     type Error = ApiError;
     type Future = Pin<Box<dyn Future<Output = Result<Self, ApiError>>>>;
 
@@ -65,7 +66,7 @@ impl<T: DeserializeOwned + 'static> FromRequest for JsonBody<T> {
             if declared_len.is_some_and(|len| len > limit) {
                 return Err(too_large(limit));
             }
-            let mut body = web::BytesMut::new();
+            let mut body = web::BytesMut::with_capacity(declared_len.unwrap_or(1024).min(limit));
             while let Some(chunk) = payload.next().await {
                 let chunk = chunk.map_err(|e| {
                     ApiError::new(
@@ -79,6 +80,22 @@ impl<T: DeserializeOwned + 'static> FromRequest for JsonBody<T> {
                 }
                 body.extend_from_slice(&chunk);
             }
+            Ok(JsonBytes(body.freeze()))
+        })
+    }
+}
+
+/// A JSON body deserialised into `T`; a refusal names the offending field.
+pub struct JsonBody<T>(pub T);
+
+impl<T: DeserializeOwned + 'static> FromRequest for JsonBody<T> {
+    type Error = ApiError;
+    type Future = Pin<Box<dyn Future<Output = Result<Self, ApiError>>>>;
+
+    fn from_request(req: &HttpRequest, payload: &mut Payload) -> Self::Future {
+        let bytes = JsonBytes::from_request(req, payload);
+        Box::pin(async move {
+            let JsonBytes(body) = bytes.await?;
             parse_json(&body).map(JsonBody)
         })
     }

@@ -4,4 +4,5 @@ pub mod auth;
 pub mod envelope;
 pub mod error;
 pub mod extract;
+pub mod tracking_views;
 pub mod views;

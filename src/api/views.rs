@@ -9,6 +9,8 @@ use crate::domain::load::{CarrierSummary, Load, StatusEntry};
 use crate::domain::location::Location;
 use crate::domain::timestamp::format;
 
+pub use super::tracking_views::TrackingSummary;
+
 #[derive(Serialize)]
 pub struct LoadView<'a> {
     pub id: &'a str,
@@ -25,21 +27,25 @@ pub struct LoadView<'a> {
     pub currency: &'static str,
     pub notes: Option<&'a str>,
     pub carrier: Option<&'a CarrierSummary>,
-    pub tracking: TrackingSummary,
+    /// On a retrieved load (spec 2.1); left out of list items, which would otherwise
+    /// wake the actor of every listed load.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tracking: Option<TrackingSummary>,
     pub status_history: &'a [StatusEntry],
     pub created_at: String,
     pub updated_at: String,
 }
 
-/// The spec's tracking summary; every field is null until the first GPS fix.
-#[derive(Serialize, Default)]
-pub struct TrackingSummary {
-    pub current_location: Option<serde_json::Value>,
-    pub eta: Option<String>,
-    pub last_update: Option<String>,
-}
-
 impl<'a> LoadView<'a> {
+    /// A load with its tracking summary.
+    pub fn with_tracking(load: &'a Load, tracking: TrackingSummary) -> Self {
+        LoadView {
+            tracking: Some(tracking),
+            ..Self::new(load)
+        }
+    }
+
+    /// A load without tracking (list items).
     pub fn new(load: &'a Load) -> Self {
         LoadView {
             id: load.id.as_str(),
@@ -54,7 +60,7 @@ impl<'a> LoadView<'a> {
             currency: "USD",
             notes: load.notes.as_deref(),
             carrier: load.carrier.as_ref(),
-            tracking: TrackingSummary::default(),
+            tracking: None,
             status_history: &load.status_history,
             created_at: format(&load.created_at),
             updated_at: format(&load.updated_at),

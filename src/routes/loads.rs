@@ -5,7 +5,7 @@ use actix_web::{HttpRequest, HttpResponse, web};
 use crate::api::envelope::{self, PageInfo};
 use crate::api::error::ApiError;
 use crate::api::extract::{JsonBody, NoQuery, QueryParams, page_request};
-use crate::api::views::LoadView;
+use crate::api::views::{LoadView, TrackingSummary};
 use crate::domain::load::{LoadStatus, NewLoadInput, StatusChangeInput};
 use crate::domain::location::UsState;
 use crate::services::Services;
@@ -20,7 +20,11 @@ async fn create(
 ) -> Result<HttpResponse, ApiError> {
     let new = input.validate()?;
     let load = services.loads.create(principal.account_id(), new).await?;
-    Ok(envelope::created(LoadView::new(&load)))
+    // A new load has no fixes yet: its tracking summary is known to be empty.
+    Ok(envelope::created(LoadView::with_tracking(
+        &load,
+        TrackingSummary::default(),
+    )))
 }
 
 async fn get(
@@ -30,7 +34,14 @@ async fn get(
     id: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
     let load = services.loads.get(principal.account_id(), &id).await?;
-    Ok(envelope::ok(LoadView::new(&load)))
+    let tracking = services
+        .tracking
+        .current(principal.account_id(), &id)
+        .await?;
+    Ok(envelope::ok(LoadView::with_tracking(
+        &load,
+        TrackingSummary::new(&tracking),
+    )))
 }
 
 async fn list(
@@ -74,7 +85,14 @@ async fn change_status(
         .loads
         .change_status(principal.account_id(), &id, change)
         .await?;
-    Ok(envelope::ok(LoadView::new(&load)))
+    let tracking = services
+        .tracking
+        .current(principal.account_id(), &id)
+        .await?;
+    Ok(envelope::ok(LoadView::with_tracking(
+        &load,
+        TrackingSummary::new(&tracking),
+    )))
 }
 
 pub fn configure(cfg: &mut web::ServiceConfig) {

@@ -3,6 +3,7 @@
 pub mod auth;
 pub mod carriers;
 pub mod loads;
+pub mod tracking;
 
 use actix_web::{HttpResponse, middleware::from_fn, web};
 
@@ -15,7 +16,8 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
             .wrap(from_fn(crate::api::auth::authenticate))
             .configure(auth::configure)
             .configure(loads::configure)
-            .configure(carriers::configure),
+            .configure(carriers::configure)
+            .configure(tracking::configure),
     );
 }
 

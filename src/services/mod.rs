@@ -52,7 +52,10 @@ impl Services {
                 clock.clone(),
                 registry.clone(),
             )),
-            carriers: Arc::new(carriers::CarrierService::new(storage.clone(), clock.clone())),
+            carriers: Arc::new(carriers::CarrierService::new(
+                storage.clone(),
+                clock.clone(),
+            )),
             tracking: Arc::new(tracking::TrackingService::new(storage.clone(), registry)),
             auth,
             storage,

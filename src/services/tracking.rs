@@ -46,10 +46,11 @@ impl TrackingService {
             fixes: vec![fix],
         };
         let outcomes = self.registry.send(&id, message).await??;
-        outcomes
-            .into_iter()
-            .next()
-            .ok_or_else(|| LoadError::Storage(crate::storage::StorageError::Corrupt("no outcome for a fix".into())))
+        outcomes.into_iter().next().ok_or_else(|| {
+            LoadError::Storage(crate::storage::StorageError::Corrupt(
+                "no outcome for a fix".into(),
+            ))
+        })
     }
 
     /// Records fixes of many loads: one message per load, all loads at once. Each
@@ -66,14 +67,16 @@ impl TrackingService {
             entry.0.push(index);
             entry.1.push(*fix);
         }
-        let sends = by_load.into_iter().map(|(load, (indexes, fixes))| async move {
-            let message = RecordFixes {
-                account: account.clone(),
-                fixes,
-            };
-            let result = self.registry.send(&load, message).await.and_then(|r| r);
-            (indexes, result)
-        });
+        let sends = by_load
+            .into_iter()
+            .map(|(load, (indexes, fixes))| async move {
+                let message = RecordFixes {
+                    account: account.clone(),
+                    fixes,
+                };
+                let result = self.registry.send(&load, message).await.and_then(|r| r);
+                (indexes, result)
+            });
         let mut outcomes: Vec<Option<Result<Appended, LoadError>>> =
             (0..fixes.len()).map(|_| None).collect();
         for (indexes, result) in join_all(sends).await {
@@ -97,7 +100,11 @@ impl TrackingService {
     }
 
     /// The load's tracking state from its actor (no storage read if resident).
-    pub async fn current(&self, account: &AccountId, load: &str) -> Result<TrackingState, LoadError> {
+    pub async fn current(
+        &self,
+        account: &AccountId,
+        load: &str,
+    ) -> Result<TrackingState, LoadError> {
         let id = LoadId::parse(load).ok_or(LoadError::NotFound)?;
         let message = ReadTracking {
             account: account.clone(),

@@ -1,0 +1,275 @@
+//! GPS tracking: `POST/GET /v1/loads/{id}/tracking`, history, and bulk ingest.
+
+use actix_web::{HttpRequest, HttpResponse, web};
+use chrono::{DateTime, Utc};
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use crate::actors::load_actor::RECENT_FIXES;
+use crate::api::envelope::{self, PageInfo};
+use crate::api::error::ApiError;
+use crate::api::extract::{BodyLimit, JsonBody, JsonBytes, NoQuery, QueryParams, parse_json};
+use crate::api::tracking_views::{LiveTracking, PointView};
+use crate::domain::ids::LoadId;
+use crate::domain::timestamp;
+use crate::domain::tracking::{Appended, FixInput};
+use crate::domain::validation::ValidationErrors;
+use crate::services::Services;
+use crate::services::auth::Principal;
+use crate::storage::PointRange;
+
+/// Points accepted in one bulk request.
+pub const MAX_BATCH_POINTS: usize = 1_000;
+/// Body cap of the bulk endpoint: 1,000 points with room for long timestamps.
+pub const BATCH_BODY_LIMIT: usize = 1024 * 1024;
+pub const DEFAULT_HISTORY_LIMIT: usize = 100;
+pub const MAX_HISTORY_LIMIT: usize = 1_000;
+
+fn fix_response(load_id: &str, point: &PointView, outcome: Appended) -> Value {
+    let mut body = serde_json::to_value(point).expect("views serialise");
+    body["load_id"] = json!(load_id);
+    body["duplicate"] = json!(outcome == Appended::Duplicate);
+    body
+}
+
+async fn record(
+    principal: Principal,
+    services: web::Data<Services>,
+    id: web::Path<String>,
+    _: NoQuery,
+    JsonBody(input): JsonBody<FixInput>,
+) -> Result<HttpResponse, ApiError> {
+    let mut errors = ValidationErrors::new();
+    if input.load_id.is_some() {
+        errors.add("load_id", "is given by the path; leave it out of the body");
+    }
+    let fix = input.validate("", services.clock.now(), &mut errors);
+    let fix = errors.finish(|| fix.expect("checked"))?;
+    let outcome = services
+        .tracking
+        .record(principal.account_id(), &id, fix)
+        .await?;
+    let body = fix_response(&id, &PointView::new(&fix), outcome);
+    Ok(match outcome {
+        Appended::Stored => envelope::created(body),
+        Appended::Duplicate => envelope::ok(body),
+    })
+}
+
+async fn live(
+    principal: Principal,
+    services: web::Data<Services>,
+    id: web::Path<String>,
+    req: HttpRequest,
+) -> Result<HttpResponse, ApiError> {
+    let mut query = QueryParams::parse(&req)?;
+    let points = query
+        .take("points", |raw| match raw.trim().parse::<usize>() {
+            Ok(n) if n <= RECENT_FIXES => Ok(n),
+            _ => Err(format!(
+                "must be a whole number from 0 to {RECENT_FIXES}; use /tracking/history for more"
+            )),
+        })
+        .unwrap_or(RECENT_FIXES);
+    query.finish()?;
+    let state = services
+        .tracking
+        .current(principal.account_id(), &id)
+        .await?;
+    Ok(envelope::ok(LiveTracking::new(&id, &state, points)))
+}
+
+/// `c<page>.<µs of the last point returned>`: opaque to clients.
+fn parse_cursor(raw: &str) -> Result<(u64, DateTime<Utc>), String> {
+    let invalid = || "is not a cursor this service returned".to_string();
+    let (page, micros) = raw
+        .strip_prefix('c')
+        .and_then(|rest| rest.split_once('.'))
+        .ok_or_else(invalid)?;
+    let page: u64 = page.parse().map_err(|_| invalid())?;
+    let micros: i64 = micros.parse().map_err(|_| invalid())?;
+    let at = DateTime::from_timestamp_micros(micros).ok_or_else(invalid)?;
+    Ok((page, at))
+}
+
+async fn history(
+    principal: Principal,
+    services: web::Data<Services>,
+    id: web::Path<String>,
+    req: HttpRequest,
+) -> Result<HttpResponse, ApiError> {
+    let mut query = QueryParams::parse(&req)?;
+    let from = query.take("from", timestamp::parse_utc);
+    let to = query.take("to", timestamp::parse_utc);
+    let limit = query
+        .take("limit", |raw| match raw.trim().parse::<usize>() {
+            Ok(n) if (1..=MAX_HISTORY_LIMIT).contains(&n) => Ok(n),
+            _ => Err(format!(
+                "must be a whole number from 1 to {MAX_HISTORY_LIMIT}"
+            )),
+        })
+        .unwrap_or(DEFAULT_HISTORY_LIMIT);
+    let cursor = query.take("cursor", parse_cursor);
+    query.finish()?;
+    if let (Some(from), Some(to)) = (from, to)
+        && to < from
+    {
+        return Err(ApiError::field(
+            actix_web::http::StatusCode::BAD_REQUEST,
+            "INVALID_QUERY_PARAMETER",
+            "to",
+            "must not be before from",
+        ));
+    }
+    let range = PointRange {
+        from: from.unwrap_or(DateTime::<Utc>::MIN_UTC),
+        to: to.unwrap_or(DateTime::<Utc>::MAX_UTC),
+        before: cursor.map(|(_, at)| at),
+        limit,
+    };
+    let page = cursor.map_or(1, |(page, _)| page + 1);
+    let found = services
+        .tracking
+        .history(principal.account_id(), &id, range)
+        .await?;
+    let next_cursor = (found.points.len() == limit)
+        .then(|| found.points.last())
+        .flatten()
+        .map(|last| format!("c{page}.{}", last.timestamp.timestamp_micros()));
+    let points: Vec<PointView> = found.points.iter().map(PointView::new).collect();
+    let mut response = envelope::list_value(
+        "points",
+        points,
+        PageInfo {
+            page,
+            limit: limit as u32,
+            total: found.total,
+        },
+    );
+    response["pagination"]["next_cursor"] = json!(next_cursor);
+    Ok(HttpResponse::Ok().json(response))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct BatchInput {
+    points: Vec<FixInput>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct LooseBatchInput {
+    points: Vec<Value>,
+}
+
+/// Each point as a `FixInput`, or the reason it cannot be one. The whole body is
+/// parsed typed first (the fast path); only if that fails is each point parsed
+/// on its own, so one malformed point does not sink the others.
+fn batch_inputs(body: &[u8]) -> Result<Vec<Result<FixInput, ApiError>>, ApiError> {
+    if let Ok(batch) = serde_json::from_slice::<BatchInput>(body) {
+        return check_size(batch.points.len()).map(|()| batch.points.into_iter().map(Ok).collect());
+    }
+    let LooseBatchInput { points } = parse_json(body)?;
+    check_size(points.len())?;
+    Ok(points
+        .into_iter()
+        .map(|point| {
+            let text = serde_json::to_vec(&point).expect("a Value serialises");
+            parse_json::<FixInput>(&text)
+        })
+        .collect())
+}
+
+fn check_size(len: usize) -> Result<(), ApiError> {
+    if len == 0 || len > MAX_BATCH_POINTS {
+        return Err(ValidationErrors::single(
+            "points",
+            format!("must hold 1 to {MAX_BATCH_POINTS} points"),
+        )
+        .into());
+    }
+    Ok(())
+}
+
+async fn batch(
+    principal: Principal,
+    services: web::Data<Services>,
+    _: NoQuery,
+    JsonBytes(body): JsonBytes,
+) -> Result<HttpResponse, ApiError> {
+    let inputs = batch_inputs(&body)?;
+    let now = services.clock.now();
+    let mut results: Vec<Value> = Vec::with_capacity(inputs.len());
+    let mut accepted_at = Vec::new();
+    let mut fixes = Vec::new();
+    for (index, input) in inputs.into_iter().enumerate() {
+        let refused = |error: ApiError| json!({"index": index, "status": "rejected", "error": error.body()["error"]});
+        let input = match input {
+            Ok(input) => input,
+            Err(error) => {
+                results.push(refused(error));
+                continue;
+            }
+        };
+        let mut errors = ValidationErrors::new();
+        let load = errors.require("load_id", input.load_id.clone(), |raw| {
+            LoadId::parse(raw.trim()).ok_or_else(|| "must be a load id (load_...)".to_string())
+        });
+        let fix = input.validate("", now, &mut errors);
+        match errors.finish(|| (load.expect("checked"), fix.expect("checked"))) {
+            Ok(point) => {
+                accepted_at.push(index);
+                results.push(Value::Null);
+                fixes.push(point);
+            }
+            Err(errors) => results.push(refused(errors.into())),
+        }
+    }
+    let outcomes = services
+        .tracking
+        .record_many(principal.account_id(), fixes.clone())
+        .await;
+    for ((index, (load, fix)), outcome) in accepted_at.into_iter().zip(&fixes).zip(outcomes) {
+        let mut entry = json!({
+            "index": index,
+            "load_id": load,
+            "timestamp": timestamp::format(&fix.timestamp),
+        });
+        match outcome {
+            Ok(Appended::Stored) => entry["status"] = json!("created"),
+            Ok(Appended::Duplicate) => entry["status"] = json!("duplicate"),
+            Err(error) => {
+                entry["status"] = json!("rejected");
+                entry["error"] = ApiError::from(error).body()["error"].clone();
+            }
+        }
+        results[index] = entry;
+    }
+    let count = |status: &str| results.iter().filter(|r| r["status"] == status).count();
+    Ok(envelope::ok(json!({
+        "accepted": count("created"),
+        "duplicates": count("duplicate"),
+        "rejected": count("rejected"),
+        "results": results,
+    })))
+}
+
+pub fn configure(cfg: &mut web::ServiceConfig) {
+    cfg.service(
+        web::resource("/loads/{load_id}/tracking")
+            .route(web::post().to(record))
+            .route(web::get().to(live))
+            .default_service(super::only("GET, POST")),
+    )
+    .service(
+        web::resource("/loads/{load_id}/tracking/history")
+            .route(web::get().to(history))
+            .default_service(super::only("GET")),
+    )
+    .service(
+        web::resource("/tracking/batch")
+            .app_data(web::Data::new(BodyLimit(BATCH_BODY_LIMIT)))
+            .route(web::post().to(batch))
+            .default_service(super::only("POST")),
+    );
+}
