@@ -1,16 +1,28 @@
 //! US ZIP code centroids: where a destination is, and which city a position is near.
 //!
-//! `zip_centroids.csv` (zip, lat, lng, state, city; 41,914 rows) is built from the
-//! dataset embedded in the `zipcodes` crate 3.0.1 on crates.io (MIT licence,
-//! <https://github.com/seanpianka/zipcodes>), keeping every non-military US ZIP
-//! with coordinates, rounded to 4 decimals (~11 m). To rebuild it:
+//! `zip_centroids.csv` (zip, lat, lng, state, kind, city; 41,914 rows) is built from
+//! the dataset embedded in the `zipcodes` crate 3.0.1 on crates.io (MIT licence,
+//! <https://github.com/seanpianka/zipcodes>), keeping every non-military US ZIP with
+//! coordinates, rounded to 4 decimals (~11 m). `kind` is S (standard), P (PO box)
+//! or U (unique: one organisation). Every ZIP locates a destination; only standard
+//! ZIPs name the city of a position, because PO-box and unique ZIPs often carry a
+//! rounded, shared centroid (downtown Dallas would otherwise be "Irving").
+//! To rebuild the table:
 //!
 //! ```sh
 //! bzcat ~/.cargo/registry/src/*/zipcodes-3.0.1/src/zips.json.bz2 | python3 -c '
 //! import json, sys
-//! rows = sorted(f"{z[\"zip_code\"]},{float(z[\"lat\"]):.4f},{float(z[\"long\"]):.4f},{z[\"state\"]},{z[\"city\"].replace(\",\", \" \")}"
-//!               for z in json.load(sys.stdin) if z["zip_code_type"] != "MILITARY" and z["country"] == "US")
-//! print("\n".join(rows))' > src/geo/zip_centroids.csv
+//! kinds = {"STANDARD": "S", "PO BOX": "P", "UNIQUE": "U"}
+//! rows = []
+//! for z in json.load(sys.stdin):
+//!     if z["zip_code_type"] == "MILITARY" or z["country"] != "US":
+//!         continue
+//!     if float(z["lat"]) == 0 and float(z["long"]) == 0:
+//!         continue
+//!     city = z["city"].replace(",", " ")
+//!     rows.append("%s,%.4f,%.4f,%s,%s,%s" % (z["zip_code"], float(z["lat"]), float(z["long"]), z["state"], kinds[z["zip_code_type"]], city))
+//! print("\n".join(sorted(rows)))
+//! ' > src/geo/zip_centroids.csv
 //! ```
 
 use std::collections::HashMap;
@@ -32,6 +44,8 @@ pub struct Place {
     pub lng: f64,
     pub state: String,
     pub city: String,
+    /// A standard (delivery-area) ZIP, as opposed to a PO-box or single-organisation one.
+    pub standard: bool,
 }
 
 struct ZipTable {
@@ -53,8 +67,9 @@ fn table() -> &'static ZipTable {
     TABLE.get_or_init(|| {
         let mut places = Vec::with_capacity(42_000);
         for line in ZIP_CENTROIDS.lines() {
-            let mut fields = line.splitn(5, ',');
-            let (Some(zip), Some(lat), Some(lng), Some(state), Some(city)) = (
+            let mut fields = line.splitn(6, ',');
+            let (Some(zip), Some(lat), Some(lng), Some(state), Some(kind), Some(city)) = (
+                fields.next(),
                 fields.next(),
                 fields.next(),
                 fields.next(),
@@ -72,6 +87,7 @@ fn table() -> &'static ZipTable {
                 lng,
                 state: state.to_owned(),
                 city: city.to_owned(),
+                standard: kind == "S",
             });
         }
         let by_zip = places
@@ -80,7 +96,7 @@ fn table() -> &'static ZipTable {
             .map(|(i, p)| (p.zip.clone(), i))
             .collect();
         let mut grid: HashMap<(i32, i32), Vec<usize>> = HashMap::new();
-        for (i, p) in places.iter().enumerate() {
+        for (i, p) in places.iter().enumerate().filter(|(_, p)| p.standard) {
             grid.entry(cell(p.lat, p.lng)).or_default().push(i);
         }
         ZipTable {
@@ -119,7 +135,7 @@ pub fn zip_centroid(zip: &str) -> Option<&'static Place> {
         })
 }
 
-/// The ZIP centroid nearest to a position, if one is within 50 miles.
+/// The standard ZIP centroid nearest to a position, if one is within 50 miles.
 pub fn nearest_place(lat: f64, lng: f64) -> Option<&'static Place> {
     let table = table();
     let (row, col) = cell(lat, lng);
@@ -180,6 +196,8 @@ mod tests {
 
     #[test]
     fn nearest_place_finds_the_city() {
+        // Downtown Dallas, where PO-box ZIPs of Irving share a rounded centroid.
+        assert_eq!(nearest_place(32.7767, -96.797).unwrap().city, "Dallas");
         // Downtown Atlanta.
         let place = nearest_place(33.749, -84.388).unwrap();
         assert_eq!(place.state, "GA");

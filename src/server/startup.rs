@@ -132,19 +132,27 @@ fn api_server(
             .configure(routes::configure)
             .default_service(web::to(routes::not_found))
     };
-    // A macro, not a closure: the TLS and plain listeners need HttpServices over
-    // different stream types.
-    macro_rules! http {
-        () => {
-            HttpService::build()
-                .keep_alive(KeepAlive::Timeout(KEEP_ALIVE))
-                .client_request_timeout(CLIENT_REQUEST_TIMEOUT)
-                .finish(map_config(make_app(), |_| AppConfig::default()))
-        };
-    }
     let builder = Server::build()
         .workers(settings.workers)
         .shutdown_timeout(SHUTDOWN_GRACE_SECS);
+    // Tells idle keep-alive connections to close when a graceful shutdown starts,
+    // so shutdown waits only for requests actually in flight.
+    let shutdown = builder.graceful_shutdown_signal();
+    // A macro, not a closure: the TLS and plain listeners need HttpServices over
+    // different stream types.
+    macro_rules! http {
+        () => {{
+            let shutdown = shutdown.clone();
+            HttpService::build()
+                .keep_alive(KeepAlive::Timeout(KEEP_ALIVE))
+                .client_request_timeout(CLIENT_REQUEST_TIMEOUT)
+                .graceful_shutdown_signal(move || {
+                    let shutdown = shutdown.clone();
+                    async move { shutdown.notified().await }
+                })
+                .finish(map_config(make_app(), |_| AppConfig::default()))
+        }};
+    }
     let builder = match &settings.transport {
         ApiTransport::Tls(source) => {
             let tls = tls::server_config(source, &settings.data_dir)?;

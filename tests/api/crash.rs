@@ -25,6 +25,7 @@ struct Server {
 
 /// Starts `freight serve` and waits until it listens; returns the first-start key if printed.
 async fn start(data_dir: &std::path::Path) -> (Server, Option<String>) {
+    freight::telemetry::install_crypto_provider();
     let (port, admin) = (free_port(), free_port());
     let mut child = Command::new(env!("CARGO_BIN_EXE_freight"))
         .args(["serve", "--workers", "2"])
@@ -122,4 +123,99 @@ async fn acknowledged_writes_survive_sigkill() {
     )
     .await;
     assert_eq!(assigned["data"]["loads"][0]["id"], load_ids[0].as_str());
+}
+
+#[actix_web::test]
+async fn every_acknowledged_fix_survives_sigkill_mid_stream() {
+    use std::collections::BTreeSet;
+    use std::sync::{Arc, Mutex};
+
+    let dir = tempfile::tempdir().unwrap();
+    let (mut server, key) = start(dir.path()).await;
+    let key = key.expect("first start prints a key");
+    let client = https_client(dir.path());
+    let call = |method: reqwest::Method, path: &str| {
+        client
+            .request(method, format!("{}{path}", server.base))
+            .bearer_auth(&key)
+    };
+    let (_, load) = send(call(reqwest::Method::POST, "/loads").json(&load_body("TX", "GA"))).await;
+    let id = load["data"]["id"].as_str().unwrap().to_owned();
+    let (_, carrier) =
+        send(call(reqwest::Method::POST, "/carriers").json(&crate::helpers::carrier_body("4242")))
+            .await;
+    let (status, _) = send(
+        call(reqwest::Method::PATCH, &format!("/loads/{id}/status"))
+            .json(&json!({"status": "assigned", "carrier_id": carrier["data"]["id"]})),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK);
+
+    // 8 connections post fixes as fast as they can; the server is killed mid-stream.
+    let acked: Arc<Mutex<BTreeSet<i64>>> = Arc::default();
+    // Whole seconds, so a fix's millisecond offset maps back exactly.
+    let base = chrono::DateTime::from_timestamp(chrono::Utc::now().timestamp() - 3600, 0).unwrap();
+    let url = format!("{}/loads/{id}/tracking", server.base);
+    let posters: Vec<_> = (0..8)
+        .map(|worker| {
+            let (client, url, key, acked) = (https_client(dir.path()), url.clone(), key.clone(), acked.clone());
+            tokio::spawn(async move {
+                for i in 0..100_000i64 {
+                    let millis = i * 8 + worker;
+                    let at = base + chrono::Duration::milliseconds(millis);
+                    let body = json!({"lat": 33.0, "lng": -95.0, "timestamp": at.to_rfc3339(), "speed": 50});
+                    match client.post(&url).bearer_auth(&key).json(&body).send().await {
+                        Ok(r) if r.status() == StatusCode::CREATED => {
+                            acked.lock().unwrap().insert(millis);
+                        }
+                        _ => break,
+                    }
+                }
+            })
+        })
+        .collect();
+    while acked.lock().unwrap().len() < 300 {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    server.child.start_kill().unwrap(); // SIGKILL, with requests in flight
+    server.child.wait().await.unwrap();
+    for poster in posters {
+        poster.await.unwrap();
+    }
+    let acked = acked.lock().unwrap().clone();
+
+    let (server, _) = start(dir.path()).await;
+    let mut stored = Vec::new();
+    let mut cursor = String::new();
+    loop {
+        let (status, page) = send(
+            client
+                .get(format!(
+                    "{}/loads/{id}/tracking/history?limit=1000{cursor}",
+                    server.base
+                ))
+                .bearer_auth(&key),
+        )
+        .await;
+        assert_eq!(status, StatusCode::OK, "{page}");
+        for point in page["data"]["points"].as_array().unwrap() {
+            let at =
+                chrono::DateTime::parse_from_rfc3339(point["timestamp"].as_str().unwrap()).unwrap();
+            stored.push((at.with_timezone(&chrono::Utc) - base).num_milliseconds());
+        }
+        match page["pagination"]["next_cursor"].as_str() {
+            Some(next) => cursor = format!("&cursor={next}"),
+            None => break,
+        }
+    }
+    let unique: BTreeSet<i64> = stored.iter().copied().collect();
+    assert_eq!(unique.len(), stored.len(), "a point is stored at most once");
+    let lost: Vec<&i64> = acked.difference(&unique).collect();
+    assert!(
+        lost.is_empty(),
+        "{} acknowledged fixes lost, e.g. {:?}",
+        lost.len(),
+        &lost[..lost.len().min(5)]
+    );
+    assert!(acked.len() >= 300);
 }

@@ -76,6 +76,7 @@ async fn start(
 /// A client that trusts exactly the server's generated certificate (a plain client
 /// when the server runs behind a TLS proxy and so has none).
 pub fn https_client(data_dir: &Path) -> reqwest::Client {
+    freight::telemetry::install_crypto_provider();
     let Ok(pem) = std::fs::read(data_dir.join("tls/cert.pem")) else {
         return reqwest::Client::new();
     };

@@ -6,6 +6,7 @@ mod crash;
 mod helpers;
 mod loads;
 mod operator;
+mod tracking;
 mod transitions;
 mod transport;
 mod validation;
