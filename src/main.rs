@@ -1,5 +1,10 @@
 use clap::Parser;
 
+/// JSON, HTTP and actor messages allocate on every request from many threads;
+/// mimalloc's thread-local heaps avoid glibc malloc's lock contention there.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 #[actix_web::main]
 async fn main() -> std::process::ExitCode {
     freight::telemetry::install_crypto_provider();

@@ -3,7 +3,7 @@
 //! round trip beyond the group commit.
 
 use std::collections::VecDeque;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use actix::prelude::*;
@@ -81,11 +81,18 @@ impl Default for ActorSettings {
     }
 }
 
-/// A registry entry: the actor's address and which start of it this is.
+/// A registry entry: the actor's address, which start of it this is, and the
+/// state it owns (which readers may look at without a message).
 pub struct Resident {
     pub addr: Addr<LoadActor>,
     pub incarnation: u64,
+    pub state: SharedState,
 }
+
+/// The actor's state. Only the actor writes it; `GET …/tracking` reads it under
+/// the lock instead of sending a message, which would cost two thread hops for a
+/// read that takes nanoseconds.
+pub type SharedState = Arc<Mutex<State>>;
 
 /// What every load actor shares.
 pub struct ActorDeps {
@@ -129,7 +136,7 @@ impl HeldFix {
     }
 }
 
-struct Tracked {
+pub struct Tracked {
     account: AccountId,
     status: LoadStatus,
     destination: Option<(f64, f64)>,
@@ -157,42 +164,61 @@ impl Tracked {
     }
 }
 
-enum State {
+pub enum State {
+    /// Being read from storage; readers must ask the actor (which answers once loaded).
     Loading,
     Missing,
     Failed(StorageError),
     Active(Tracked),
 }
 
+impl State {
+    /// The tracked load, if it exists and belongs to `account`.
+    fn tracked(&mut self, account: &AccountId) -> Result<&mut Tracked, LoadError> {
+        match self {
+            State::Active(tracked) if &tracked.account == account => Ok(tracked),
+            State::Active(_) | State::Missing | State::Loading => Err(LoadError::NotFound),
+            State::Failed(error) => Err(LoadError::Storage(error.clone())),
+        }
+    }
+
+    /// What a reader may know, or `None` while loading.
+    pub fn read(&mut self, account: &AccountId) -> Option<Result<TrackingState, LoadError>> {
+        if matches!(self, State::Loading) {
+            return None;
+        }
+        Some(self.tracked(account).map(|tracked| TrackingState {
+            status: tracked.status,
+            recent: tracked.recent.iter().map(HeldFix::fix).collect(),
+            destination: tracked.destination,
+        }))
+    }
+}
+
 pub struct LoadActor {
     id: LoadId,
     incarnation: u64,
     deps: Arc<ActorDeps>,
-    state: State,
+    state: SharedState,
     last_active: Instant,
     /// GPS batches submitted and not yet durable: the actor does not stop while any are.
     in_flight: u32,
 }
 
 impl LoadActor {
-    pub fn new(id: LoadId, incarnation: u64, deps: Arc<ActorDeps>) -> Self {
+    pub fn new(id: LoadId, incarnation: u64, deps: Arc<ActorDeps>, state: SharedState) -> Self {
         LoadActor {
             id,
             incarnation,
             deps,
-            state: State::Loading,
+            state,
             last_active: Instant::now(),
             in_flight: 0,
         }
     }
 
-    /// The tracked load, if it exists and belongs to `account`.
-    fn tracked(&mut self, account: &AccountId) -> Result<&mut Tracked, LoadError> {
-        match &mut self.state {
-            State::Active(tracked) if &tracked.account == account => Ok(tracked),
-            State::Active(_) | State::Missing | State::Loading => Err(LoadError::NotFound),
-            State::Failed(error) => Err(LoadError::Storage(error.clone())),
-        }
+    fn state(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     /// Stops once idle (or after `after`), re-arming while there is activity.
@@ -249,7 +275,7 @@ impl Actor for LoadActor {
                     let destination =
                         geo::zip_centroid(&load.destination.zip).map(|p| (p.lat, p.lng));
                     let delivered = load.status == LoadStatus::Delivered;
-                    actor.state = State::Active(Tracked {
+                    *actor.state() = State::Active(Tracked {
                         account: load.account_id,
                         status: load.status,
                         destination,
@@ -262,12 +288,12 @@ impl Actor for LoadActor {
                     }
                 }
                 Ok(None) => {
-                    actor.state = State::Missing;
+                    *actor.state() = State::Missing;
                     actor.stop_after(ctx, MISSING_LINGER);
                 }
                 Err(error) => {
                     tracing::error!(load = %actor.id, %error, "could not load the load's state");
-                    actor.state = State::Failed(error);
+                    *actor.state() = State::Failed(error);
                     actor.stop_after(ctx, MISSING_LINGER);
                 }
             }),
@@ -287,7 +313,7 @@ impl Handler<RecordFixes> for LoadActor {
 
     fn handle(&mut self, msg: RecordFixes, _: &mut Self::Context) -> Self::Result {
         self.last_active = Instant::now();
-        let status = match self.tracked(&msg.account) {
+        let status = match self.state().tracked(&msg.account) {
             Ok(tracked) => tracked.status,
             Err(error) => return Box::pin(fut::ready(Err(error))),
         };
@@ -312,7 +338,7 @@ impl Handler<RecordFixes> for LoadActor {
                     actor.in_flight -= 1;
                     actor.last_active = Instant::now();
                     let outcomes = stored?;
-                    if let State::Active(tracked) = &mut actor.state {
+                    if let State::Active(tracked) = &mut *actor.state() {
                         for (fix, outcome) in msg.fixes.iter().zip(&outcomes) {
                             if *outcome == Appended::Stored {
                                 tracked.remember(fix);
@@ -330,7 +356,7 @@ impl Handler<ChangeStatus> for LoadActor {
 
     fn handle(&mut self, msg: ChangeStatus, _: &mut Self::Context) -> Self::Result {
         self.last_active = Instant::now();
-        if let Err(error) = self.tracked(&msg.account) {
+        if let Err(error) = self.state().tracked(&msg.account) {
             return AtomicResponse::new(Box::pin(fut::ready(Err(error))));
         }
         let storage = self.deps.storage.clone();
@@ -345,13 +371,14 @@ impl Handler<ChangeStatus> for LoadActor {
                 }
                 .into_actor(self)
                 .map(|changed, actor, ctx| {
-                    if let (Ok(load), State::Active(tracked)) = (&changed, &mut actor.state) {
-                        let newly_delivered = load.status == LoadStatus::Delivered
+                    let mut newly_delivered = false;
+                    if let (Ok(load), State::Active(tracked)) = (&changed, &mut *actor.state()) {
+                        newly_delivered = load.status == LoadStatus::Delivered
                             && tracked.status != LoadStatus::Delivered;
                         tracked.status = load.status;
-                        if newly_delivered {
-                            actor.stop_after(ctx, actor.deps.settings.delivered_linger);
-                        }
+                    }
+                    if newly_delivered {
+                        actor.stop_after(ctx, actor.deps.settings.delivered_linger);
                     }
                     changed
                 }),
@@ -365,11 +392,8 @@ impl Handler<ReadTracking> for LoadActor {
 
     fn handle(&mut self, msg: ReadTracking, _: &mut Self::Context) -> Self::Result {
         self.last_active = Instant::now();
-        let tracked = self.tracked(&msg.account)?;
-        Ok(TrackingState {
-            status: tracked.status,
-            recent: tracked.recent.iter().map(HeldFix::fix).collect(),
-            destination: tracked.destination,
-        })
+        self.state()
+            .read(&msg.account)
+            .unwrap_or(Err(LoadError::NotFound))
     }
 }

@@ -3,14 +3,17 @@
 //! between lookup and send.
 
 use std::hash::{BuildHasher, RandomState};
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 
 use actix::dev::ToEnvelope;
 use actix::prelude::*;
 use actix_rt::{Arbiter, ArbiterHandle};
 
-use super::load_actor::{ActorDeps, LoadActor, Resident};
+use super::load_actor::{
+    ActorDeps, LoadActor, ReadTracking, Resident, SharedState, State, TrackingState,
+};
+use crate::domain::ids::AccountId;
 use crate::domain::ids::LoadId;
 use crate::services::loads::LoadError;
 use crate::storage::StorageError;
@@ -82,6 +85,28 @@ impl LoadRegistry {
         ))))
     }
 
+    /// The load's tracking state: read straight from a resident actor's state (no
+    /// message, no thread hop), else by a message that starts the actor.
+    pub async fn read_tracking(
+        &self,
+        id: &LoadId,
+        account: &AccountId,
+    ) -> Result<TrackingState, LoadError> {
+        let resident = self.deps.residents.get(id).map(|r| r.state.clone());
+        if let Some(state) = resident
+            && let Some(read) = state
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .read(account)
+        {
+            return read;
+        }
+        let message = ReadTracking {
+            account: account.clone(),
+        };
+        self.send(id, message).await?
+    }
+
     fn actor_for(&self, id: &LoadId) -> (Addr<LoadActor>, u64) {
         if let Some(resident) = self.deps.residents.get(id) {
             return (resident.addr.clone(), resident.incarnation);
@@ -91,10 +116,16 @@ impl LoadRegistry {
             let arbiter = &self.arbiters[self.hasher.hash_one(id) as usize % self.arbiters.len()];
             let deps = self.deps.clone();
             let actor_id = id.clone();
+            let state: SharedState = Arc::new(Mutex::new(State::Loading));
+            let actor_state = state.clone();
             let addr = LoadActor::start_in_arbiter(arbiter, move |_| {
-                LoadActor::new(actor_id, incarnation, deps)
+                LoadActor::new(actor_id, incarnation, deps, actor_state)
             });
-            Resident { addr, incarnation }
+            Resident {
+                addr,
+                incarnation,
+                state,
+            }
         });
         (entry.addr.clone(), entry.incarnation)
     }

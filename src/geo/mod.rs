@@ -31,9 +31,10 @@ use std::sync::OnceLock;
 const ZIP_CENTROIDS: &str = include_str!("zip_centroids.csv");
 const EARTH_RADIUS_MILES: f64 = 3_958.8;
 /// Grid cells for the nearest-place search, in degrees.
-const CELL_DEGREES: f64 = 1.0;
+const CELL_DEGREES: f64 = 0.25;
+/// Miles per degree of latitude.
+const MILES_PER_DEGREE: f64 = 69.05;
 /// Beyond this, a position is not "near" any US ZIP (at sea, abroad): no city is given.
-/// Two rings of 1° cells around a position cover at least this far at US latitudes.
 const MAX_NEAREST_MILES: f64 = 50.0;
 
 /// A ZIP code's centroid and the city it is addressed to.
@@ -139,9 +140,17 @@ pub fn zip_centroid(zip: &str) -> Option<&'static Place> {
 pub fn nearest_place(lat: f64, lng: f64) -> Option<&'static Place> {
     let table = table();
     let (row, col) = cell(lat, lng);
+    // Over tens of miles a flat projection (longitude scaled by cos(latitude))
+    // ranks places like the great circle does, at a fraction of the cost.
+    let lng_scale = lat.to_radians().cos().max(0.05);
+    let planar = |p: &Place| {
+        let (dy, dx) = (p.lat - lat, (p.lng - lng) * lng_scale);
+        dy * dy + dx * dx
+    };
+    let reach_degrees = MAX_NEAREST_MILES / MILES_PER_DEGREE;
+    let max_ring = ((reach_degrees / (CELL_DEGREES * lng_scale)).ceil() as i32 + 1).min(64);
     let mut best: Option<(f64, &Place)> = None;
-    // The position's cell and two rings around it: every place within 50 miles.
-    for ring in 0i32..=2 {
+    for ring in 0..=max_ring {
         for dr in -ring..=ring {
             for dc in -ring..=ring {
                 if dr.abs() != ring && dc.abs() != ring {
@@ -149,16 +158,21 @@ pub fn nearest_place(lat: f64, lng: f64) -> Option<&'static Place> {
                 }
                 for &i in table.grid.get(&(row + dr, col + dc)).into_iter().flatten() {
                     let place = &table.places[i];
-                    let distance = haversine_miles(lat, lng, place.lat, place.lng);
-                    if best.is_none_or(|(d, _)| distance < d) {
-                        best = Some((distance, place));
+                    let d = planar(place);
+                    if best.is_none_or(|(b, _)| d < b) {
+                        best = Some((d, place));
                     }
                 }
             }
         }
+        // Every cell beyond this ring is at least `ring` cells away in each direction.
+        let beyond = f64::from(ring) * CELL_DEGREES * lng_scale;
+        if best.is_some_and(|(b, _)| b <= beyond * beyond) {
+            break;
+        }
     }
-    best.filter(|(d, _)| *d <= MAX_NEAREST_MILES)
-        .map(|(_, p)| p)
+    best.map(|(_, p)| p)
+        .filter(|p| haversine_miles(lat, lng, p.lat, p.lng) <= MAX_NEAREST_MILES)
 }
 
 /// Great-circle distance in statute miles.
@@ -204,6 +218,50 @@ mod tests {
         assert_eq!(place.city, "Atlanta");
         // Mid-Atlantic Ocean: nothing near.
         assert!(nearest_place(30.0, -45.0).is_none());
+    }
+
+    #[test]
+    fn the_grid_search_agrees_with_brute_force() {
+        let table = table();
+        // A deterministic spread of positions over the lower 48, Alaska and Hawaii.
+        let mut seed = 12345u64;
+        let mut next = || {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (seed >> 11) as f64 / (1u64 << 53) as f64
+        };
+        for _ in 0..300 {
+            let (lat, lng) = match (next() * 10.0) as u32 {
+                0 => (55.0 + next() * 15.0, -165.0 + next() * 25.0),
+                1 => (19.0 + next() * 3.0, -160.0 + next() * 5.0),
+                _ => (25.0 + next() * 24.0, -124.0 + next() * 57.0),
+            };
+            let brute = table
+                .places
+                .iter()
+                .filter(|p| p.standard)
+                .map(|p| (haversine_miles(lat, lng, p.lat, p.lng), p))
+                .min_by(|a, b| a.0.total_cmp(&b.0))
+                .filter(|(d, _)| *d <= MAX_NEAREST_MILES);
+            let fast = nearest_place(lat, lng);
+            match (brute, fast) {
+                (None, None) => {}
+                (Some((d, _)), Some(p)) => {
+                    // Ties and the flat projection may pick a neighbour, never a farther town.
+                    let found = haversine_miles(lat, lng, p.lat, p.lng);
+                    assert!(found - d < 0.5, "({lat}, {lng}): {found} vs {d}");
+                }
+                (Some((d, _)), None) => assert!(
+                    d > MAX_NEAREST_MILES - 0.5,
+                    "({lat}, {lng}) missed one at {d}"
+                ),
+                (None, Some(p)) => {
+                    let found = haversine_miles(lat, lng, p.lat, p.lng);
+                    assert!(found <= MAX_NEAREST_MILES, "({lat}, {lng}): {found}");
+                }
+            }
+        }
     }
 
     #[test]

@@ -14,10 +14,12 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.service(
         web::scope("/v1")
             .wrap(from_fn(crate::api::auth::authenticate))
-            .configure(auth::configure)
+            // actix tries resources in registration order, matching each dynamic
+            // path with a regex: the GPS routes, by far the busiest, go first.
+            .configure(tracking::configure)
             .configure(loads::configure)
             .configure(carriers::configure)
-            .configure(tracking::configure),
+            .configure(auth::configure),
     );
 }
 

@@ -2,7 +2,7 @@
 
 use actix_web::{HttpRequest, HttpResponse, web};
 use chrono::{DateTime, Utc};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use crate::actors::load_actor::RECENT_FIXES;
@@ -191,6 +191,39 @@ fn check_size(len: usize) -> Result<(), ApiError> {
     Ok(())
 }
 
+#[derive(Serialize, Clone, Copy, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+enum PointStatus {
+    Created,
+    Duplicate,
+    Rejected,
+}
+
+/// The answer for one point of a batch, by its index in the request.
+#[derive(Serialize)]
+struct PointResult {
+    index: usize,
+    status: PointStatus,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    error: Option<Value>,
+}
+
+#[derive(Serialize)]
+struct BatchResult {
+    accepted: usize,
+    duplicates: usize,
+    rejected: usize,
+    results: Vec<PointResult>,
+}
+
+fn rejected(index: usize, error: ApiError) -> PointResult {
+    PointResult {
+        index,
+        status: PointStatus::Rejected,
+        error: Some(error.body()["error"].take()),
+    }
+}
+
 async fn batch(
     principal: Principal,
     services: web::Data<Services>,
@@ -199,15 +232,14 @@ async fn batch(
 ) -> Result<HttpResponse, ApiError> {
     let inputs = batch_inputs(&body)?;
     let now = services.clock.now();
-    let mut results: Vec<Value> = Vec::with_capacity(inputs.len());
-    let mut accepted_at = Vec::new();
-    let mut fixes = Vec::new();
+    let mut results: Vec<Option<PointResult>> = Vec::with_capacity(inputs.len());
+    let mut accepted_at = Vec::with_capacity(inputs.len());
+    let mut fixes = Vec::with_capacity(inputs.len());
     for (index, input) in inputs.into_iter().enumerate() {
-        let refused = |error: ApiError| json!({"index": index, "status": "rejected", "error": error.body()["error"]});
         let input = match input {
             Ok(input) => input,
             Err(error) => {
-                results.push(refused(error));
+                results.push(Some(rejected(index, error)));
                 continue;
             }
         };
@@ -219,39 +251,39 @@ async fn batch(
         match errors.finish(|| (load.expect("checked"), fix.expect("checked"))) {
             Ok(point) => {
                 accepted_at.push(index);
-                results.push(Value::Null);
+                results.push(None);
                 fixes.push(point);
             }
-            Err(errors) => results.push(refused(errors.into())),
+            Err(errors) => results.push(Some(rejected(index, errors.into()))),
         }
     }
     let outcomes = services
         .tracking
-        .record_many(principal.account_id(), fixes.clone())
+        .record_many(principal.account_id(), fixes)
         .await;
-    for ((index, (load, fix)), outcome) in accepted_at.into_iter().zip(&fixes).zip(outcomes) {
-        let mut entry = json!({
-            "index": index,
-            "load_id": load,
-            "timestamp": timestamp::format(&fix.timestamp),
+    for (index, outcome) in accepted_at.into_iter().zip(outcomes) {
+        results[index] = Some(match outcome {
+            Ok(Appended::Stored) => PointResult {
+                index,
+                status: PointStatus::Created,
+                error: None,
+            },
+            Ok(Appended::Duplicate) => PointResult {
+                index,
+                status: PointStatus::Duplicate,
+                error: None,
+            },
+            Err(error) => rejected(index, error.into()),
         });
-        match outcome {
-            Ok(Appended::Stored) => entry["status"] = json!("created"),
-            Ok(Appended::Duplicate) => entry["status"] = json!("duplicate"),
-            Err(error) => {
-                entry["status"] = json!("rejected");
-                entry["error"] = ApiError::from(error).body()["error"].clone();
-            }
-        }
-        results[index] = entry;
     }
-    let count = |status: &str| results.iter().filter(|r| r["status"] == status).count();
-    Ok(envelope::ok(json!({
-        "accepted": count("created"),
-        "duplicates": count("duplicate"),
-        "rejected": count("rejected"),
-        "results": results,
-    })))
+    let results: Vec<PointResult> = results.into_iter().flatten().collect();
+    let count = |status| results.iter().filter(|r| r.status == status).count();
+    Ok(envelope::ok(BatchResult {
+        accepted: count(PointStatus::Created),
+        duplicates: count(PointStatus::Duplicate),
+        rejected: count(PointStatus::Rejected),
+        results,
+    }))
 }
 
 pub fn configure(cfg: &mut web::ServiceConfig) {

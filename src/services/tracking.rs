@@ -6,7 +6,7 @@ use std::sync::Arc;
 use futures_util::future::join_all;
 
 use super::loads::LoadError;
-use crate::actors::load_actor::{ReadTracking, RecordFixes, TrackingState};
+use crate::actors::load_actor::{RecordFixes, TrackingState};
 use crate::actors::registry::LoadRegistry;
 use crate::domain::ids::{AccountId, LoadId};
 use crate::domain::tracking::{Appended, GpsFix};
@@ -106,10 +106,7 @@ impl TrackingService {
         load: &str,
     ) -> Result<TrackingState, LoadError> {
         let id = LoadId::parse(load).ok_or(LoadError::NotFound)?;
-        let message = ReadTracking {
-            account: account.clone(),
-        };
-        self.registry.send(&id, message).await?
+        self.registry.read_tracking(&id, account).await
     }
 
     /// A page of history, newest first, straight from storage.
