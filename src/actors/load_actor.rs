@@ -10,11 +10,10 @@ use actix::prelude::*;
 use dashmap::DashMap;
 use tokio::time::Instant;
 
-use super::group_commit::GroupCommitter;
 use crate::clock::Clock;
 use crate::domain::ids::{AccountId, LoadId};
 use crate::domain::load::{Load, LoadStatus, StatusChange};
-use crate::domain::tracking::{Appended, GpsFix, TrackingPoint};
+use crate::domain::tracking::{Appended, GpsFix};
 use crate::geo;
 use crate::services::loads::{LoadError, apply_status_change};
 use crate::storage::{PointRange, Storage, StorageError};
@@ -26,12 +25,24 @@ const MAILBOX_CAPACITY: usize = 1024;
 /// An actor for a load that does not exist answers "not found" this long, then stops.
 const MISSING_LINGER: Duration = Duration::from_secs(1);
 
-/// Records GPS fixes for the load; answers once they are durable, one outcome per fix.
+/// Admits GPS fixes for the load: the actor checks that the load exists, belongs to
+/// the account and takes fixes, and counts a write in flight (it will not stop
+/// until the matching [`FixesStored`]). Answers at once with the actor's address,
+/// so the outcome goes back to this very actor.
 #[derive(Message, Clone)]
-#[rtype(result = "Result<Vec<Appended>, LoadError>")]
-pub struct RecordFixes {
+#[rtype(result = "Result<Addr<LoadActor>, LoadError>")]
+pub struct AdmitFixes {
     pub account: AccountId,
+}
+
+/// The fate of admitted fixes once their group commit is durable (`outcomes`,
+/// one per fix) or has failed (`None`): stored fixes among the latest become the
+/// load's latest positions. Always sent once per admission.
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct FixesStored {
     pub fixes: Vec<GpsFix>,
+    pub outcomes: Option<Vec<Appended>>,
 }
 
 /// Changes the load's status (and carrier), applied one at a time.
@@ -97,7 +108,6 @@ pub type SharedState = Arc<Mutex<State>>;
 /// What every load actor shares.
 pub struct ActorDeps {
     pub storage: Arc<dyn Storage>,
-    pub committer: GroupCommitter,
     pub clock: Clock,
     pub settings: ActorSettings,
     pub residents: Arc<DashMap<LoadId, Resident>>,
@@ -308,46 +318,37 @@ impl Actor for LoadActor {
     }
 }
 
-impl Handler<RecordFixes> for LoadActor {
-    type Result = ResponseActFuture<Self, Result<Vec<Appended>, LoadError>>;
+impl Handler<AdmitFixes> for LoadActor {
+    type Result = Result<Addr<LoadActor>, LoadError>;
 
-    fn handle(&mut self, msg: RecordFixes, _: &mut Self::Context) -> Self::Result {
+    fn handle(&mut self, msg: AdmitFixes, ctx: &mut Self::Context) -> Self::Result {
         self.last_active = Instant::now();
-        let status = match self.state().tracked(&msg.account) {
-            Ok(tracked) => tracked.status,
-            Err(error) => return Box::pin(fut::ready(Err(error))),
-        };
+        let status = self.state().tracked(&msg.account)?.status;
         if !matches!(status, LoadStatus::Assigned | LoadStatus::InTransit) {
-            return Box::pin(fut::ready(Err(LoadError::NotTrackable(status))));
+            return Err(LoadError::NotTrackable(status));
         }
-        let points = msg
-            .fixes
-            .iter()
-            .map(|fix| TrackingPoint {
-                load_id: self.id.clone(),
-                fix: *fix,
-            })
-            .collect();
+        // Balanced by the `FixesStored` that always follows an admission.
         self.in_flight += 1;
-        let committer = self.deps.committer.clone();
-        // Not atomic: other fixes (and reads) for this load proceed while this batch syncs.
-        Box::pin(
-            async move { committer.append(points).await }
-                .into_actor(self)
-                .map(move |stored, actor, _| {
-                    actor.in_flight -= 1;
-                    actor.last_active = Instant::now();
-                    let outcomes = stored?;
-                    if let State::Active(tracked) = &mut *actor.state() {
-                        for (fix, outcome) in msg.fixes.iter().zip(&outcomes) {
-                            if *outcome == Appended::Stored {
-                                tracked.remember(fix);
-                            }
-                        }
-                    }
-                    Ok(outcomes)
-                }),
-        )
+        Ok(ctx.address())
+    }
+}
+
+impl Handler<FixesStored> for LoadActor {
+    type Result = ();
+
+    fn handle(&mut self, msg: FixesStored, _: &mut Self::Context) {
+        self.in_flight = self.in_flight.saturating_sub(1);
+        self.last_active = Instant::now();
+        let Some(outcomes) = msg.outcomes else {
+            return;
+        };
+        if let State::Active(tracked) = &mut *self.state() {
+            for (fix, outcome) in msg.fixes.iter().zip(&outcomes) {
+                if *outcome == Appended::Stored {
+                    tracked.remember(fix);
+                }
+            }
+        }
     }
 }
 

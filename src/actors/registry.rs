@@ -158,12 +158,13 @@ mod tests {
 
     use super::*;
     use crate::actors::group_commit::GroupCommitter;
-    use crate::actors::load_actor::{ActorSettings, ChangeStatus, ReadTracking, RecordFixes};
+    use crate::actors::load_actor::{ActorSettings, ChangeStatus, ReadTracking};
     use crate::clock::Clock;
     use crate::domain::ids::{AccountId, CarrierId};
     use crate::domain::load::{CarrierSummary, Load, LoadStatus, NewLoadInput, StatusChange};
     use crate::domain::location::LocationInput;
     use crate::domain::tracking::{Appended, GpsFix};
+    use crate::services::tracking::TrackingService;
     use crate::storage::Storage;
     use crate::storage::embedded::EmbeddedStore;
 
@@ -197,11 +198,11 @@ mod tests {
         load
     }
 
-    fn registry(storage: Arc<dyn Storage>) -> LoadRegistry {
+    /// A registry on the current thread's arbiter, and a tracking service over it.
+    fn registry(storage: Arc<dyn Storage>) -> (Arc<LoadRegistry>, TrackingService) {
         let (committer, _) = GroupCommitter::start(storage.clone());
-        LoadRegistry::new(ActorDeps {
-            storage,
-            committer,
+        let registry = Arc::new(LoadRegistry::new(ActorDeps {
+            storage: storage.clone(),
             clock: Clock::system(),
             settings: ActorSettings {
                 threads: 0,
@@ -209,7 +210,9 @@ mod tests {
                 delivered_linger: LINGER,
             },
             residents: Arc::new(DashMap::new()),
-        })
+        }));
+        let tracking = TrackingService::new(storage, registry.clone(), committer);
+        (registry, tracking)
     }
 
     /// Lets timers that are due run (time is paused, so this takes no real time).
@@ -224,7 +227,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let storage: Arc<dyn Storage> = Arc::new(EmbeddedStore::open(dir.path()).await.unwrap());
         let load = moving_load(&*storage).await;
-        let registry = registry(storage.clone());
+        let (registry, tracking) = registry(storage.clone());
         tokio::time::pause();
 
         let fix = GpsFix {
@@ -234,12 +237,11 @@ mod tests {
             speed_mph: Some(50.0),
             heading_deg: Some(90.0),
         };
-        let record = RecordFixes {
-            account: load.account_id.clone(),
-            fixes: vec![fix],
-        };
-        let stored = registry.send(&load.id, record).await.unwrap().unwrap();
-        assert_eq!(stored, [Appended::Stored]);
+        let stored = tracking
+            .record(&load.account_id, load.id.as_str(), fix)
+            .await
+            .unwrap();
+        assert_eq!(stored, Appended::Stored);
         assert!(registry.is_resident(&load.id));
 
         // Activity keeps it; silence for the idle timeout stops it.
@@ -295,7 +297,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let storage: Arc<dyn Storage> = Arc::new(EmbeddedStore::open(dir.path()).await.unwrap());
         let load = moving_load(&*storage).await;
-        let registry = registry(storage);
+        let (registry, _) = registry(storage);
         let stranger = ReadTracking {
             account: AccountId::generate(),
         };

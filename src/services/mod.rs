@@ -35,7 +35,6 @@ impl Services {
         let (committer, _task) = GroupCommitter::start(storage.clone());
         let registry = Arc::new(LoadRegistry::new(ActorDeps {
             storage: storage.clone(),
-            committer,
             clock: clock.clone(),
             settings: actors,
             residents: Arc::new(DashMap::new()),
@@ -56,7 +55,11 @@ impl Services {
                 storage.clone(),
                 clock.clone(),
             )),
-            tracking: Arc::new(tracking::TrackingService::new(storage.clone(), registry)),
+            tracking: Arc::new(tracking::TrackingService::new(
+                storage.clone(),
+                registry,
+                committer,
+            )),
             auth,
             storage,
             clock,

@@ -6,15 +6,17 @@ use std::sync::Arc;
 use futures_util::future::join_all;
 
 use super::loads::LoadError;
-use crate::actors::load_actor::{RecordFixes, TrackingState};
+use crate::actors::group_commit::GroupCommitter;
+use crate::actors::load_actor::{AdmitFixes, FixesStored, TrackingState};
 use crate::actors::registry::LoadRegistry;
 use crate::domain::ids::{AccountId, LoadId};
-use crate::domain::tracking::{Appended, GpsFix};
-use crate::storage::{PointRange, Storage};
+use crate::domain::tracking::{Appended, GpsFix, TrackingPoint};
+use crate::storage::{PointRange, Storage, StorageError};
 
 pub struct TrackingService {
     storage: Arc<dyn Storage>,
     registry: Arc<LoadRegistry>,
+    committer: GroupCommitter,
 }
 
 /// One page of a load's history.
@@ -25,8 +27,16 @@ pub struct History {
 }
 
 impl TrackingService {
-    pub fn new(storage: Arc<dyn Storage>, registry: Arc<LoadRegistry>) -> Self {
-        Self { storage, registry }
+    pub fn new(
+        storage: Arc<dyn Storage>,
+        registry: Arc<LoadRegistry>,
+        committer: GroupCommitter,
+    ) -> Self {
+        Self {
+            storage,
+            registry,
+            committer,
+        }
     }
 
     pub fn registry(&self) -> &LoadRegistry {
@@ -41,62 +51,112 @@ impl TrackingService {
         fix: GpsFix,
     ) -> Result<Appended, LoadError> {
         let id = LoadId::parse(load).ok_or(LoadError::NotFound)?;
-        let message = RecordFixes {
-            account: account.clone(),
-            fixes: vec![fix],
-        };
-        let outcomes = self.registry.send(&id, message).await??;
-        outcomes.into_iter().next().ok_or_else(|| {
-            LoadError::Storage(crate::storage::StorageError::Corrupt(
-                "no outcome for a fix".into(),
-            ))
-        })
+        self.record_many(account, vec![(id, fix)])
+            .await
+            .pop()
+            .unwrap_or(Err(LoadError::NotFound))
     }
 
-    /// Records fixes of many loads: one message per load, all loads at once. Each
-    /// fix gets its own outcome, in input order; a load's fixes share its fate
-    /// (unknown load, wrong status, storage failure) but never half-apply.
+    /// Records fixes of one or many loads. Each load's actor admits its fixes (or
+    /// refuses them: unknown load, wrong status); the admitted fixes of all loads
+    /// go to storage in one group-commit submission; then each actor learns what
+    /// was stored. Each fix gets its own outcome, in input order, and is stored
+    /// durably or not at all.
     pub async fn record_many(
         &self,
         account: &AccountId,
         fixes: Vec<(LoadId, GpsFix)>,
     ) -> Vec<Result<Appended, LoadError>> {
-        let mut by_load: HashMap<LoadId, (Vec<usize>, Vec<GpsFix>)> = HashMap::new();
+        let mut groups: HashMap<LoadId, (Vec<usize>, Vec<GpsFix>)> = HashMap::new();
         for (index, (load, fix)) in fixes.iter().enumerate() {
-            let entry = by_load.entry(load.clone()).or_default();
-            entry.0.push(index);
-            entry.1.push(*fix);
+            let group = groups.entry(load.clone()).or_default();
+            group.0.push(index);
+            group.1.push(*fix);
         }
-        let sends = by_load
+        let admissions = groups
             .into_iter()
             .map(|(load, (indexes, fixes))| async move {
-                let message = RecordFixes {
+                let admit = AdmitFixes {
                     account: account.clone(),
-                    fixes,
                 };
-                let result = self.registry.send(&load, message).await.and_then(|r| r);
-                (indexes, result)
+                let admitted = self.registry.send(&load, admit).await.and_then(|r| r);
+                (load, indexes, fixes, admitted)
             });
-        let mut outcomes: Vec<Option<Result<Appended, LoadError>>> =
-            (0..fixes.len()).map(|_| None).collect();
-        for (indexes, result) in join_all(sends).await {
-            match result {
-                Ok(stored) => {
-                    for (index, outcome) in indexes.into_iter().zip(stored) {
-                        outcomes[index] = Some(Ok(outcome));
-                    }
+        let mut outcomes: Vec<Result<Appended, LoadError>> =
+            (0..fixes.len()).map(|_| Err(LoadError::NotFound)).collect();
+        let mut admitted = Vec::new();
+        let mut points = Vec::with_capacity(fixes.len());
+        for (load, indexes, fixes, admission) in join_all(admissions).await {
+            match admission {
+                Ok(actor) => {
+                    points.extend(fixes.iter().map(|fix| TrackingPoint {
+                        load_id: load.clone(),
+                        fix: *fix,
+                    }));
+                    admitted.push((actor, indexes, fixes));
                 }
                 Err(error) => {
                     for index in indexes {
-                        outcomes[index] = Some(Err(error.clone()));
+                        outcomes[index] = Err(error.clone());
                     }
                 }
             }
         }
+        if admitted.is_empty() {
+            return outcomes;
+        }
+        let awaiting: Vec<usize> = admitted
+            .iter()
+            .flat_map(|(_, indexes, _)| indexes.iter().copied())
+            .collect();
+        // Detached, so that the actors hear back even if the client goes away and
+        // this request's future is dropped mid-commit.
+        let committer = self.committer.clone();
+        let commit = actix_rt::spawn(async move {
+            let stored = committer.append(points).await;
+            let mut answers = Vec::with_capacity(admitted.len());
+            let mut results = stored.as_ref().ok().map(|r| r.iter().copied());
+            for (actor, indexes, fixes) in admitted {
+                let mine: Option<Vec<Appended>> = results
+                    .as_mut()
+                    .map(|all| all.by_ref().take(fixes.len()).collect());
+                actor.do_send(FixesStored {
+                    fixes,
+                    outcomes: mine.clone(),
+                });
+                answers.push((indexes, mine));
+            }
+            (answers, stored.err())
+        });
+        match commit.await {
+            Ok((answers, failure)) => {
+                for (indexes, mine) in answers {
+                    match &mine {
+                        Some(stored) => {
+                            for (index, outcome) in indexes.into_iter().zip(stored) {
+                                outcomes[index] = Ok(*outcome);
+                            }
+                        }
+                        None => {
+                            let error = failure.clone().unwrap_or_else(|| {
+                                StorageError::Unavailable("the GPS batch failed".into())
+                            });
+                            for index in indexes {
+                                outcomes[index] = Err(LoadError::Storage(error.clone()));
+                            }
+                        }
+                    }
+                }
+            }
+            Err(join) => {
+                let error =
+                    StorageError::Unavailable(format!("the GPS commit task failed: {join}"));
+                for index in awaiting {
+                    outcomes[index] = Err(LoadError::Storage(error.clone()));
+                }
+            }
+        }
         outcomes
-            .into_iter()
-            .map(|o| o.unwrap_or(Err(LoadError::NotFound)))
-            .collect()
     }
 
     /// The load's tracking state from its actor (no storage read if resident).
