@@ -77,7 +77,18 @@ async fn commit(storage: &dyn Storage, batch: Vec<Submission>) {
         replies.push(submission.reply);
         points.extend(submission.points);
     }
-    match storage.append_points(points).await {
+    let expected = points.len();
+    let stored = storage.append_points(points).await.and_then(|outcomes| {
+        if outcomes.len() == expected {
+            Ok(outcomes)
+        } else {
+            Err(StorageError::Corrupt(format!(
+                "the store answered {} outcomes for {expected} points",
+                outcomes.len()
+            )))
+        }
+    });
+    match stored {
         Ok(outcomes) => {
             let mut outcomes = outcomes.into_iter();
             for (size, reply) in sizes.into_iter().zip(replies) {

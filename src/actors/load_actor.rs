@@ -113,14 +113,14 @@ pub struct ActorDeps {
     pub residents: Arc<DashMap<LoadId, Resident>>,
 }
 
-/// A GPS fix as held in memory: 32 bytes.
+/// A GPS fix as held in memory: 40 bytes.
 #[derive(Debug, Clone, Copy, PartialEq)]
 struct HeldFix {
     micros: i64,
     lat: f64,
     lng: f64,
-    speed: f32,
-    heading: f32,
+    speed: f64,
+    heading: f64,
 }
 
 impl HeldFix {
@@ -129,13 +129,13 @@ impl HeldFix {
             micros: fix.timestamp.timestamp_micros(),
             lat: fix.lat,
             lng: fix.lng,
-            speed: fix.speed_mph.map_or(f32::NAN, |s| s as f32),
-            heading: fix.heading_deg.map_or(f32::NAN, |h| h as f32),
+            speed: fix.speed_mph.unwrap_or(f64::NAN),
+            heading: fix.heading_deg.unwrap_or(f64::NAN),
         }
     }
 
     fn fix(&self) -> GpsFix {
-        let optional = |v: f32| (!v.is_nan()).then_some(f64::from(v));
+        let optional = |v: f64| (!v.is_nan()).then_some(v);
         GpsFix {
             timestamp: chrono::DateTime::from_timestamp_micros(self.micros).unwrap_or_default(),
             lat: self.lat,

@@ -281,7 +281,10 @@ mod tests {
         };
         let delivered = registry.send(&load.id, deliver).await.unwrap().unwrap();
         assert_eq!(delivered.status, LoadStatus::Delivered);
-        tokio::time::advance(LINGER + Duration::from_millis(1)).await;
+        tokio::time::advance(LINGER - Duration::from_millis(100)).await;
+        settle().await;
+        assert!(registry.is_resident(&load.id), "stopped before the linger");
+        tokio::time::advance(Duration::from_millis(101)).await;
         settle().await;
         assert_eq!(
             registry.resident(),

@@ -6,7 +6,7 @@ use crate::api::envelope::{self, PageInfo};
 use crate::api::error::ApiError;
 use crate::api::extract::{JsonBody, NoQuery, QueryParams, page_request};
 use crate::api::views::{LoadView, TrackingSummary};
-use crate::domain::load::{LoadStatus, NewLoadInput, StatusChangeInput};
+use crate::domain::load::{Load, LoadStatus, NewLoadInput, StatusChangeInput};
 use crate::domain::location::UsState;
 use crate::services::Services;
 use crate::services::auth::Principal;
@@ -34,14 +34,30 @@ async fn get(
     id: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
     let load = services.loads.get(principal.account_id(), &id).await?;
-    let tracking = services
+    let tracking = tracking_summary(&services, &principal, &load).await;
+    Ok(envelope::ok(LoadView::with_tracking(&load, tracking)))
+}
+
+/// The load's tracking summary from its actor. The load itself is already read (or
+/// already changed, durably): if its tracking cannot be read now, the answer still
+/// goes out, with an empty summary, rather than a 503 that would claim nothing
+/// happened.
+async fn tracking_summary(
+    services: &Services,
+    principal: &Principal,
+    load: &Load,
+) -> TrackingSummary {
+    match services
         .tracking
-        .current(principal.account_id(), &id)
-        .await?;
-    Ok(envelope::ok(LoadView::with_tracking(
-        &load,
-        TrackingSummary::new(&tracking),
-    )))
+        .current(principal.account_id(), load.id.as_str())
+        .await
+    {
+        Ok(state) => TrackingSummary::new(&state),
+        Err(error) => {
+            tracing::warn!(load = %load.id, %error, "tracking summary unavailable");
+            TrackingSummary::default()
+        }
+    }
 }
 
 async fn list(
@@ -85,14 +101,8 @@ async fn change_status(
         .loads
         .change_status(principal.account_id(), &id, change)
         .await?;
-    let tracking = services
-        .tracking
-        .current(principal.account_id(), &id)
-        .await?;
-    Ok(envelope::ok(LoadView::with_tracking(
-        &load,
-        TrackingSummary::new(&tracking),
-    )))
+    let tracking = tracking_summary(&services, &principal, &load).await;
+    Ok(envelope::ok(LoadView::with_tracking(&load, tracking)))
 }
 
 pub fn configure(cfg: &mut web::ServiceConfig) {

@@ -86,7 +86,11 @@ fn parse_cursor(raw: &str) -> Result<(u64, DateTime<Utc>), String> {
         .strip_prefix('c')
         .and_then(|rest| rest.split_once('.'))
         .ok_or_else(invalid)?;
-    let page: u64 = page.parse().map_err(|_| invalid())?;
+    let page: u64 = page
+        .parse()
+        .ok()
+        .filter(|p| *p < u64::from(u32::MAX))
+        .ok_or_else(invalid)?;
     let micros: i64 = micros.parse().map_err(|_| invalid())?;
     let at = DateTime::from_timestamp_micros(micros).ok_or_else(invalid)?;
     Ok((page, at))
@@ -158,8 +162,9 @@ struct BatchInput {
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
-struct LooseBatchInput {
-    points: Vec<Value>,
+struct LooseBatchInput<'a> {
+    #[serde(borrow)]
+    points: Vec<&'a serde_json::value::RawValue>,
 }
 
 /// Each point as a `FixInput`, or the reason it cannot be one. The whole body is
@@ -169,15 +174,24 @@ fn batch_inputs(body: &[u8]) -> Result<Vec<Result<FixInput, ApiError>>, ApiError
     if let Ok(batch) = serde_json::from_slice::<BatchInput>(body) {
         return check_size(batch.points.len()).map(|()| batch.points.into_iter().map(Ok).collect());
     }
-    let LooseBatchInput { points } = parse_json(body)?;
-    check_size(points.len())?;
-    Ok(points
+    // Each point's raw text, so a point that cannot even be a number (1e400) or
+    // repeats a key is judged on its own like any other malformed point.
+    let mut de = serde_json::Deserializer::from_slice(body);
+    let loose: LooseBatchInput = serde_path_to_error::deserialize(&mut de).map_err(|_| {
+        parse_json::<BatchInput>(body)
+            .err()
+            .unwrap_or_else(not_a_batch)
+    })?;
+    check_size(loose.points.len())?;
+    Ok(loose
+        .points
         .into_iter()
-        .map(|point| {
-            let text = serde_json::to_vec(&point).expect("a Value serialises");
-            parse_json::<FixInput>(&text)
-        })
+        .map(|point| parse_json::<FixInput>(point.get().as_bytes()))
         .collect())
+}
+
+fn not_a_batch() -> ApiError {
+    ValidationErrors::single("points", "must be an array of points").into()
 }
 
 fn check_size(len: usize) -> Result<(), ApiError> {

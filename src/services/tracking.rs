@@ -4,6 +4,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use futures_util::future::join_all;
+use futures_util::stream::{self, StreamExt};
 
 use super::loads::LoadError;
 use crate::actors::group_commit::GroupCommitter;
@@ -59,104 +60,30 @@ impl TrackingService {
 
     /// Records fixes of one or many loads. Each load's actor admits its fixes (or
     /// refuses them: unknown load, wrong status); the admitted fixes of all loads
-    /// go to storage in one group-commit submission; then each actor learns what
-    /// was stored. Each fix gets its own outcome, in input order, and is stored
-    /// durably or not at all.
+    /// go to storage in one group-commit submission; then each actor records what
+    /// was stored before the answer goes out, so a read right after the answer sees
+    /// it. Each fix gets its own outcome, in input order, and is stored durably or
+    /// not at all.
     pub async fn record_many(
         &self,
         account: &AccountId,
         fixes: Vec<(LoadId, GpsFix)>,
     ) -> Vec<Result<Appended, LoadError>> {
-        let mut groups: HashMap<LoadId, (Vec<usize>, Vec<GpsFix>)> = HashMap::new();
-        for (index, (load, fix)) in fixes.iter().enumerate() {
-            let group = groups.entry(load.clone()).or_default();
-            group.0.push(index);
-            group.1.push(*fix);
-        }
-        let admissions = groups
-            .into_iter()
-            .map(|(load, (indexes, fixes))| async move {
-                let admit = AdmitFixes {
-                    account: account.clone(),
-                };
-                let admitted = self.registry.send(&load, admit).await.and_then(|r| r);
-                (load, indexes, fixes, admitted)
-            });
-        let mut outcomes: Vec<Result<Appended, LoadError>> =
-            (0..fixes.len()).map(|_| Err(LoadError::NotFound)).collect();
-        let mut admitted = Vec::new();
-        let mut points = Vec::with_capacity(fixes.len());
-        for (load, indexes, fixes, admission) in join_all(admissions).await {
-            match admission {
-                Ok(actor) => {
-                    points.extend(fixes.iter().map(|fix| TrackingPoint {
-                        load_id: load.clone(),
-                        fix: *fix,
-                    }));
-                    admitted.push((actor, indexes, fixes));
-                }
-                Err(error) => {
-                    for index in indexes {
-                        outcomes[index] = Err(error.clone());
-                    }
-                }
-            }
-        }
-        if admitted.is_empty() {
-            return outcomes;
-        }
-        let awaiting: Vec<usize> = admitted
-            .iter()
-            .flat_map(|(_, indexes, _)| indexes.iter().copied())
-            .collect();
-        // Detached, so that the actors hear back even if the client goes away and
-        // this request's future is dropped mid-commit.
-        let committer = self.committer.clone();
-        let commit = actix_rt::spawn(async move {
-            let stored = committer.append(points).await;
-            let mut answers = Vec::with_capacity(admitted.len());
-            let mut results = stored.as_ref().ok().map(|r| r.iter().copied());
-            for (actor, indexes, fixes) in admitted {
-                let mine: Option<Vec<Appended>> = results
-                    .as_mut()
-                    .map(|all| all.by_ref().take(fixes.len()).collect());
-                actor.do_send(FixesStored {
-                    fixes,
-                    outcomes: mine.clone(),
-                });
-                answers.push((indexes, mine));
-            }
-            (answers, stored.err())
-        });
-        match commit.await {
-            Ok((answers, failure)) => {
-                for (indexes, mine) in answers {
-                    match &mine {
-                        Some(stored) => {
-                            for (index, outcome) in indexes.into_iter().zip(stored) {
-                                outcomes[index] = Ok(*outcome);
-                            }
-                        }
-                        None => {
-                            let error = failure.clone().unwrap_or_else(|| {
-                                StorageError::Unavailable("the GPS batch failed".into())
-                            });
-                            for index in indexes {
-                                outcomes[index] = Err(LoadError::Storage(error.clone()));
-                            }
-                        }
-                    }
-                }
-            }
-            Err(join) => {
-                let error =
-                    StorageError::Unavailable(format!("the GPS commit task failed: {join}"));
-                for index in awaiting {
-                    outcomes[index] = Err(LoadError::Storage(error.clone()));
-                }
-            }
-        }
-        outcomes
+        let count = fixes.len();
+        // Detached before anything is admitted: an actor that admitted fixes must
+        // hear how they ended even if the client goes away and this future is dropped.
+        let task = actix_rt::spawn(record_detached(
+            self.registry.clone(),
+            self.committer.clone(),
+            account.clone(),
+            fixes,
+        ));
+        task.await.unwrap_or_else(|join| {
+            let error = LoadError::Storage(StorageError::Unavailable(format!(
+                "the GPS write task failed: {join}"
+            )));
+            (0..count).map(|_| Err(error.clone())).collect()
+        })
     }
 
     /// The load's tracking state from its actor (no storage read if resident).
@@ -186,4 +113,97 @@ impl TrackingService {
         let total = self.storage.count_points(&id, range.from, range.to).await?;
         Ok(History { points, total })
     }
+}
+
+/// Loads admitted at once by one request: a batch spread over many loads must not
+/// start (and read from storage) a thousand actors at the same moment.
+const MAX_CONCURRENT_ADMISSIONS: usize = 64;
+
+async fn record_detached(
+    registry: Arc<LoadRegistry>,
+    committer: GroupCommitter,
+    account: AccountId,
+    fixes: Vec<(LoadId, GpsFix)>,
+) -> Vec<Result<Appended, LoadError>> {
+    let mut groups: HashMap<LoadId, (Vec<usize>, Vec<GpsFix>)> = HashMap::new();
+    for (index, (load, fix)) in fixes.iter().enumerate() {
+        let group = groups.entry(load.clone()).or_default();
+        group.0.push(index);
+        group.1.push(*fix);
+    }
+    let admissions: Vec<_> = stream::iter(groups)
+        .map(|(load, (indexes, fixes))| {
+            let (registry, account) = (&registry, &account);
+            async move {
+                let admit = AdmitFixes {
+                    account: account.clone(),
+                };
+                let admitted = registry.send(&load, admit).await.and_then(|r| r);
+                (load, indexes, fixes, admitted)
+            }
+        })
+        .buffer_unordered(MAX_CONCURRENT_ADMISSIONS)
+        .collect()
+        .await;
+
+    let mut outcomes: Vec<Option<Result<Appended, LoadError>>> =
+        (0..fixes.len()).map(|_| None).collect();
+    let mut admitted = Vec::new();
+    let mut points = Vec::with_capacity(fixes.len());
+    for (load, indexes, fixes, admission) in admissions {
+        match admission {
+            Ok(actor) => {
+                points.extend(fixes.iter().map(|fix| TrackingPoint {
+                    load_id: load.clone(),
+                    fix: *fix,
+                }));
+                admitted.push((actor, indexes, fixes));
+            }
+            Err(error) => {
+                for index in indexes {
+                    outcomes[index] = Some(Err(error.clone()));
+                }
+            }
+        }
+    }
+    if !admitted.is_empty() {
+        let expected = points.len();
+        let stored = committer.append(points).await.and_then(|outcomes| {
+            if outcomes.len() == expected {
+                Ok(outcomes)
+            } else {
+                Err(StorageError::Corrupt(format!(
+                    "{} outcomes for {expected} GPS points",
+                    outcomes.len()
+                )))
+            }
+        });
+        let mut results = stored.as_ref().ok().map(|all| all.iter().copied());
+        let mut notices = Vec::with_capacity(admitted.len());
+        for (actor, indexes, fixes) in admitted {
+            let mine: Option<Vec<Appended>> = results
+                .as_mut()
+                .map(|all| all.by_ref().take(fixes.len()).collect());
+            for (n, index) in indexes.into_iter().enumerate() {
+                outcomes[index] = Some(match &mine {
+                    Some(mine) => Ok(mine[n]),
+                    None => Err(LoadError::Storage(
+                        stored.as_ref().err().cloned().unwrap_or_else(|| {
+                            StorageError::Unavailable("the GPS batch failed".into())
+                        }),
+                    )),
+                });
+            }
+            notices.push(actor.send(FixesStored {
+                fixes,
+                outcomes: mine,
+            }));
+        }
+        // An actor whose arbiter has stopped (shutdown) cannot be told; nothing to do.
+        let _ = join_all(notices).await;
+    }
+    outcomes
+        .into_iter()
+        .map(|o| o.unwrap_or(Err(LoadError::NotFound)))
+        .collect()
 }

@@ -156,25 +156,66 @@ async fn every_acknowledged_fix_survives_sigkill_mid_stream() {
     // Whole seconds, so a fix's millisecond offset maps back exactly.
     let base = chrono::DateTime::from_timestamp(chrono::Utc::now().timestamp() - 3600, 0).unwrap();
     let url = format!("{}/loads/{id}/tracking", server.base);
-    let posters: Vec<_> = (0..8)
+    // Six connections post single fixes, two post 20-fix batches; millisecond
+    // offsets are distinct per connection (offset mod 8 = connection).
+    let batch_url = format!("{}/tracking/batch", server.base);
+    let posters: Vec<_> = (0..8i64)
         .map(|worker| {
-            let (client, url, key, acked) = (https_client(dir.path()), url.clone(), key.clone(), acked.clone());
+            let (client, url, batch_url, key, acked, id) = (
+                https_client(dir.path()),
+                url.clone(),
+                batch_url.clone(),
+                key.clone(),
+                acked.clone(),
+                id.clone(),
+            );
             tokio::spawn(async move {
                 for i in 0..100_000i64 {
-                    let millis = i * 8 + worker;
-                    let at = base + chrono::Duration::milliseconds(millis);
-                    let body = json!({"lat": 33.0, "lng": -95.0, "timestamp": at.to_rfc3339(), "speed": 50});
-                    match client.post(&url).bearer_auth(&key).json(&body).send().await {
-                        Ok(r) if r.status() == StatusCode::CREATED => {
-                            acked.lock().unwrap().insert(millis);
+                    if worker < 6 {
+                        let millis = i * 8 + worker;
+                        let at = base + chrono::Duration::milliseconds(millis);
+                        let body = json!({"lat": 33.0, "lng": -95.0, "timestamp": at.to_rfc3339(), "speed": 50});
+                        match client.post(&url).bearer_auth(&key).json(&body).send().await {
+                            Ok(r) if r.status() == StatusCode::CREATED => {
+                                acked.lock().unwrap().insert(millis);
+                            }
+                            _ => break,
                         }
-                        _ => break,
+                    } else {
+                        let millis: Vec<i64> = (0..20).map(|j| (i * 20 + j) * 8 + worker).collect();
+                        let points: Vec<_> = millis
+                            .iter()
+                            .map(|m| {
+                                let at = base + chrono::Duration::milliseconds(*m);
+                                json!({"load_id": id, "lat": 33.0, "lng": -95.0, "timestamp": at.to_rfc3339()})
+                            })
+                            .collect();
+                        let sent = client
+                            .post(&batch_url)
+                            .bearer_auth(&key)
+                            .json(&json!({ "points": points }))
+                            .send()
+                            .await;
+                        let Ok(response) = sent else { break };
+                        let Ok(body) = response.json::<serde_json::Value>().await else { break };
+                        let Some(results) = body["data"]["results"].as_array() else { break };
+                        for result in results {
+                            if result["status"] == "created" {
+                                let index = result["index"].as_u64().unwrap() as usize;
+                                acked.lock().unwrap().insert(millis[index]);
+                            }
+                        }
                     }
                 }
             })
         })
         .collect();
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
     while acked.lock().unwrap().len() < 300 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the server acknowledged too few fixes"
+        );
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     server.child.start_kill().unwrap(); // SIGKILL, with requests in flight

@@ -107,6 +107,26 @@ async fn a_fix_is_recorded_and_read_back_with_city_and_eta() {
     assert_eq!(tracking["current_location"]["city"], "Dallas");
     assert_eq!(tracking["eta"], live["eta"]);
     assert_eq!(tracking["last_update"], live["last_update"]);
+
+    // Speeds and headings come back exactly as sent.
+    let (_, odd) = app
+        .post(
+            &format!("/loads/{id}/tracking"),
+            json!({"lat": 32.78, "lng": -96.8, "timestamp": at(now - Duration::minutes(2)), "speed": 55.3, "heading": 12.7}),
+        )
+        .await;
+    assert_eq!(odd["data"]["speed"], 55.3);
+    let (_, stored) = app
+        .get(&format!(
+            "/loads/{id}/tracking/history?limit=1&to={}",
+            at(now - Duration::minutes(2))
+        ))
+        .await;
+    assert_eq!(
+        stored["data"]["points"][0]["speed"], 55.3,
+        "speeds come back exactly as sent"
+    );
+    assert_eq!(stored["data"]["points"][0]["heading"], 12.7);
 }
 
 #[actix_web::test]
@@ -374,7 +394,23 @@ async fn bulk_ingest_answers_per_point_and_never_half_applies() {
         point(&moving, 9),                                    // 7 created
         {"load_id": moving, "lat": 33.0, "lng": -95.0, "timestamp": at(now), "extra": 1}, // 8 unknown field
     ]});
-    let (status, body) = app.post("/tracking/batch", points).await;
+    // A number no double holds sinks only its own point, put first.
+    let body = serde_json::to_string(&points).unwrap().replacen(
+        r#"{"points":["#,
+        r#"{"points":[{"load_id":"x","lat":1e400,"lng":0,"timestamp":"2026-01-01T00:00:00Z"},"#,
+        1,
+    );
+    let response = app
+        .client
+        .post(app.url("/tracking/batch"))
+        .bearer_auth(&app.key)
+        .header("content-type", "application/json")
+        .body(body)
+        .send()
+        .await
+        .unwrap();
+    let status = response.status();
+    let body: Value = response.json().await.unwrap();
     assert_eq!(status, StatusCode::OK, "{body}");
     let data = &body["data"];
     assert_eq!(
@@ -383,9 +419,15 @@ async fn bulk_ingest_answers_per_point_and_never_half_applies() {
             data["duplicates"].clone(),
             data["rejected"].clone()
         ),
-        (json!(3), json!(1), json!(5))
+        (json!(3), json!(1), json!(6))
     );
-    let results = data["results"].as_array().unwrap();
+    let mut results = data["results"].as_array().unwrap().clone();
+    let overflow = results.remove(0);
+    assert_eq!(overflow["status"], "rejected");
+    assert_eq!(overflow["error"]["details"]["field"], "lat");
+    for r in &mut results {
+        r["index"] = json!(r["index"].as_u64().unwrap() - 1);
+    }
     let statuses: Vec<&str> = results
         .iter()
         .map(|r| r["status"].as_str().unwrap())

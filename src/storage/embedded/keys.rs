@@ -139,30 +139,30 @@ pub fn point_timestamp(key: &[u8]) -> Option<DateTime<Utc>> {
     DateTime::from_timestamp_micros(i64::try_from(u64::from_be_bytes(raw)).ok()?)
 }
 
-/// A point value: lat, lng (f64), speed, heading (f32, NaN when unknown), little-endian.
+/// A point value: lat, lng, speed, heading as little-endian f64 (NaN when unknown):
+/// exactly the numbers the client sent come back.
 pub fn encode_point(fix: &GpsFix) -> Vec<u8> {
     let mut value = Vec::with_capacity(POINT_VALUE_LEN);
     value.extend_from_slice(&fix.lat.to_le_bytes());
     value.extend_from_slice(&fix.lng.to_le_bytes());
-    value.extend_from_slice(&(fix.speed_mph.map_or(f32::NAN, |s| s as f32)).to_le_bytes());
-    value.extend_from_slice(&(fix.heading_deg.map_or(f32::NAN, |h| h as f32)).to_le_bytes());
+    value.extend_from_slice(&fix.speed_mph.unwrap_or(f64::NAN).to_le_bytes());
+    value.extend_from_slice(&fix.heading_deg.unwrap_or(f64::NAN).to_le_bytes());
     value
 }
 
-pub const POINT_VALUE_LEN: usize = 24;
+pub const POINT_VALUE_LEN: usize = 32;
 
 pub fn decode_point(key: &[u8], value: &[u8]) -> Option<GpsFix> {
     if value.len() != POINT_VALUE_LEN {
         return None;
     }
     let f64_at = |i: usize| f64::from_le_bytes(value[i..i + 8].try_into().expect("8 bytes"));
-    let f32_at = |i: usize| f32::from_le_bytes(value[i..i + 4].try_into().expect("4 bytes"));
-    let optional = |v: f32| (!v.is_nan()).then_some(f64::from(v));
+    let optional = |v: f64| (!v.is_nan()).then_some(v);
     Some(GpsFix {
         timestamp: point_timestamp(key)?,
         lat: f64_at(0),
         lng: f64_at(8),
-        speed_mph: optional(f32_at(16)),
-        heading_deg: optional(f32_at(20)),
+        speed_mph: optional(f64_at(16)),
+        heading_deg: optional(f64_at(24)),
     })
 }
