@@ -15,12 +15,12 @@ use std::time::{Duration, Instant};
 use actix_web::{App, HttpResponse, HttpServer, web};
 use chrono::{SecondsFormat, Utc};
 use freight::config::Settings;
-use freight::domain::ids::{AccountId, LoadId};
-use freight::domain::load::{Load, LoadStatus, NewLoadInput};
-use freight::domain::location::LocationInput;
+use freight::domain::ids::AccountId;
+use freight::domain::load::{Load, LoadStatus};
 use freight::domain::tracking::FixInput;
 use freight::server::startup::Application;
 use freight::services::Services;
+use freight::storage::conformance::sample_load;
 use serde_json::json;
 
 /// The allocator `freight`'s binary uses, so the in-process servers match it.
@@ -118,22 +118,7 @@ async fn bare_batch(body: web::Bytes) -> HttpResponse {
 }
 
 fn new_load(account: &AccountId) -> Load {
-    let place = |state: &str, zip: &str| LocationInput {
-        city: Some("City".into()),
-        state: Some(state.into()),
-        zip: Some(zip.into()),
-        address: None,
-    };
-    let new = NewLoadInput {
-        origin: Some(place("TX", "75201")),
-        destination: Some(place("GA", "30301")),
-        weight: Some(20_000.0),
-        equipment_type: Some("dry_van".into()),
-        ..Default::default()
-    }
-    .validate()
-    .expect("valid");
-    let mut load = Load::create(LoadId::generate(), account.clone(), new, Utc::now());
+    let mut load = sample_load(account, "TX", "GA");
     load.status = LoadStatus::InTransit;
     load
 }

@@ -7,10 +7,10 @@
 
 use std::time::{Duration, Instant};
 
-use chrono::Utc;
-use freight::domain::ids::{AccountId, LoadId};
-use freight::domain::load::{Load, LoadStatus, NewLoadInput};
-use freight::domain::location::{LocationInput, UsState};
+use freight::domain::ids::AccountId;
+use freight::domain::load::{Load, LoadStatus};
+use freight::domain::location::UsState;
+use freight::storage::conformance::sample_load;
 use freight::storage::embedded::EmbeddedStore;
 use freight::storage::{LoadFilter, PageRequest, Storage};
 
@@ -20,22 +20,11 @@ const QUERY_ROUNDS: u32 = 200;
 
 fn load(account: &AccountId, i: usize) -> Load {
     let states = ["TX", "GA", "CA", "OK", "IL", "NY", "FL", "WA"];
-    let place = |state: &str| LocationInput {
-        city: Some("City".into()),
-        state: Some(state.into()),
-        zip: Some("12345".into()),
-        address: None,
-    };
-    let new = NewLoadInput {
-        origin: Some(place(states[i % states.len()])),
-        destination: Some(place(states[(i / 8) % states.len()])),
-        weight: Some(20_000.0),
-        equipment_type: Some("dry_van".into()),
-        ..Default::default()
-    }
-    .validate()
-    .expect("valid");
-    let mut load = Load::create(LoadId::generate(), account.clone(), new, Utc::now());
+    let mut load = sample_load(
+        account,
+        states[i % states.len()],
+        states[(i / 8) % states.len()],
+    );
     // 1 in 100 loads is delivered: the selective filter.
     if i.is_multiple_of(100) {
         load.status = LoadStatus::Delivered;

@@ -161,33 +161,18 @@ mod tests {
     use crate::actors::load_actor::{ActorSettings, ChangeStatus, ReadTracking};
     use crate::clock::Clock;
     use crate::domain::ids::{AccountId, CarrierId};
-    use crate::domain::load::{CarrierSummary, Load, LoadStatus, NewLoadInput, StatusChange};
-    use crate::domain::location::LocationInput;
+    use crate::domain::load::{CarrierSummary, Load, LoadStatus, StatusChange};
     use crate::domain::tracking::{Appended, GpsFix};
     use crate::services::tracking::TrackingService;
     use crate::storage::Storage;
+    use crate::storage::conformance::sample_load;
     use crate::storage::embedded::EmbeddedStore;
 
     const IDLE: Duration = Duration::from_secs(60);
     const LINGER: Duration = Duration::from_secs(5);
 
     async fn moving_load(storage: &dyn Storage) -> Load {
-        let place = |state: &str, zip: &str| LocationInput {
-            city: Some("City".into()),
-            state: Some(state.into()),
-            zip: Some(zip.into()),
-            address: None,
-        };
-        let new = NewLoadInput {
-            origin: Some(place("TX", "75201")),
-            destination: Some(place("GA", "30301")),
-            weight: Some(1000.0),
-            equipment_type: Some("dry_van".into()),
-            ..Default::default()
-        }
-        .validate()
-        .unwrap();
-        let mut load = Load::create(LoadId::generate(), AccountId::generate(), new, Utc::now());
+        let mut load = sample_load(&AccountId::generate(), "TX", "GA");
         load.status = LoadStatus::InTransit;
         load.carrier = Some(CarrierSummary {
             id: CarrierId::generate(),

@@ -233,17 +233,13 @@ impl QueryParams {
     /// `page` and `limit`, with the spec's default and maximum.
     pub fn pagination(&mut self) -> (u64, u32) {
         let page = self
-            .take("page", |raw| match raw.trim().parse::<u64>() {
-                Ok(p) if (1..=MAX_PAGE).contains(&p) => Ok(p),
-                _ => Err(format!("must be a whole number from 1 to {MAX_PAGE}")),
-            })
+            .take("page", |raw| whole_number(raw, 1, MAX_PAGE))
             .unwrap_or(1);
         let limit = self
-            .take("limit", |raw| match raw.trim().parse::<u32>() {
-                Ok(l) if (1..=MAX_PAGE_LIMIT).contains(&l) => Ok(l),
-                _ => Err(format!("must be a whole number from 1 to {MAX_PAGE_LIMIT}")),
+            .take("limit", |raw| {
+                whole_number(raw, 1, u64::from(MAX_PAGE_LIMIT))
             })
-            .unwrap_or(DEFAULT_PAGE_LIMIT);
+            .map_or(DEFAULT_PAGE_LIMIT, |l| l as u32);
         (page, limit)
     }
 
@@ -263,6 +259,14 @@ impl QueryParams {
             format!("invalid query parameters: {}", self.errors),
         )
         .with_details(json!({"field": first, "errors": self.errors.errors()})))
+    }
+}
+
+/// A query parameter that must be a whole number in `min..=max`.
+pub fn whole_number(raw: &str, min: u64, max: u64) -> Result<u64, String> {
+    match raw.trim().parse::<u64>() {
+        Ok(n) if (min..=max).contains(&n) => Ok(n),
+        _ => Err(format!("must be a whole number from {min} to {max}")),
     }
 }
 

@@ -8,7 +8,9 @@ use serde_json::{Value, json};
 use crate::actors::load_actor::RECENT_FIXES;
 use crate::api::envelope::{self, PageInfo};
 use crate::api::error::ApiError;
-use crate::api::extract::{BodyLimit, JsonBody, JsonBytes, NoQuery, QueryParams, parse_json};
+use crate::api::extract::{
+    BodyLimit, JsonBody, JsonBytes, NoQuery, QueryParams, parse_json, whole_number,
+};
 use crate::api::tracking_views::{LiveTracking, PointView};
 use crate::domain::ids::LoadId;
 use crate::domain::timestamp;
@@ -64,13 +66,11 @@ async fn live(
 ) -> Result<HttpResponse, ApiError> {
     let mut query = QueryParams::parse(&req)?;
     let points = query
-        .take("points", |raw| match raw.trim().parse::<usize>() {
-            Ok(n) if n <= RECENT_FIXES => Ok(n),
-            _ => Err(format!(
-                "must be a whole number from 0 to {RECENT_FIXES}; use /tracking/history for more"
-            )),
+        .take("points", |raw| {
+            whole_number(raw, 0, RECENT_FIXES as u64)
+                .map_err(|e| format!("{e}; use /tracking/history for more"))
         })
-        .unwrap_or(RECENT_FIXES);
+        .map_or(RECENT_FIXES, |n| n as usize);
     query.finish()?;
     let state = services
         .tracking
@@ -106,13 +106,10 @@ async fn history(
     let from = query.take("from", timestamp::parse_utc);
     let to = query.take("to", timestamp::parse_utc);
     let limit = query
-        .take("limit", |raw| match raw.trim().parse::<usize>() {
-            Ok(n) if (1..=MAX_HISTORY_LIMIT).contains(&n) => Ok(n),
-            _ => Err(format!(
-                "must be a whole number from 1 to {MAX_HISTORY_LIMIT}"
-            )),
+        .take("limit", |raw| {
+            whole_number(raw, 1, MAX_HISTORY_LIMIT as u64)
         })
-        .unwrap_or(DEFAULT_HISTORY_LIMIT);
+        .map_or(DEFAULT_HISTORY_LIMIT, |n| n as usize);
     let cursor = query.take("cursor", parse_cursor);
     query.finish()?;
     if let (Some(from), Some(to)) = (from, to)

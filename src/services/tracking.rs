@@ -167,17 +167,8 @@ async fn record_detached(
         }
     }
     if !admitted.is_empty() {
-        let expected = points.len();
-        let stored = committer.append(points).await.and_then(|outcomes| {
-            if outcomes.len() == expected {
-                Ok(outcomes)
-            } else {
-                Err(StorageError::Corrupt(format!(
-                    "{} outcomes for {expected} GPS points",
-                    outcomes.len()
-                )))
-            }
-        });
+        // The committer checks that storage answered one outcome per point.
+        let stored = committer.append(points).await;
         let mut results = stored.as_ref().ok().map(|all| all.iter().copied());
         let mut notices = Vec::with_capacity(admitted.len());
         for (actor, indexes, fixes) in admitted {

@@ -24,7 +24,9 @@ fn account() -> Account {
     }
 }
 
-fn load(account: &AccountId, origin: &str, destination: &str) -> Load {
+/// A valid posted load of `account` on the lane `origin` → `destination` (state
+/// codes); for tests and benchmarks elsewhere too.
+pub fn sample_load(account: &AccountId, origin: &str, destination: &str) -> Load {
     let place = |state: &str| LocationInput {
         city: Some("Somewhere".into()),
         state: Some(state.into()),
@@ -111,7 +113,7 @@ pub async fn accounts_and_keys(store: &dyn Storage) {
 
 pub async fn loads_round_trip_and_move_between_indexes(store: &dyn Storage) {
     let owner = AccountId::generate();
-    let original = load(&owner, "TX", "GA");
+    let original = sample_load(&owner, "TX", "GA");
     store.insert_load(&original).await.unwrap();
     assert_eq!(
         store.get_load(&original.id).await.unwrap(),
@@ -162,7 +164,7 @@ pub async fn load_lists_filter_order_and_paginate(store: &dyn Storage) {
     let owner = AccountId::generate();
     let stranger = AccountId::generate();
     store
-        .insert_load(&load(&stranger, "TX", "GA"))
+        .insert_load(&sample_load(&stranger, "TX", "GA"))
         .await
         .unwrap();
     let lanes = [
@@ -174,7 +176,7 @@ pub async fn load_lists_filter_order_and_paginate(store: &dyn Storage) {
     ];
     let mut created = Vec::new();
     for (i, (origin, destination)) in lanes.iter().enumerate() {
-        let mut l = load(&owner, origin, destination);
+        let mut l = sample_load(&owner, origin, destination);
         if i % 2 == 1 {
             l.status = LoadStatus::InTransit;
         }
