@@ -131,9 +131,9 @@ async fn seed_loads(services: &Services, account: &AccountId, count: usize) -> V
         let load = new_load(account);
         ids.push(load.id.to_string());
         let storage = services.storage.clone();
-        pending.push(tokio::spawn(
-            async move { storage.insert_load(&load).await },
-        ));
+        pending.push(tokio::spawn(async move {
+            storage.insert_load(&load, &[]).await
+        }));
         if pending.len() == 256 {
             for p in pending.drain(..) {
                 p.await.expect("task").expect("insert");

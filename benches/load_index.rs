@@ -66,7 +66,10 @@ async fn main() {
         let account = account.clone();
         tasks.push(tokio::spawn(async move {
             for i in (worker..LOADS).step_by(CONCURRENCY) {
-                store.insert_load(&load(&account, i)).await.expect("insert");
+                store
+                    .insert_load(&load(&account, i), &[])
+                    .await
+                    .expect("insert");
             }
         }));
     }

@@ -7,6 +7,7 @@ use crate::actors::load_actor::ActorSettings;
 use crate::api::extract::DEFAULT_BODY_LIMIT;
 use crate::clock::Clock;
 use crate::server::tls::TlsSource;
+use crate::webhooks::dispatcher::DispatchSettings;
 
 /// How the API listener gets its HTTPS.
 #[derive(Debug, Clone)]
@@ -31,6 +32,7 @@ pub struct Settings {
     pub body_limit: usize,
     pub clock: Clock,
     pub actors: ActorSettings,
+    pub webhooks: DispatchSettings,
 }
 
 impl Settings {
@@ -49,6 +51,7 @@ impl Settings {
                 threads: 2,
                 ..ActorSettings::default()
             },
+            webhooks: DispatchSettings::default(),
         }
     }
 }

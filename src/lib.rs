@@ -15,3 +15,4 @@ pub mod server;
 pub mod services;
 pub mod storage;
 pub mod telemetry;
+pub mod webhooks;

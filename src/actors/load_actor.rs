@@ -17,6 +17,7 @@ use crate::domain::tracking::{Appended, GpsFix};
 use crate::geo;
 use crate::services::loads::{LoadError, apply_status_change};
 use crate::storage::{PointRange, Storage, StorageError};
+use crate::webhooks::notifier::Notifier;
 
 /// Positions kept in memory per load, newest first (the rest is in storage).
 pub const RECENT_FIXES: usize = 10;
@@ -30,9 +31,22 @@ const MISSING_LINGER: Duration = Duration::from_secs(1);
 /// until the matching [`FixesStored`]). Answers at once with the actor's address,
 /// so the outcome goes back to this very actor.
 #[derive(Message, Clone)]
-#[rtype(result = "Result<Addr<LoadActor>, LoadError>")]
+#[rtype(result = "Result<Admission, LoadError>")]
 pub struct AdmitFixes {
     pub account: AccountId,
+    /// How many fixes, for numbering their events.
+    pub fixes: u32,
+    /// Whether `tracking.updated` events are wanted (someone subscribes).
+    pub events: bool,
+}
+
+/// An admission: where to report back, the load's status, and the first of the
+/// event sequence numbers reserved for the fixes (when events are wanted).
+#[derive(Debug)]
+pub struct Admission {
+    pub actor: Addr<LoadActor>,
+    pub status: LoadStatus,
+    pub first_sequence: Option<u64>,
 }
 
 /// The fate of admitted fixes once their group commit is durable (`outcomes`,
@@ -108,6 +122,7 @@ pub type SharedState = Arc<Mutex<State>>;
 /// What every load actor shares.
 pub struct ActorDeps {
     pub storage: Arc<dyn Storage>,
+    pub notifier: Arc<Notifier>,
     pub clock: Clock,
     pub settings: ActorSettings,
     pub residents: Arc<DashMap<LoadId, Resident>>,
@@ -152,6 +167,8 @@ pub struct Tracked {
     destination: Option<(f64, f64)>,
     /// Newest first, at most `RECENT_FIXES`.
     recent: VecDeque<HeldFix>,
+    /// The sequence number the load's next event gets.
+    next_sequence: u64,
 }
 
 impl Tracked {
@@ -277,11 +294,12 @@ impl Actor for LoadActor {
                 let recent = storage
                     .load_points(&id, PointRange::latest(RECENT_FIXES))
                     .await?;
-                Ok::<_, StorageError>(Some((load, recent)))
+                let last_sequence = storage.last_event_sequence(&id).await?;
+                Ok::<_, StorageError>(Some((load, recent, last_sequence)))
             }
             .into_actor(self)
             .map(|loaded, actor, ctx| match loaded {
-                Ok(Some((load, recent))) => {
+                Ok(Some((load, recent, last_sequence))) => {
                     let destination =
                         geo::zip_centroid(&load.destination.zip).map(|p| (p.lat, p.lng));
                     let delivered = load.status == LoadStatus::Delivered;
@@ -290,6 +308,7 @@ impl Actor for LoadActor {
                         status: load.status,
                         destination,
                         recent: recent.iter().map(HeldFix::new).collect(),
+                        next_sequence: last_sequence + 1,
                     });
                     if delivered {
                         actor.stop_after(ctx, actor.deps.settings.delivered_linger);
@@ -319,17 +338,29 @@ impl Actor for LoadActor {
 }
 
 impl Handler<AdmitFixes> for LoadActor {
-    type Result = Result<Addr<LoadActor>, LoadError>;
+    type Result = Result<Admission, LoadError>;
 
     fn handle(&mut self, msg: AdmitFixes, ctx: &mut Self::Context) -> Self::Result {
         self.last_active = Instant::now();
-        let status = self.state().tracked(&msg.account)?.status;
+        let mut state = self.state();
+        let tracked = state.tracked(&msg.account)?;
+        let status = tracked.status;
         if !matches!(status, LoadStatus::Assigned | LoadStatus::InTransit) {
             return Err(LoadError::NotTrackable(status));
         }
+        let first_sequence = msg.events.then(|| {
+            let first = tracked.next_sequence;
+            tracked.next_sequence += u64::from(msg.fixes);
+            first
+        });
+        drop(state);
         // Balanced by the `FixesStored` that always follows an admission.
         self.in_flight += 1;
-        Ok(ctx.address())
+        Ok(Admission {
+            actor: ctx.address(),
+            status,
+            first_sequence,
+        })
     }
 }
 
@@ -357,34 +388,50 @@ impl Handler<ChangeStatus> for LoadActor {
 
     fn handle(&mut self, msg: ChangeStatus, _: &mut Self::Context) -> Self::Result {
         self.last_active = Instant::now();
-        if let Err(error) = self.state().tracked(&msg.account) {
-            return AtomicResponse::new(Box::pin(fut::ready(Err(error))));
-        }
+        let (next_sequence, final_position) = match self.state().tracked(&msg.account) {
+            Ok(tracked) => (
+                tracked.next_sequence,
+                tracked.recent.front().map(HeldFix::fix),
+            ),
+            Err(error) => return AtomicResponse::new(Box::pin(fut::ready(Err(error)))),
+        };
+        let notifier = self.deps.notifier.clone();
         let storage = self.deps.storage.clone();
         let clock = self.deps.clock.clone();
         let id = self.id.clone();
         // Atomic: nothing else runs on this actor until the change is durable, so
         // each change is planned against the result of the previous one.
-        AtomicResponse::new(
-            Box::pin(
-                async move {
-                    apply_status_change(&*storage, &clock, &id, &msg.account, &msg.change).await
+        AtomicResponse::new(Box::pin(
+            async move {
+                apply_status_change(
+                    &*storage,
+                    &clock,
+                    &id,
+                    &msg.account,
+                    &msg.change,
+                    next_sequence,
+                    final_position,
+                )
+                .await
+            }
+            .into_actor(self)
+            .map(move |changed, actor, ctx| {
+                let mut newly_delivered = false;
+                if let (Ok(changed), State::Active(tracked)) = (&changed, &mut *actor.state()) {
+                    newly_delivered = changed.load.status == LoadStatus::Delivered
+                        && tracked.status != LoadStatus::Delivered;
+                    tracked.status = changed.load.status;
+                    tracked.next_sequence += changed.sequences_used;
                 }
-                .into_actor(self)
-                .map(|changed, actor, ctx| {
-                    let mut newly_delivered = false;
-                    if let (Ok(load), State::Active(tracked)) = (&changed, &mut *actor.state()) {
-                        newly_delivered = load.status == LoadStatus::Delivered
-                            && tracked.status != LoadStatus::Delivered;
-                        tracked.status = load.status;
-                    }
-                    if newly_delivered {
-                        actor.stop_after(ctx, actor.deps.settings.delivered_linger);
-                    }
-                    changed
-                }),
-            ),
-        )
+                if changed.as_ref().is_ok_and(|c| c.sequences_used > 0) {
+                    notifier.events_committed();
+                }
+                if newly_delivered {
+                    actor.stop_after(ctx, actor.deps.settings.delivered_linger);
+                }
+                changed.map(|c| c.load)
+            }),
+        ))
     }
 }
 

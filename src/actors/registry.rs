@@ -167,6 +167,8 @@ mod tests {
     use crate::storage::Storage;
     use crate::storage::conformance::sample_load;
     use crate::storage::embedded::EmbeddedStore;
+    use crate::webhooks::directory::Directory;
+    use crate::webhooks::notifier::Notifier;
 
     const IDLE: Duration = Duration::from_secs(60);
     const LINGER: Duration = Duration::from_secs(5);
@@ -179,15 +181,17 @@ mod tests {
             name: "C".into(),
             mc_number: "1".into(),
         });
-        storage.insert_load(&load).await.unwrap();
+        storage.insert_load(&load, &[]).await.unwrap();
         load
     }
 
     /// A registry on the current thread's arbiter, and a tracking service over it.
     fn registry(storage: Arc<dyn Storage>) -> (Arc<LoadRegistry>, TrackingService) {
         let (committer, _) = GroupCommitter::start(storage.clone());
+        let notifier = Arc::new(Notifier::default());
         let registry = Arc::new(LoadRegistry::new(ActorDeps {
             storage: storage.clone(),
+            notifier: notifier.clone(),
             clock: Clock::system(),
             settings: ActorSettings {
                 threads: 0,
@@ -196,7 +200,14 @@ mod tests {
             },
             residents: Arc::new(DashMap::new()),
         }));
-        let tracking = TrackingService::new(storage, registry.clone(), committer);
+        let tracking = TrackingService::new(
+            storage,
+            registry.clone(),
+            committer,
+            Arc::new(Directory::default()),
+            notifier,
+            Clock::system(),
+        );
         (registry, tracking)
     }
 

@@ -17,6 +17,7 @@ use crate::services::accounts::AccountError;
 use crate::services::auth::AuthError;
 use crate::services::carriers::CarrierError;
 use crate::services::loads::LoadError;
+use crate::services::webhooks::{MAX_SUBSCRIPTIONS, WebhookError};
 use crate::storage::StorageError;
 
 #[derive(Debug, Clone)]
@@ -294,6 +295,32 @@ impl From<CarrierError> for ApiError {
             )
             .with_details(json!({"field": "mc_number", "existing_carrier_id": existing})),
             CarrierError::Storage(e) => e.into(),
+        }
+    }
+}
+
+impl From<WebhookError> for ApiError {
+    fn from(error: WebhookError) -> Self {
+        match error {
+            WebhookError::NotFound => ApiError::new(
+                StatusCode::NOT_FOUND,
+                "WEBHOOK_NOT_FOUND",
+                "webhook not found",
+            ),
+            WebhookError::DeliveryNotFound => ApiError::new(
+                StatusCode::NOT_FOUND,
+                "DELIVERY_NOT_FOUND",
+                "no delivery of that event to this webhook",
+            ),
+            WebhookError::Invalid(errors) => errors.into(),
+            WebhookError::TooMany => ApiError::new(
+                StatusCode::CONFLICT,
+                "TOO_MANY_WEBHOOKS",
+                format!(
+                    "an account may have at most {MAX_SUBSCRIPTIONS} webhooks; delete one first"
+                ),
+            ),
+            WebhookError::Storage(e) => e.into(),
         }
     }
 }

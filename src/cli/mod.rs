@@ -70,6 +70,12 @@ pub struct ServeArgs {
     /// Seconds without a message after which a load's actor stops (it restarts from storage on demand).
     #[arg(long, env = "FREIGHT_ACTOR_IDLE_SECS", default_value_t = 300, value_parser = clap::value_parser!(u64).range(1..=86_400))]
     pub actor_idle_secs: u64,
+    /// Let webhook URLs use plain http:// (for receivers on a trusted network or in tests).
+    #[arg(long, env = "FREIGHT_WEBHOOKS_ALLOW_HTTP", value_parser = clap::builder::BoolishValueParser::new())]
+    pub webhooks_allow_http: bool,
+    /// Let webhook URLs reach loopback, private and link-local addresses (SSRF protection off).
+    #[arg(long, env = "FREIGHT_WEBHOOKS_ALLOW_PRIVATE", value_parser = clap::builder::BoolishValueParser::new())]
+    pub webhooks_allow_private: bool,
     /// Log format.
     #[arg(long, env = "FREIGHT_LOG_FORMAT", value_enum, default_value = "text")]
     pub log_format: crate::telemetry::LogFormat,

@@ -5,8 +5,10 @@ use std::time::Duration;
 use crate::actors::load_actor::ActorSettings;
 use crate::clock::Clock;
 use crate::config::{ApiTransport, Settings};
+use crate::domain::webhook::UrlPolicy;
 use crate::server::startup::Application;
 use crate::server::tls::TlsSource;
+use crate::webhooks::dispatcher::DispatchSettings;
 
 use super::ServeArgs;
 
@@ -34,6 +36,13 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
             threads: args.actor_threads.map_or(defaults.threads, usize::from),
             idle_timeout: Duration::from_secs(args.actor_idle_secs),
             ..defaults
+        },
+        webhooks: DispatchSettings {
+            url_policy: UrlPolicy {
+                allow_http: args.webhooks_allow_http,
+                allow_private: args.webhooks_allow_private,
+            },
+            ..DispatchSettings::default()
         },
     };
     let scheme = match settings.transport {

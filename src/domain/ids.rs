@@ -130,6 +130,17 @@ prefixed_id!(
     "key_"
 );
 
+prefixed_id!(
+    /// A webhook subscription, `wh_<ulid>`.
+    WebhookId,
+    "wh_"
+);
+prefixed_id!(
+    /// A domain event, `evt_<ulid>`: ordered by creation, the same on every delivery attempt.
+    EventId,
+    "evt_"
+);
+
 #[cfg(test)]
 mod tests {
     use super::*;

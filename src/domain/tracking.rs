@@ -3,6 +3,7 @@
 use chrono::{DateTime, Duration, Utc};
 use serde::Deserialize;
 
+use super::event::Event;
 use super::ids::LoadId;
 use super::timestamp;
 use super::validation::{ValidationErrors, number_in};
@@ -25,11 +26,13 @@ pub struct GpsFix {
     pub heading_deg: Option<f64>,
 }
 
-/// A fix belonging to a load: the unit the time series stores.
+/// A fix belonging to a load: the unit the time series stores, with the
+/// `tracking.updated` event to write alongside it (when anyone subscribes).
 #[derive(Debug, Clone, PartialEq)]
 pub struct TrackingPoint {
     pub load_id: LoadId,
     pub fix: GpsFix,
+    pub event: Option<Event>,
 }
 
 /// What storing a point did.

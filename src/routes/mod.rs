@@ -4,6 +4,7 @@ pub mod auth;
 pub mod carriers;
 pub mod loads;
 pub mod tracking;
+pub mod webhooks;
 
 use actix_web::{HttpResponse, middleware::from_fn, web};
 
@@ -19,6 +20,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
             .configure(tracking::configure)
             .configure(loads::configure)
             .configure(carriers::configure)
+            .configure(webhooks::configure)
             .configure(auth::configure),
     );
 }

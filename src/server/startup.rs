@@ -54,7 +54,14 @@ impl Application {
         })
         .await
         .context("opening storage")?;
-        let services = Services::start(storage, settings.clock.clone(), settings.actors);
+        let services = Services::start(
+            storage,
+            settings.clock.clone(),
+            settings.actors,
+            settings.webhooks.clone(),
+        )
+        .await
+        .context("starting the services")?;
         let token = admin_token::load_or_create(&settings.data_dir)?;
 
         let api_listener = TcpListener::bind(settings.listen)

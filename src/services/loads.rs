@@ -5,11 +5,15 @@ use std::sync::Arc;
 use crate::actors::load_actor::ChangeStatus;
 use crate::actors::registry::LoadRegistry;
 use crate::clock::Clock;
+use crate::domain::event::{Event, EventType};
 use crate::domain::ids::{AccountId, CarrierId, LoadId};
 use crate::domain::load::{
     CarrierSummary, Load, LoadStatus, NewLoad, StatusChange, Transition, TransitionError,
 };
+use crate::domain::tracking::GpsFix;
 use crate::storage::{LoadFilter, Page, PageRequest, Storage, StorageError};
+use crate::webhooks::notifier::Notifier;
+use crate::webhooks::payloads;
 
 #[derive(Debug, Clone, thiserror::Error)]
 pub enum LoadError {
@@ -29,20 +33,38 @@ pub struct LoadService {
     storage: Arc<dyn Storage>,
     clock: Clock,
     registry: Arc<LoadRegistry>,
+    notifier: Arc<Notifier>,
 }
 
 impl LoadService {
-    pub fn new(storage: Arc<dyn Storage>, clock: Clock, registry: Arc<LoadRegistry>) -> Self {
+    pub fn new(
+        storage: Arc<dyn Storage>,
+        clock: Clock,
+        registry: Arc<LoadRegistry>,
+        notifier: Arc<Notifier>,
+    ) -> Self {
         Self {
             storage,
             clock,
             registry,
+            notifier,
         }
     }
 
     pub async fn create(&self, account: &AccountId, new: NewLoad) -> Result<Load, LoadError> {
-        let load = Load::create(LoadId::generate(), account.clone(), new, self.clock.now());
-        self.storage.insert_load(&load).await?;
+        let now = self.clock.now();
+        let load = Load::create(LoadId::generate(), account.clone(), new, now);
+        // The first event of every load, hence sequence 1.
+        let created = Event::new(
+            account.clone(),
+            load.id.clone(),
+            EventType::LoadCreated,
+            1,
+            now,
+            payloads::load(&load),
+        );
+        self.storage.insert_load(&load, &[created]).await?;
+        self.notifier.events_committed();
         Ok(load)
     }
 
@@ -82,22 +104,38 @@ impl LoadService {
     }
 }
 
+/// What a status change produced: the load as it stands, and how many event
+/// sequence numbers (from the one given) its events took.
+pub(crate) struct Changed {
+    pub load: Load,
+    pub sequences_used: u64,
+}
+
 /// The body of a status change, run by the load's actor (the only writer of the
 /// load, so the read-plan-write below cannot interleave with another change).
+/// Its events (`load.assigned`, `load.status_changed`, `delivery.completed`) are
+/// numbered from `next_sequence` and written in the same commit as the change.
 pub(crate) async fn apply_status_change(
     storage: &dyn Storage,
     clock: &Clock,
     id: &LoadId,
     account: &AccountId,
     change: &StatusChange,
-) -> Result<Load, LoadError> {
+    next_sequence: u64,
+    final_position: Option<GpsFix>,
+) -> Result<Changed, LoadError> {
     let current = storage
         .get_load(id)
         .await?
         .filter(|load| &load.account_id == account)
         .ok_or(LoadError::NotFound)?;
     let (to, carrier) = match current.plan_transition(change)? {
-        Transition::Unchanged => return Ok(current),
+        Transition::Unchanged => {
+            return Ok(Changed {
+                load: current,
+                sequences_used: 0,
+            });
+        }
         Transition::Move(to) => (to, None),
         Transition::Assign(carrier_id) => {
             let carrier = storage
@@ -112,7 +150,36 @@ pub(crate) async fn apply_status_change(
             (LoadStatus::Assigned, Some(summary))
         }
     };
-    let updated = current.apply(to, carrier, change, clock.now());
-    storage.update_load(&current, &updated).await?;
-    Ok(updated)
+    let now = clock.now();
+    let updated = current.apply(to, carrier, change, now);
+    let mut events = Vec::new();
+    let mut event = |kind, data| {
+        let sequence = next_sequence + events.len() as u64;
+        events.push(Event::new(
+            account.clone(),
+            id.clone(),
+            kind,
+            sequence,
+            now,
+            data,
+        ));
+    };
+    if to == LoadStatus::Assigned {
+        event(EventType::LoadAssigned, payloads::load(&updated));
+    }
+    event(
+        EventType::LoadStatusChanged,
+        payloads::status_changed(&current, &updated),
+    );
+    if to == LoadStatus::Delivered {
+        event(
+            EventType::DeliveryCompleted,
+            payloads::delivered(&updated, final_position.as_ref()),
+        );
+    }
+    storage.update_load(&current, &updated, &events).await?;
+    Ok(Changed {
+        load: updated,
+        sequences_used: events.len() as u64,
+    })
 }

@@ -5,16 +5,23 @@ pub mod auth;
 pub mod carriers;
 pub mod loads;
 pub mod tracking;
+pub mod webhooks;
 
 use std::sync::Arc;
 
+use actix::Actor;
+use actix_rt::Arbiter;
 use dashmap::DashMap;
 
 use crate::actors::group_commit::GroupCommitter;
 use crate::actors::load_actor::{ActorDeps, ActorSettings};
 use crate::actors::registry::LoadRegistry;
 use crate::clock::Clock;
-use crate::storage::Storage;
+use crate::storage::{Storage, StorageResult};
+use crate::webhooks::client;
+use crate::webhooks::directory::Directory;
+use crate::webhooks::dispatcher::{DispatchSettings, Dispatcher};
+use crate::webhooks::notifier::Notifier;
 
 /// Everything a request handler may use; cheap to clone (all `Arc`s inside).
 #[derive(Clone)]
@@ -26,21 +33,56 @@ pub struct Services {
     pub loads: Arc<loads::LoadService>,
     pub carriers: Arc<carriers::CarrierService>,
     pub tracking: Arc<tracking::TrackingService>,
+    pub webhooks: Arc<webhooks::WebhookService>,
+    _dispatch_thread: Arc<DispatchThread>,
+}
+
+/// The arbiter the webhook dispatcher runs on, stopped with the services.
+struct DispatchThread(Arbiter);
+
+impl Drop for DispatchThread {
+    fn drop(&mut self) {
+        self.0.stop();
+    }
 }
 
 impl Services {
-    /// Starts the GPS group committer and the load actors' arbiters; must run
-    /// inside an actix System.
-    pub fn start(storage: Arc<dyn Storage>, clock: Clock, actors: ActorSettings) -> Self {
+    /// Starts the GPS group committer, the load actors' arbiters and the webhook
+    /// dispatcher; must run inside an actix System.
+    pub async fn start(
+        storage: Arc<dyn Storage>,
+        clock: Clock,
+        actors: ActorSettings,
+        dispatch: DispatchSettings,
+    ) -> StorageResult<Self> {
+        let directory = Arc::new(Directory::new(storage.all_webhooks().await?));
+        let notifier = Arc::new(Notifier::default());
+        let http = client::build(dispatch.url_policy);
+        let url_policy = dispatch.url_policy;
+        let dispatch_thread = Arbiter::new();
+        let dispatcher = {
+            let (storage, directory, http, clock) = (
+                storage.clone(),
+                directory.clone(),
+                http.clone(),
+                clock.clone(),
+            );
+            Dispatcher::start_in_arbiter(&dispatch_thread.handle(), move |_| {
+                Dispatcher::new(storage, directory, http, clock, dispatch)
+            })
+        };
+        notifier.attach(dispatcher);
+
         let (committer, _task) = GroupCommitter::start(storage.clone());
         let registry = Arc::new(LoadRegistry::new(ActorDeps {
             storage: storage.clone(),
+            notifier: notifier.clone(),
             clock: clock.clone(),
             settings: actors,
             residents: Arc::new(DashMap::new()),
         }));
         let auth = Arc::new(auth::Authenticator::new(storage.clone(), clock.clone()));
-        Services {
+        Ok(Services {
             accounts: Arc::new(accounts::AccountService::new(
                 storage.clone(),
                 clock.clone(),
@@ -50,6 +92,7 @@ impl Services {
                 storage.clone(),
                 clock.clone(),
                 registry.clone(),
+                notifier.clone(),
             )),
             carriers: Arc::new(carriers::CarrierService::new(
                 storage.clone(),
@@ -59,10 +102,22 @@ impl Services {
                 storage.clone(),
                 registry,
                 committer,
+                directory.clone(),
+                notifier.clone(),
+                clock.clone(),
+            )),
+            webhooks: Arc::new(webhooks::WebhookService::new(
+                storage.clone(),
+                directory,
+                notifier,
+                http,
+                clock.clone(),
+                url_policy,
             )),
             auth,
             storage,
             clock,
-        }
+            _dispatch_thread: Arc::new(DispatchThread(dispatch_thread)),
+        })
     }
 }

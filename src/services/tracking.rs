@@ -10,14 +10,22 @@ use super::loads::LoadError;
 use crate::actors::group_commit::GroupCommitter;
 use crate::actors::load_actor::{AdmitFixes, FixesStored, TrackingState};
 use crate::actors::registry::LoadRegistry;
+use crate::clock::Clock;
+use crate::domain::event::{Event, EventType};
 use crate::domain::ids::{AccountId, LoadId};
 use crate::domain::tracking::{Appended, GpsFix, TrackingPoint};
 use crate::storage::{PointRange, Storage, StorageError};
+use crate::webhooks::directory::Directory;
+use crate::webhooks::notifier::Notifier;
+use crate::webhooks::payloads;
 
 pub struct TrackingService {
     storage: Arc<dyn Storage>,
     registry: Arc<LoadRegistry>,
     committer: GroupCommitter,
+    directory: Arc<Directory>,
+    notifier: Arc<Notifier>,
+    clock: Clock,
 }
 
 /// One page of a load's history.
@@ -32,11 +40,17 @@ impl TrackingService {
         storage: Arc<dyn Storage>,
         registry: Arc<LoadRegistry>,
         committer: GroupCommitter,
+        directory: Arc<Directory>,
+        notifier: Arc<Notifier>,
+        clock: Clock,
     ) -> Self {
         Self {
             storage,
             registry,
             committer,
+            directory,
+            notifier,
+            clock,
         }
     }
 
@@ -72,12 +86,14 @@ impl TrackingService {
         let count = fixes.len();
         // Detached before anything is admitted: an actor that admitted fixes must
         // hear how they ended even if the client goes away and this future is dropped.
-        let task = actix_rt::spawn(record_detached(
-            self.registry.clone(),
-            self.committer.clone(),
-            account.clone(),
-            fixes,
-        ));
+        let writer = Writer {
+            registry: self.registry.clone(),
+            committer: self.committer.clone(),
+            directory: self.directory.clone(),
+            notifier: self.notifier.clone(),
+            clock: self.clock.clone(),
+        };
+        let task = actix_rt::spawn(record_detached(writer, account.clone(), fixes));
         task.await.unwrap_or_else(|join| {
             let error = LoadError::Storage(StorageError::Unavailable(format!(
                 "the GPS write task failed: {join}"
@@ -119,12 +135,30 @@ impl TrackingService {
 /// start (and read from storage) a thousand actors at the same moment.
 const MAX_CONCURRENT_ADMISSIONS: usize = 64;
 
-async fn record_detached(
+/// What the detached write needs.
+struct Writer {
     registry: Arc<LoadRegistry>,
     committer: GroupCommitter,
+    directory: Arc<Directory>,
+    notifier: Arc<Notifier>,
+    clock: Clock,
+}
+
+async fn record_detached(
+    writer: Writer,
     account: AccountId,
     fixes: Vec<(LoadId, GpsFix)>,
 ) -> Vec<Result<Appended, LoadError>> {
+    let Writer {
+        registry,
+        committer,
+        directory,
+        notifier,
+        clock,
+    } = writer;
+    // `tracking.updated` events are written only while someone subscribes to them:
+    // they would double the GPS write volume for nobody.
+    let events = directory.wants(&account, EventType::TrackingUpdated);
     let mut groups: HashMap<LoadId, (Vec<usize>, Vec<GpsFix>)> = HashMap::new();
     for (index, (load, fix)) in fixes.iter().enumerate() {
         let group = groups.entry(load.clone()).or_default();
@@ -137,6 +171,8 @@ async fn record_detached(
             async move {
                 let admit = AdmitFixes {
                     account: account.clone(),
+                    fixes: fixes.len() as u32,
+                    events,
                 };
                 let admitted = registry.send(&load, admit).await.and_then(|r| r);
                 (load, indexes, fixes, admitted)
@@ -150,14 +186,25 @@ async fn record_detached(
         (0..fixes.len()).map(|_| None).collect();
     let mut admitted = Vec::new();
     let mut points = Vec::with_capacity(fixes.len());
+    let now = clock.now();
     for (load, indexes, fixes, admission) in admissions {
         match admission {
-            Ok(actor) => {
-                points.extend(fixes.iter().map(|fix| TrackingPoint {
+            Ok(admission) => {
+                points.extend(fixes.iter().enumerate().map(|(n, fix)| TrackingPoint {
                     load_id: load.clone(),
                     fix: *fix,
+                    event: admission.first_sequence.map(|first| {
+                        Event::new(
+                            account.clone(),
+                            load.clone(),
+                            EventType::TrackingUpdated,
+                            first + n as u64,
+                            now,
+                            payloads::tracking(admission.status.as_str(), fix),
+                        )
+                    }),
                 }));
-                admitted.push((actor, indexes, fixes));
+                admitted.push((admission.actor, indexes, fixes));
             }
             Err(error) => {
                 for index in indexes {
@@ -192,6 +239,9 @@ async fn record_detached(
         }
         // An actor whose arbiter has stopped (shutdown) cannot be told; nothing to do.
         let _ = join_all(notices).await;
+        if events && stored.is_ok() {
+            notifier.events_committed();
+        }
     }
     outcomes
         .into_iter()

@@ -114,7 +114,7 @@ pub async fn accounts_and_keys(store: &dyn Storage) {
 pub async fn loads_round_trip_and_move_between_indexes(store: &dyn Storage) {
     let owner = AccountId::generate();
     let original = sample_load(&owner, "TX", "GA");
-    store.insert_load(&original).await.unwrap();
+    store.insert_load(&original, &[]).await.unwrap();
     assert_eq!(
         store.get_load(&original.id).await.unwrap(),
         Some(original.clone())
@@ -138,7 +138,7 @@ pub async fn loads_round_trip_and_move_between_indexes(store: &dyn Storage) {
         mc_number: "1".into(),
     };
     let assigned = original.apply(LoadStatus::Assigned, Some(summary), &change, Utc::now());
-    store.update_load(&original, &assigned).await.unwrap();
+    store.update_load(&original, &assigned, &[]).await.unwrap();
     assert_eq!(
         store.get_load(&original.id).await.unwrap(),
         Some(assigned.clone())
@@ -164,7 +164,7 @@ pub async fn load_lists_filter_order_and_paginate(store: &dyn Storage) {
     let owner = AccountId::generate();
     let stranger = AccountId::generate();
     store
-        .insert_load(&sample_load(&stranger, "TX", "GA"))
+        .insert_load(&sample_load(&stranger, "TX", "GA"), &[])
         .await
         .unwrap();
     let lanes = [
@@ -180,7 +180,7 @@ pub async fn load_lists_filter_order_and_paginate(store: &dyn Storage) {
         if i % 2 == 1 {
             l.status = LoadStatus::InTransit;
         }
-        store.insert_load(&l).await.unwrap();
+        store.insert_load(&l, &[]).await.unwrap();
         created.push(l);
     }
     let newest_first: Vec<Load> = created.iter().rev().cloned().collect();
@@ -305,6 +305,7 @@ pub async fn points_are_ordered_deduplicated_and_ranged(store: &dyn Storage) {
     let point = |load: &LoadId, seconds, lat| TrackingPoint {
         load_id: load.clone(),
         fix: fix(seconds, lat),
+        event: None,
     };
     // Out of order, with a repeat inside the batch and a point of another load.
     let outcomes = store

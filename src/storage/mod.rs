@@ -13,10 +13,13 @@ use chrono::{DateTime, Utc};
 use crate::domain::account::Account;
 use crate::domain::api_key::ApiKey;
 use crate::domain::carrier::Carrier;
+use crate::domain::event::Event;
 use crate::domain::ids::{AccountId, CarrierId, KeyId, LoadId};
+use crate::domain::ids::{EventId, WebhookId};
 use crate::domain::load::{Load, LoadStatus};
 use crate::domain::location::UsState;
 use crate::domain::tracking::{Appended, GpsFix, TrackingPoint};
+use crate::domain::webhook::{Delivery, Subscription};
 
 pub mod conformance;
 pub mod embedded;
@@ -97,10 +100,16 @@ pub trait Storage: Send + Sync + 'static {
     /// An account's keys, oldest first.
     async fn list_api_keys(&self, account: &AccountId) -> StorageResult<Vec<ApiKey>>;
 
-    async fn insert_load(&self, load: &Load) -> StorageResult<()>;
+    /// Inserts a new load together with its events (the outbox), atomically.
+    async fn insert_load(&self, load: &Load, events: &[Event]) -> StorageResult<()>;
     /// Replaces `previous` with `updated` (same id), moving its index entries.
     /// The caller serialises changes to one load; `previous` is what it last read.
-    async fn update_load(&self, previous: &Load, updated: &Load) -> StorageResult<()>;
+    async fn update_load(
+        &self,
+        previous: &Load,
+        updated: &Load,
+        events: &[Event],
+    ) -> StorageResult<()>;
     /// A load by id, whatever its account: callers check ownership.
     async fn get_load(&self, id: &LoadId) -> StorageResult<Option<Load>>;
     /// Newest first.
@@ -126,7 +135,8 @@ pub trait Storage: Send + Sync + 'static {
 
     /// Stores GPS points in one durable batch (the group commit). A point whose
     /// (load, timestamp) is already stored, or repeats an earlier one in the same
-    /// batch, is a duplicate and is not written again. Outcomes are in input order.
+    /// batch, is a duplicate and is not written again, nor is its event. Outcomes
+    /// are in input order.
     async fn append_points(&self, points: Vec<TrackingPoint>) -> StorageResult<Vec<Appended>>;
     /// A load's points newest first: at most `limit` with `from <= timestamp <= to`
     /// and, if given, `timestamp < before` (the cursor of the previous page).
@@ -138,6 +148,48 @@ pub trait Storage: Send + Sync + 'static {
         from: DateTime<Utc>,
         to: DateTime<Utc>,
     ) -> StorageResult<u64>;
+
+    /// The highest event sequence number of a load (0 if none).
+    async fn last_event_sequence(&self, load: &LoadId) -> StorageResult<u64>;
+    /// Outbox events after `after` (exclusive), oldest first.
+    async fn events_after(
+        &self,
+        after: Option<&EventId>,
+        limit: usize,
+    ) -> StorageResult<Vec<Event>>;
+    async fn get_event(&self, id: &EventId) -> StorageResult<Option<Event>>;
+
+    async fn put_webhook(&self, webhook: &Subscription) -> StorageResult<()>;
+    async fn delete_webhook(&self, webhook: &Subscription) -> StorageResult<()>;
+    async fn get_webhook(&self, id: &WebhookId) -> StorageResult<Option<Subscription>>;
+    /// Every subscription, for the in-memory directory the dispatcher matches with.
+    async fn all_webhooks(&self) -> StorageResult<Vec<Subscription>>;
+
+    /// Records new deliveries (an existing one of the same webhook and event is
+    /// kept as it is) and moves the fan-out cursor to `cursor`, atomically.
+    async fn fan_out(&self, deliveries: &[Delivery], cursor: &EventId) -> StorageResult<()>;
+    async fn fan_out_cursor(&self) -> StorageResult<Option<EventId>>;
+    /// Replaces a delivery record, keeping the schedule of due deliveries in step.
+    async fn put_delivery(&self, previous: &Delivery, delivery: &Delivery) -> StorageResult<()>;
+    async fn get_delivery(
+        &self,
+        webhook: &WebhookId,
+        event: &EventId,
+    ) -> StorageResult<Option<Delivery>>;
+    /// A webhook's deliveries, newest event first.
+    async fn list_deliveries(
+        &self,
+        webhook: &WebhookId,
+        page: PageRequest,
+    ) -> StorageResult<Page<Delivery>>;
+    /// Pending deliveries whose next attempt is due at `until` or before, soonest first.
+    async fn due_deliveries(
+        &self,
+        until: DateTime<Utc>,
+        limit: usize,
+    ) -> StorageResult<Vec<Delivery>>;
+    /// Pending deliveries waiting for their webhook to be enabled again.
+    async fn parked_deliveries(&self, webhook: &WebhookId) -> StorageResult<Vec<Delivery>>;
 
     /// A cheap round trip that proves the store answers (for `/ready`).
     async fn ping(&self) -> StorageResult<()>;

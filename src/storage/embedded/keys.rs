@@ -5,9 +5,10 @@
 
 use chrono::{DateTime, Utc};
 
-use crate::domain::ids::{AccountId, CarrierId, LoadId};
+use crate::domain::ids::{AccountId, CarrierId, EventId, LoadId, WebhookId};
 use crate::domain::load::{Load, LoadStatus};
 use crate::domain::tracking::GpsFix;
+use crate::domain::webhook::{Delivery, DeliveryStatus};
 use crate::storage::LoadFilter;
 
 /// `account_id ‖ resource_id`: the primary key of loads and carriers.
@@ -165,4 +166,36 @@ pub fn decode_point(key: &[u8], value: &[u8]) -> Option<GpsFix> {
         speed_mph: optional(f64_at(16)),
         heading_deg: optional(f64_at(24)),
     })
+}
+
+/// `load id ‖ sequence (big-endian)`: the last key of a load is its last sequence.
+pub fn load_event(load: &LoadId, sequence: u64) -> Vec<u8> {
+    let mut key = load.as_str().as_bytes().to_vec();
+    key.extend_from_slice(&sequence.to_be_bytes());
+    key
+}
+
+pub fn sequence_of(key: &[u8]) -> Option<u64> {
+    let raw: [u8; 8] = key.get(key.len().checked_sub(8)?..)?.try_into().ok()?;
+    Some(u64::from_be_bytes(raw))
+}
+
+pub fn delivery(webhook: &WebhookId, event: &EventId) -> Vec<u8> {
+    let mut key = webhook.as_str().as_bytes().to_vec();
+    key.extend_from_slice(event.as_str().as_bytes());
+    key
+}
+
+pub fn due_time(at: &DateTime<Utc>) -> [u8; 8] {
+    point_time(at)
+}
+
+/// The schedule entry of a pending delivery with a next attempt, else `None`.
+pub fn due(delivery: &Delivery) -> Option<Vec<u8>> {
+    let at = delivery
+        .next_attempt_at
+        .filter(|_| delivery.status == DeliveryStatus::Pending)?;
+    let mut key = due_time(&at).to_vec();
+    key.extend_from_slice(&self::delivery(&delivery.webhook_id, &delivery.event_id));
+    Some(key)
 }

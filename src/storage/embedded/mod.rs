@@ -21,9 +21,12 @@ use super::{
 use crate::domain::account::Account;
 use crate::domain::api_key::ApiKey;
 use crate::domain::carrier::Carrier;
+use crate::domain::event::Event;
 use crate::domain::ids::{AccountId, CarrierId, KeyId, LoadId};
+use crate::domain::ids::{EventId, WebhookId};
 use crate::domain::load::Load;
 use crate::domain::tracking::{Appended, GpsFix, TrackingPoint};
+use crate::domain::webhook::{Delivery, DeliveryStatus, Subscription};
 use chrono::{DateTime, Utc};
 
 const COUNT_LOCK_STRIPES: usize = 64;
@@ -46,6 +49,17 @@ struct Inner {
     carriers: Keyspace,
     /// GPS time series, see [`keys::point`].
     points: Keyspace,
+    /// The outbox: event id (time-ordered) → event.
+    events: Keyspace,
+    /// `load id ‖ sequence` → event id: a load's last sequence number.
+    load_events: Keyspace,
+    webhooks: Keyspace,
+    /// `webhook id ‖ event id` → delivery.
+    deliveries: Keyspace,
+    /// `next attempt (µs) ‖ webhook id ‖ event id` → (): the retry schedule.
+    due: Keyspace,
+    /// Single values: the fan-out cursor.
+    meta: Keyspace,
     /// `account ‖ mc number` → carrier id: uniqueness of MC numbers.
     carrier_mc: Keyspace,
     /// Serialises the read-check-write of carrier creation (rare; loads never take it).
@@ -63,6 +77,27 @@ fn unavailable(e: impl std::fmt::Display) -> StorageError {
 
 fn encode<T: Serialize>(value: &T) -> StorageResult<Vec<u8>> {
     serde_json::to_vec(value).map_err(|e| StorageError::Corrupt(e.to_string()))
+}
+
+const FAN_OUT_CURSOR: &[u8] = b"fan_out_cursor";
+
+struct EncodedEvent {
+    id: Vec<u8>,
+    sequence_key: Vec<u8>,
+    value: Vec<u8>,
+}
+
+fn encode_events(events: &[Event]) -> StorageResult<Vec<EncodedEvent>> {
+    events
+        .iter()
+        .map(|event| {
+            Ok(EncodedEvent {
+                id: event.id.as_str().as_bytes().to_vec(),
+                sequence_key: keys::load_event(&event.load_id, event.sequence),
+                value: encode(event)?,
+            })
+        })
+        .collect()
 }
 
 fn decode<T: DeserializeOwned>(bytes: &[u8]) -> StorageResult<T> {
@@ -93,6 +128,12 @@ impl EmbeddedStore {
                 .collect(),
             carriers: keyspace("carriers").map_err(unavailable)?,
             points: keyspace("points").map_err(unavailable)?,
+            events: keyspace("events").map_err(unavailable)?,
+            load_events: keyspace("load_events").map_err(unavailable)?,
+            webhooks: keyspace("webhooks").map_err(unavailable)?,
+            deliveries: keyspace("deliveries").map_err(unavailable)?,
+            due: keyspace("due").map_err(unavailable)?,
+            meta: keyspace("meta").map_err(unavailable)?,
             carrier_mc: keyspace("carrier_mc").map_err(unavailable)?,
             carrier_insert: std::sync::Mutex::new(()),
             db,
@@ -129,6 +170,14 @@ impl Inner {
         match keyspace.get(key).map_err(unavailable)? {
             Some(bytes) => decode(&bytes).map(Some),
             None => Ok(None),
+        }
+    }
+
+    /// Adds encoded events to a batch: the outbox entry and the load's sequence index.
+    fn add_events(&self, batch: &mut fjall::OwnedWriteBatch, events: Vec<EncodedEvent>) {
+        for event in events {
+            batch.insert(&self.load_events, event.sequence_key, event.id.clone());
+            batch.insert(&self.events, event.id, event.value);
         }
     }
 
@@ -266,8 +315,9 @@ impl Storage for EmbeddedStore {
         .await
     }
 
-    async fn insert_load(&self, load: &Load) -> StorageResult<()> {
+    async fn insert_load(&self, load: &Load, events: &[Event]) -> StorageResult<()> {
         let value = encode(load)?;
+        let events = encode_events(events)?;
         let key = keys::load(&load.id);
         let index = keys::load_index_keys(load);
         let counters: Vec<(Vec<u8>, i64)> = keys::load_index_prefixes(load)
@@ -283,13 +333,20 @@ impl Storage for EmbeddedStore {
                 batch.insert(&s.load_index, entry, Vec::<u8>::new());
             }
             s.adjust_counts(&mut batch, &counters)?;
+            s.add_events(&mut batch, events);
             batch.commit().map_err(unavailable)
         })
         .await
     }
 
-    async fn update_load(&self, previous: &Load, updated: &Load) -> StorageResult<()> {
+    async fn update_load(
+        &self,
+        previous: &Load,
+        updated: &Load,
+        events: &[Event],
+    ) -> StorageResult<()> {
         let value = encode(updated)?;
+        let events = encode_events(events)?;
         let key = keys::load(&updated.id);
         let old_index = keys::load_index_keys(previous);
         let new_index = keys::load_index_keys(updated);
@@ -314,6 +371,7 @@ impl Storage for EmbeddedStore {
                 batch.insert(&s.load_index, entry, Vec::<u8>::new());
             }
             s.adjust_counts(&mut batch, &counters)?;
+            s.add_events(&mut batch, events);
             batch.commit().map_err(unavailable)
         })
         .await
@@ -417,6 +475,9 @@ impl Storage for EmbeddedStore {
                 if duplicate {
                     outcomes.push(Appended::Duplicate);
                 } else {
+                    if let Some(event) = &point.event {
+                        s.add_events(&mut batch, encode_events(std::slice::from_ref(event))?);
+                    }
                     batch.insert(&s.points, key.clone(), keys::encode_point(&point.fix));
                     in_batch.insert(key);
                     outcomes.push(Appended::Stored);
@@ -474,6 +535,230 @@ impl Storage for EmbeddedStore {
                 count += 1;
             }
             Ok(count)
+        })
+        .await
+    }
+
+    async fn last_event_sequence(&self, load: &LoadId) -> StorageResult<u64> {
+        let prefix = load.as_str().as_bytes().to_vec();
+        self.run(move |s| match s.load_events.prefix(&prefix).next_back() {
+            Some(guard) => {
+                let key = guard.key().map_err(unavailable)?;
+                keys::sequence_of(&key)
+                    .ok_or_else(|| StorageError::Corrupt("bad load event key".into()))
+            }
+            None => Ok(0),
+        })
+        .await
+    }
+
+    async fn events_after(
+        &self,
+        after: Option<&EventId>,
+        limit: usize,
+    ) -> StorageResult<Vec<Event>> {
+        let after = after.map(|id| id.as_str().as_bytes().to_vec());
+        self.run(move |s| {
+            let scan = match &after {
+                Some(after) => s.events.range::<&[u8], _>((
+                    std::ops::Bound::Excluded(after.as_slice()),
+                    std::ops::Bound::Unbounded,
+                )),
+                None => s.events.iter(),
+            };
+            scan.take(limit)
+                .map(|guard| {
+                    let (_, value) = guard.into_inner().map_err(unavailable)?;
+                    decode(&value)
+                })
+                .collect()
+        })
+        .await
+    }
+
+    async fn get_event(&self, id: &EventId) -> StorageResult<Option<Event>> {
+        let key = id.as_str().as_bytes().to_vec();
+        self.run(move |s| s.get_json(&s.events, &key)).await
+    }
+
+    async fn put_webhook(&self, webhook: &Subscription) -> StorageResult<()> {
+        let value = encode(webhook)?;
+        let key = webhook.id.as_str().as_bytes().to_vec();
+        self.run(move |s| {
+            let mut batch = s.durable_batch();
+            batch.insert(&s.webhooks, key, value);
+            batch.commit().map_err(unavailable)
+        })
+        .await
+    }
+
+    async fn delete_webhook(&self, webhook: &Subscription) -> StorageResult<()> {
+        let key = webhook.id.as_str().as_bytes().to_vec();
+        let prefix = key.clone();
+        self.run(move |s| {
+            let mut batch = s.durable_batch();
+            batch.remove(&s.webhooks, key);
+            // Its deliveries go with it, and so do their places in the schedule.
+            for guard in s.deliveries.prefix(&prefix) {
+                let (key, value) = guard.into_inner().map_err(unavailable)?;
+                let delivery: Delivery = decode(&value)?;
+                if let Some(due) = keys::due(&delivery) {
+                    batch.remove(&s.due, due);
+                }
+                batch.remove(&s.deliveries, key.to_vec());
+            }
+            batch.commit().map_err(unavailable)
+        })
+        .await
+    }
+
+    async fn get_webhook(&self, id: &WebhookId) -> StorageResult<Option<Subscription>> {
+        let key = id.as_str().as_bytes().to_vec();
+        self.run(move |s| s.get_json(&s.webhooks, &key)).await
+    }
+
+    async fn all_webhooks(&self) -> StorageResult<Vec<Subscription>> {
+        self.run(|s| {
+            s.webhooks
+                .iter()
+                .map(|guard| {
+                    let (_, value) = guard.into_inner().map_err(unavailable)?;
+                    decode(&value)
+                })
+                .collect()
+        })
+        .await
+    }
+
+    async fn fan_out(&self, deliveries: &[Delivery], cursor: &EventId) -> StorageResult<()> {
+        let mut records = Vec::with_capacity(deliveries.len());
+        for delivery in deliveries {
+            records.push((
+                keys::delivery(&delivery.webhook_id, &delivery.event_id),
+                keys::due(delivery),
+                encode(delivery)?,
+            ));
+        }
+        let cursor = cursor.as_str().as_bytes().to_vec();
+        self.run(move |s| {
+            let mut batch = s.durable_batch();
+            for (key, due, value) in records {
+                // Fan-out repeats after a crash before the cursor moved: keep what exists.
+                if s.deliveries.contains_key(&key).map_err(unavailable)? {
+                    continue;
+                }
+                batch.insert(&s.deliveries, key, value);
+                if let Some(due) = due {
+                    batch.insert(&s.due, due, Vec::<u8>::new());
+                }
+            }
+            batch.insert(&s.meta, FAN_OUT_CURSOR.to_vec(), cursor);
+            batch.commit().map_err(unavailable)
+        })
+        .await
+    }
+
+    async fn fan_out_cursor(&self) -> StorageResult<Option<EventId>> {
+        self.run(|s| match s.meta.get(FAN_OUT_CURSOR).map_err(unavailable)? {
+            Some(bytes) => std::str::from_utf8(&bytes)
+                .ok()
+                .and_then(EventId::parse)
+                .map(Some)
+                .ok_or_else(|| StorageError::Corrupt("bad fan-out cursor".into())),
+            None => Ok(None),
+        })
+        .await
+    }
+
+    async fn put_delivery(&self, previous: &Delivery, delivery: &Delivery) -> StorageResult<()> {
+        let key = keys::delivery(&delivery.webhook_id, &delivery.event_id);
+        let old_due = keys::due(previous);
+        let new_due = keys::due(delivery);
+        let value = encode(delivery)?;
+        self.run(move |s| {
+            let mut batch = s.durable_batch();
+            batch.insert(&s.deliveries, key, value);
+            if old_due != new_due {
+                if let Some(old) = old_due {
+                    batch.remove(&s.due, old);
+                }
+                if let Some(new) = new_due {
+                    batch.insert(&s.due, new, Vec::<u8>::new());
+                }
+            }
+            batch.commit().map_err(unavailable)
+        })
+        .await
+    }
+
+    async fn get_delivery(
+        &self,
+        webhook: &WebhookId,
+        event: &EventId,
+    ) -> StorageResult<Option<Delivery>> {
+        let key = keys::delivery(webhook, event);
+        self.run(move |s| s.get_json(&s.deliveries, &key)).await
+    }
+
+    async fn list_deliveries(
+        &self,
+        webhook: &WebhookId,
+        page: PageRequest,
+    ) -> StorageResult<Page<Delivery>> {
+        let prefix = webhook.as_str().as_bytes().to_vec();
+        self.run(move |s| {
+            let snapshot = s.db.snapshot();
+            let total = snapshot.prefix(&s.deliveries, &prefix).count() as u64;
+            let mut items = Vec::with_capacity(page.limit as usize);
+            for guard in snapshot
+                .prefix(&s.deliveries, &prefix)
+                .rev()
+                .skip(page.offset as usize)
+                .take(page.limit as usize)
+            {
+                let (_, value) = guard.into_inner().map_err(unavailable)?;
+                items.push(decode(&value)?);
+            }
+            Ok(Page { items, total })
+        })
+        .await
+    }
+
+    async fn due_deliveries(
+        &self,
+        until: DateTime<Utc>,
+        limit: usize,
+    ) -> StorageResult<Vec<Delivery>> {
+        let end = keys::due_time(&until);
+        self.run(move |s| {
+            let mut out = Vec::new();
+            for guard in s.due.range(..=end.to_vec()).take(limit) {
+                let due = guard.key().map_err(unavailable)?;
+                let Some(key) = due.get(8..) else {
+                    return Err(StorageError::Corrupt("short due key".into()));
+                };
+                if let Some(delivery) = s.get_json(&s.deliveries, key)? {
+                    out.push(delivery);
+                }
+            }
+            Ok(out)
+        })
+        .await
+    }
+
+    async fn parked_deliveries(&self, webhook: &WebhookId) -> StorageResult<Vec<Delivery>> {
+        let prefix = webhook.as_str().as_bytes().to_vec();
+        self.run(move |s| {
+            let mut out = Vec::new();
+            for guard in s.deliveries.prefix(&prefix) {
+                let (_, value) = guard.into_inner().map_err(unavailable)?;
+                let delivery: Delivery = decode(&value)?;
+                if delivery.status == DeliveryStatus::Pending && delivery.next_attempt_at.is_none()
+                {
+                    out.push(delivery);
+                }
+            }
+            Ok(out)
         })
         .await
     }

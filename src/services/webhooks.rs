@@ -1,0 +1,267 @@
+//! Webhook subscriptions: create, read, change, delete, test, and their delivery log.
+
+use std::sync::Arc;
+
+use crate::clock::Clock;
+use crate::domain::ids::{AccountId, EventId, WebhookId};
+use crate::domain::validation::ValidationErrors;
+use crate::domain::webhook::{
+    Delivery, DeliveryStatus, NewSubscriptionInput, Subscription, SubscriptionPatchInput,
+    UrlPolicy, parse_events, parse_secret, parse_url,
+};
+use crate::storage::{Page, PageRequest, Storage, StorageError};
+use crate::webhooks::client::check_host;
+use crate::webhooks::directory::Directory;
+use crate::webhooks::dispatcher::{Attempt, attempt};
+use crate::webhooks::notifier::Notifier;
+
+/// Subscriptions per account: each costs a little on every change of the account.
+pub const MAX_SUBSCRIPTIONS: usize = 50;
+
+#[derive(Debug, thiserror::Error)]
+pub enum WebhookError {
+    #[error("webhook not found")]
+    NotFound,
+    #[error("delivery not found")]
+    DeliveryNotFound,
+    #[error("invalid request: {0}")]
+    Invalid(ValidationErrors),
+    #[error("an account may have at most {MAX_SUBSCRIPTIONS} webhooks")]
+    TooMany,
+    #[error(transparent)]
+    Storage(#[from] StorageError),
+}
+
+pub struct WebhookService {
+    storage: Arc<dyn Storage>,
+    directory: Arc<Directory>,
+    notifier: Arc<Notifier>,
+    client: reqwest::Client,
+    clock: Clock,
+    policy: UrlPolicy,
+}
+
+impl WebhookService {
+    pub fn new(
+        storage: Arc<dyn Storage>,
+        directory: Arc<Directory>,
+        notifier: Arc<Notifier>,
+        client: reqwest::Client,
+        clock: Clock,
+        policy: UrlPolicy,
+    ) -> Self {
+        Self {
+            storage,
+            directory,
+            notifier,
+            client,
+            clock,
+            policy,
+        }
+    }
+
+    async fn checked_url(&self, raw: String, errors: &mut ValidationErrors) -> Option<String> {
+        let url = errors.check("url", parse_url(&raw, self.policy))?;
+        match check_host(&url.host, self.policy).await {
+            Ok(()) => Some(url.url),
+            Err(message) => {
+                errors.add("url", message);
+                None
+            }
+        }
+    }
+
+    pub async fn create(
+        &self,
+        account: &AccountId,
+        input: NewSubscriptionInput,
+    ) -> Result<Subscription, WebhookError> {
+        let mut errors = ValidationErrors::new();
+        let url = match input.url {
+            Some(raw) => self.checked_url(raw, &mut errors).await,
+            None => {
+                errors.add("url", "is required");
+                None
+            }
+        };
+        let events = match input.events {
+            Some(raw) => parse_events(raw, &mut errors),
+            None => {
+                errors.add("events", "is required");
+                Vec::new()
+            }
+        };
+        let secret = errors.require("secret", input.secret, |s| parse_secret(&s));
+        let (url, secret) = errors
+            .finish(|| (url.expect("checked"), secret.expect("checked")))
+            .map_err(WebhookError::Invalid)?;
+        if self.directory.of_account(account).len() >= MAX_SUBSCRIPTIONS {
+            return Err(WebhookError::TooMany);
+        }
+        let now = self.clock.now();
+        let subscription = Subscription {
+            id: WebhookId::generate(),
+            account_id: account.clone(),
+            url,
+            events,
+            secret,
+            enabled: true,
+            disabled_reason: None,
+            created_at: now,
+            updated_at: now,
+        };
+        self.storage.put_webhook(&subscription).await?;
+        self.directory.upsert(subscription.clone());
+        Ok(subscription)
+    }
+
+    /// Another account's webhook is not found, like a missing one.
+    pub fn get(&self, account: &AccountId, id: &str) -> Result<Arc<Subscription>, WebhookError> {
+        WebhookId::parse(id)
+            .and_then(|id| self.directory.get(&id))
+            .filter(|s| &s.account_id == account)
+            .ok_or(WebhookError::NotFound)
+    }
+
+    /// An account's webhooks, newest first.
+    pub fn list(&self, account: &AccountId, page: PageRequest) -> Page<Arc<Subscription>> {
+        let all = self.directory.of_account(account);
+        let total = all.len() as u64;
+        let items = all
+            .into_iter()
+            .skip(page.offset as usize)
+            .take(page.limit as usize)
+            .collect();
+        Page { items, total }
+    }
+
+    pub async fn update(
+        &self,
+        account: &AccountId,
+        id: &str,
+        patch: SubscriptionPatchInput,
+    ) -> Result<Subscription, WebhookError> {
+        let current = self.get(account, id)?;
+        let mut errors = ValidationErrors::new();
+        let url = match patch.url {
+            Some(raw) => self.checked_url(raw, &mut errors).await,
+            None => Some(current.url.clone()),
+        };
+        let events = match patch.events {
+            Some(raw) => parse_events(raw, &mut errors),
+            None => current.events.clone(),
+        };
+        let secret = match patch.secret {
+            Some(raw) => errors.check("secret", parse_secret(&raw)),
+            None => Some(current.secret.clone()),
+        };
+        let (url, secret) = errors
+            .finish(|| (url.expect("checked"), secret.expect("checked")))
+            .map_err(WebhookError::Invalid)?;
+        let enabled = patch.enabled.unwrap_or(current.enabled);
+        let re_enabled = enabled && !current.enabled;
+        let updated = Subscription {
+            url,
+            events,
+            secret,
+            enabled,
+            // The service's reason stays until the client enables it again.
+            disabled_reason: if enabled {
+                None
+            } else {
+                current.disabled_reason.clone()
+            },
+            updated_at: self.clock.now(),
+            ..(*current).clone()
+        };
+        self.storage.put_webhook(&updated).await?;
+        self.directory.upsert(updated.clone());
+        if re_enabled {
+            self.requeue_parked(&updated.id).await?;
+        }
+        Ok(updated)
+    }
+
+    /// Deliveries that waited while the webhook was disabled become due now.
+    async fn requeue_parked(&self, id: &WebhookId) -> Result<(), WebhookError> {
+        let now = self.clock.now();
+        for parked in self.storage.parked_deliveries(id).await? {
+            let due = Delivery {
+                next_attempt_at: Some(now),
+                ..parked.clone()
+            };
+            self.storage.put_delivery(&parked, &due).await?;
+        }
+        self.notifier.schedule_changed();
+        Ok(())
+    }
+
+    pub async fn delete(&self, account: &AccountId, id: &str) -> Result<(), WebhookError> {
+        let current = self.get(account, id)?;
+        self.storage.delete_webhook(&current).await?;
+        self.directory.remove(&current);
+        Ok(())
+    }
+
+    /// Sends a signed `webhook.test` event now (not through the outbox) and says how
+    /// the receiver answered.
+    pub async fn test(
+        &self,
+        account: &AccountId,
+        id: &str,
+    ) -> Result<(EventId, Attempt), WebhookError> {
+        let subscription = self.get(account, id)?;
+        let event_id = EventId::generate();
+        let body = serde_json::json!({
+            "id": event_id,
+            "type": "webhook.test",
+            "timestamp": crate::domain::timestamp::format(&self.clock.now()),
+            "data": {"webhook_id": subscription.id},
+        });
+        let body = serde_json::to_vec(&body).expect("json serialises");
+        let outcome = attempt(
+            &self.client,
+            &self.clock,
+            &subscription,
+            &event_id,
+            body,
+            self.policy,
+        )
+        .await;
+        Ok((event_id, outcome))
+    }
+
+    pub async fn deliveries(
+        &self,
+        account: &AccountId,
+        id: &str,
+        page: PageRequest,
+    ) -> Result<Page<Delivery>, WebhookError> {
+        let subscription = self.get(account, id)?;
+        Ok(self.storage.list_deliveries(&subscription.id, page).await?)
+    }
+
+    /// Schedules another attempt of a delivery now, under the same event id.
+    pub async fn redeliver(
+        &self,
+        account: &AccountId,
+        id: &str,
+        delivery: &str,
+    ) -> Result<Delivery, WebhookError> {
+        let subscription = self.get(account, id)?;
+        let event = EventId::parse(delivery).ok_or(WebhookError::DeliveryNotFound)?;
+        let current = self
+            .storage
+            .get_delivery(&subscription.id, &event)
+            .await?
+            .ok_or(WebhookError::DeliveryNotFound)?;
+        let again = Delivery {
+            status: DeliveryStatus::Pending,
+            next_attempt_at: subscription.enabled.then(|| self.clock.now()),
+            ..current.clone()
+        };
+        self.storage.put_delivery(&current, &again).await?;
+        self.notifier.schedule_changed();
+        Ok(again)
+    }
+}

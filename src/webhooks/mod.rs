@@ -1,0 +1,11 @@
+//! Outbound webhooks: who may be called (SSRF rules), how a delivery is signed,
+//! when it is retried, and the HTTP client that sends it.
+
+pub mod client;
+pub mod directory;
+pub mod dispatcher;
+pub mod notifier;
+pub mod payloads;
+pub mod retry;
+pub mod signing;
+pub mod ssrf;
