@@ -256,6 +256,14 @@ impl Dispatcher {
         );
         let (retry, url_policy) = (self.settings.retry.clone(), self.settings.url_policy);
         let work = async move {
+            // A scan that began before an earlier attempt finished may hand the same
+            // delivery over again: send only what storage still says is due.
+            let current = storage
+                .get_delivery(&delivery.webhook_id, &delivery.event_id)
+                .await?;
+            if current.as_ref() != Some(&delivery) {
+                return Ok(());
+            }
             let Some(event) = storage.get_event(&delivery.event_id).await? else {
                 return Err(StorageError::Corrupt(format!(
                     "delivery of missing event {}",

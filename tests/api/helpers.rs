@@ -90,7 +90,12 @@ pub fn https_client(data_dir: &Path) -> reqwest::Client {
 impl TestApp {
     /// Stops the server, waits until it let go of the data directory, and starts it
     /// again on the same directory (and clock).
-    pub async fn restart(mut self) -> TestApp {
+    pub async fn restart(self) -> TestApp {
+        self.restart_with(|_| {}).await
+    }
+
+    /// [`restart`](Self::restart) with settings adjusted as at the first start.
+    pub async fn restart_with(mut self, adjust: impl FnOnce(&mut Settings)) -> TestApp {
         for handle in &self.handles {
             handle.stop(true).await;
         }
@@ -100,7 +105,7 @@ impl TestApp {
         self.handles.clear();
         let data_dir = std::mem::replace(&mut self.data_dir, tempfile::tempdir().unwrap());
         let (key, account) = (self.key.clone(), self.account_id.clone());
-        let mut restarted = start(data_dir, self.clock.clone(), |_| {}).await;
+        let mut restarted = start(data_dir, self.clock.clone(), adjust).await;
         restarted.key = key;
         restarted.account_id = account;
         restarted

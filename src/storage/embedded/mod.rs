@@ -729,10 +729,11 @@ impl Storage for EmbeddedStore {
         until: DateTime<Utc>,
         limit: usize,
     ) -> StorageResult<Vec<Delivery>> {
-        let end = keys::due_time(&until);
+        // Keys continue past the time, so the bound is the next microsecond, exclusive.
+        let end = keys::due_time(&(until + chrono::Duration::microseconds(1)));
         self.run(move |s| {
             let mut out = Vec::new();
-            for guard in s.due.range(..=end.to_vec()).take(limit) {
+            for guard in s.due.range(..end.to_vec()).take(limit) {
                 let due = guard.key().map_err(unavailable)?;
                 let Some(key) = due.get(8..) else {
                     return Err(StorageError::Corrupt("short due key".into()));
