@@ -65,8 +65,15 @@ macro_rules! prefixed_id {
         impl $name {
             pub const PREFIX: &'static str = $prefix;
 
-            pub fn generate() -> Self {
+                        pub fn generate() -> Self {
                 Self(format!("{}{}", $prefix, new_suffix()))
+            }
+
+            /// The smallest id that could have been generated at `at`: ids sort by
+            /// creation time, so this is where a scan of later ids starts.
+            pub fn floor_at(at: chrono::DateTime<chrono::Utc>) -> Self {
+                let ms = at.timestamp_millis().max(0) as u128;
+                Self(format!("{}{}", $prefix, encode(ms << 80)))
             }
 
             /// Parses an id as a client sent it; `None` when it cannot be one of ours.

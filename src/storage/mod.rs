@@ -151,10 +151,14 @@ pub trait Storage: Send + Sync + 'static {
 
     /// The highest event sequence number of a load (0 if none).
     async fn last_event_sequence(&self, load: &LoadId) -> StorageResult<u64>;
-    /// Outbox events after `after` (exclusive), oldest first.
-    async fn events_after(
+    /// Outbox events not yet fanned out, oldest first. Events commit in any order
+    /// (their ids are made before their commits), so this is a set to drain, not a
+    /// cursor to advance: an event that commits late is still found.
+    /// `from` (inclusive) skips the ids below it: fanned-out markers leave
+    /// tombstones that a scan from the start would walk through every time.
+    async fn unfanned_events(
         &self,
-        after: Option<&EventId>,
+        from: Option<&EventId>,
         limit: usize,
     ) -> StorageResult<Vec<Event>>;
     async fn get_event(&self, id: &EventId) -> StorageResult<Option<Event>>;
@@ -166,9 +170,8 @@ pub trait Storage: Send + Sync + 'static {
     async fn all_webhooks(&self) -> StorageResult<Vec<Subscription>>;
 
     /// Records new deliveries (an existing one of the same webhook and event is
-    /// kept as it is) and moves the fan-out cursor to `cursor`, atomically.
-    async fn fan_out(&self, deliveries: &[Delivery], cursor: &EventId) -> StorageResult<()>;
-    async fn fan_out_cursor(&self) -> StorageResult<Option<EventId>>;
+    /// kept as it is) and marks `events` as fanned out, atomically.
+    async fn fan_out(&self, deliveries: &[Delivery], events: &[EventId]) -> StorageResult<()>;
     /// Replaces a delivery record, keeping the schedule of due deliveries in step.
     async fn put_delivery(&self, previous: &Delivery, delivery: &Delivery) -> StorageResult<()>;
     async fn get_delivery(

@@ -25,6 +25,10 @@ pub const DELIVERIES_METRIC: &str = "freight_webhook_deliveries_total";
 
 /// Events fanned out per storage round trip.
 const FAN_OUT_BATCH: usize = 512;
+/// How long after its id is made an event may commit and still be found by the
+/// quick scan.
+const LATE_COMMIT_MARGIN: chrono::Duration = chrono::Duration::minutes(10);
+const FULL_SCAN_EVERY: Duration = Duration::from_secs(300);
 
 #[derive(Debug, Clone)]
 pub struct DispatchSettings {
@@ -44,7 +48,7 @@ impl Default for DispatchSettings {
             retry: RetryPolicy::default(),
             tick: Duration::from_secs(1),
             max_in_flight: 256,
-            max_per_webhook: 8,
+            max_per_webhook: 16,
         }
     }
 }
@@ -71,6 +75,7 @@ pub struct Dispatcher {
     fan_out_again: bool,
     scanning: bool,
     scan_again: bool,
+    last_full_scan: Option<std::time::Instant>,
 }
 
 /// What one attempt came to.
@@ -100,6 +105,7 @@ impl Dispatcher {
             fan_out_again: false,
             scanning: false,
             scan_again: false,
+            last_full_scan: None,
         }
     }
 
@@ -119,14 +125,25 @@ impl Dispatcher {
             self.directory.clone(),
             self.clock.clone(),
         );
+        // Events commit within moments of their ids being made, so scanning from
+        // a while before the last drained point finds every late one; a full scan
+        // now and then (and at start) catches anything slower still.
+        let full = self
+            .last_full_scan
+            .is_none_or(|at| at.elapsed() >= FULL_SCAN_EVERY);
+        if full {
+            self.last_full_scan = Some(std::time::Instant::now());
+        }
+        let from = (!full).then(|| EventId::floor_at(self.clock.now() - LATE_COMMIT_MARGIN));
         let work = async move {
             let mut made = 0usize;
-            let mut cursor = storage.fan_out_cursor().await?;
             loop {
-                let events = storage.events_after(cursor.as_ref(), FAN_OUT_BATCH).await?;
-                let Some(last) = events.last() else {
+                let events = storage
+                    .unfanned_events(from.as_ref(), FAN_OUT_BATCH)
+                    .await?;
+                if events.is_empty() {
                     return Ok::<_, StorageError>(made);
-                };
+                }
                 let now = clock.now();
                 let deliveries: Vec<Delivery> = events
                     .iter()
@@ -148,10 +165,10 @@ impl Dispatcher {
                             })
                     })
                     .collect();
-                storage.fan_out(&deliveries, &last.id).await?;
+                let ids: Vec<EventId> = events.into_iter().map(|e| e.id).collect();
+                storage.fan_out(&deliveries, &ids).await?;
                 made += deliveries.len();
                 metrics::gauge!(BACKLOG_METRIC).increment(deliveries.len() as f64);
-                cursor = Some(last.id.clone());
             }
         };
         ctx.spawn(work.into_actor(self).map(|result, actor, ctx| {

@@ -58,8 +58,8 @@ struct Inner {
     deliveries: Keyspace,
     /// `next attempt (µs) ‖ webhook id ‖ event id` → (): the retry schedule.
     due: Keyspace,
-    /// Single values: the fan-out cursor.
-    meta: Keyspace,
+    /// Event id → (): events committed and not yet fanned out to subscriptions.
+    unfanned: Keyspace,
     /// `account ‖ mc number` → carrier id: uniqueness of MC numbers.
     carrier_mc: Keyspace,
     /// Serialises the read-check-write of carrier creation (rare; loads never take it).
@@ -78,8 +78,6 @@ fn unavailable(e: impl std::fmt::Display) -> StorageError {
 fn encode<T: Serialize>(value: &T) -> StorageResult<Vec<u8>> {
     serde_json::to_vec(value).map_err(|e| StorageError::Corrupt(e.to_string()))
 }
-
-const FAN_OUT_CURSOR: &[u8] = b"fan_out_cursor";
 
 struct EncodedEvent {
     id: Vec<u8>,
@@ -133,7 +131,7 @@ impl EmbeddedStore {
             webhooks: keyspace("webhooks").map_err(unavailable)?,
             deliveries: keyspace("deliveries").map_err(unavailable)?,
             due: keyspace("due").map_err(unavailable)?,
-            meta: keyspace("meta").map_err(unavailable)?,
+            unfanned: keyspace("unfanned").map_err(unavailable)?,
             carrier_mc: keyspace("carrier_mc").map_err(unavailable)?,
             carrier_insert: std::sync::Mutex::new(()),
             db,
@@ -177,6 +175,7 @@ impl Inner {
     fn add_events(&self, batch: &mut fjall::OwnedWriteBatch, events: Vec<EncodedEvent>) {
         for event in events {
             batch.insert(&self.load_events, event.sequence_key, event.id.clone());
+            batch.insert(&self.unfanned, event.id.clone(), Vec::<u8>::new());
             batch.insert(&self.events, event.id, event.value);
         }
     }
@@ -552,26 +551,26 @@ impl Storage for EmbeddedStore {
         .await
     }
 
-    async fn events_after(
+    async fn unfanned_events(
         &self,
-        after: Option<&EventId>,
+        from: Option<&EventId>,
         limit: usize,
     ) -> StorageResult<Vec<Event>> {
-        let after = after.map(|id| id.as_str().as_bytes().to_vec());
+        let from = from.map_or_else(Vec::new, |id| id.as_str().as_bytes().to_vec());
         self.run(move |s| {
-            let scan = match &after {
-                Some(after) => s.events.range::<&[u8], _>((
-                    std::ops::Bound::Excluded(after.as_slice()),
-                    std::ops::Bound::Unbounded,
-                )),
-                None => s.events.iter(),
-            };
-            scan.take(limit)
-                .map(|guard| {
-                    let (_, value) = guard.into_inner().map_err(unavailable)?;
-                    decode(&value)
-                })
-                .collect()
+            let mut out = Vec::new();
+            for guard in s.unfanned.range(from..).take(limit) {
+                let id = guard.key().map_err(unavailable)?;
+                match s.get_json(&s.events, &id)? {
+                    Some(event) => out.push(event),
+                    None => {
+                        return Err(StorageError::Corrupt(
+                            "an unfanned marker without its event".into(),
+                        ));
+                    }
+                }
+            }
+            Ok(out)
         })
         .await
     }
@@ -630,7 +629,7 @@ impl Storage for EmbeddedStore {
         .await
     }
 
-    async fn fan_out(&self, deliveries: &[Delivery], cursor: &EventId) -> StorageResult<()> {
+    async fn fan_out(&self, deliveries: &[Delivery], events: &[EventId]) -> StorageResult<()> {
         let mut records = Vec::with_capacity(deliveries.len());
         for delivery in deliveries {
             records.push((
@@ -639,11 +638,14 @@ impl Storage for EmbeddedStore {
                 encode(delivery)?,
             ));
         }
-        let cursor = cursor.as_str().as_bytes().to_vec();
+        let fanned: Vec<Vec<u8>> = events
+            .iter()
+            .map(|id| id.as_str().as_bytes().to_vec())
+            .collect();
         self.run(move |s| {
             let mut batch = s.durable_batch();
             for (key, due, value) in records {
-                // Fan-out repeats after a crash before the cursor moved: keep what exists.
+                // Fan-out repeats after a crash before the markers went: keep what exists.
                 if s.deliveries.contains_key(&key).map_err(unavailable)? {
                     continue;
                 }
@@ -652,20 +654,10 @@ impl Storage for EmbeddedStore {
                     batch.insert(&s.due, due, Vec::<u8>::new());
                 }
             }
-            batch.insert(&s.meta, FAN_OUT_CURSOR.to_vec(), cursor);
+            for id in fanned {
+                batch.remove(&s.unfanned, id);
+            }
             batch.commit().map_err(unavailable)
-        })
-        .await
-    }
-
-    async fn fan_out_cursor(&self) -> StorageResult<Option<EventId>> {
-        self.run(|s| match s.meta.get(FAN_OUT_CURSOR).map_err(unavailable)? {
-            Some(bytes) => std::str::from_utf8(&bytes)
-                .ok()
-                .and_then(EventId::parse)
-                .map(Some)
-                .ok_or_else(|| StorageError::Corrupt("bad fan-out cursor".into())),
-            None => Ok(None),
         })
         .await
     }
