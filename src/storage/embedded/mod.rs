@@ -718,14 +718,16 @@ impl Storage for EmbeddedStore {
 
     async fn due_deliveries(
         &self,
+        from: Option<DateTime<Utc>>,
         until: DateTime<Utc>,
         limit: usize,
     ) -> StorageResult<Vec<Delivery>> {
+        let start = from.map_or_else(Vec::new, |at| keys::due_time(&at).to_vec());
         // Keys continue past the time, so the bound is the next microsecond, exclusive.
         let end = keys::due_time(&(until + chrono::Duration::microseconds(1)));
         self.run(move |s| {
             let mut out = Vec::new();
-            for guard in s.due.range(..end.to_vec()).take(limit) {
+            for guard in s.due.range(start..end.to_vec()).take(limit) {
                 let due = guard.key().map_err(unavailable)?;
                 let Some(key) = due.get(8..) else {
                     return Err(StorageError::Corrupt("short due key".into()));
