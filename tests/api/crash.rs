@@ -33,6 +33,8 @@ async fn start(data_dir: &std::path::Path) -> (Server, Option<String>) {
         .arg(data_dir)
         .args(["--listen", &format!("127.0.0.1:{port}")])
         .args(["--admin-listen", &format!("127.0.0.1:{admin}")])
+        // The test receiver listens on plain http on loopback.
+        .args(["--webhooks-allow-http", "--webhooks-allow-private"])
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .kill_on_drop(true)
@@ -259,4 +261,66 @@ async fn every_acknowledged_fix_survives_sigkill_mid_stream() {
         &lost[..lost.len().min(5)]
     );
     assert!(acked.len() >= 300);
+}
+
+#[actix_web::test]
+async fn webhooks_pending_at_sigkill_arrive_after_restart_under_their_ids() {
+    use std::collections::HashSet;
+
+    let dir = tempfile::tempdir().unwrap();
+    let (mut server, key) = start(dir.path()).await;
+    let key = key.expect("first start prints a key");
+    let client = https_client(dir.path());
+    // A receiver address where nothing listens yet: every first attempt is refused.
+    let address = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap();
+    let secret = "crash-test-secret-0123456789";
+    let (status, body) = send(
+        client
+            .post(format!("{}/webhooks", server.base))
+            .bearer_auth(&key)
+            .json(&json!({"url": format!("http://{address}/hook"), "events": ["load.created"], "secret": secret})),
+    )
+    .await;
+    assert_eq!(status, StatusCode::CREATED, "{body}");
+    let mut loads = HashSet::new();
+    for _ in 0..30 {
+        let (status, load) = send(
+            client
+                .post(format!("{}/loads", server.base))
+                .bearer_auth(&key)
+                .json(&load_body("TX", "GA")),
+        )
+        .await;
+        assert_eq!(status, StatusCode::CREATED);
+        loads.insert(load["data"]["id"].as_str().unwrap().to_owned());
+    }
+    tokio::time::sleep(Duration::from_millis(300)).await; // first attempts fail
+    server.child.start_kill().unwrap(); // SIGKILL mid-backlog
+    server.child.wait().await.unwrap();
+
+    let (_server, _) = start(dir.path()).await;
+    let receiver =
+        crate::receiver::Receiver::start_on(std::net::TcpListener::bind(address).unwrap(), 200);
+    // The retry after the refused attempt is due 5 s (±10%) later.
+    let received = receiver
+        .wait_for("the backlog after the restart", |r| {
+            r.iter()
+                .map(|d| d.id.as_str())
+                .collect::<HashSet<_>>()
+                .len()
+                == 30
+        })
+        .await;
+    let delivered: HashSet<String> = received
+        .iter()
+        .map(|d| {
+            crate::receiver::verify(secret, d).unwrap();
+            assert_eq!(d.json["id"], d.id.as_str());
+            d.json["data"]["load_id"].as_str().unwrap().to_owned()
+        })
+        .collect();
+    assert_eq!(delivered, loads, "every load.created arrived");
 }
