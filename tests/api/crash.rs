@@ -271,11 +271,10 @@ async fn webhooks_pending_at_sigkill_arrive_after_restart_under_their_ids() {
     let (mut server, key) = start(dir.path()).await;
     let key = key.expect("first start prints a key");
     let client = https_client(dir.path());
-    // A receiver address where nothing listens yet: every first attempt is refused.
-    let address = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap();
+    // The receiver's port is held (so no other test can take it) but nothing
+    // accepts on it until after the restart: no attempt before the SIGKILL succeeds.
+    let held = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let address = held.local_addr().unwrap();
     let secret = "crash-test-secret-0123456789";
     let (status, body) = send(
         client
@@ -302,9 +301,9 @@ async fn webhooks_pending_at_sigkill_arrive_after_restart_under_their_ids() {
     server.child.wait().await.unwrap();
 
     let (_server, _) = start(dir.path()).await;
-    let receiver =
-        crate::receiver::Receiver::start_on(std::net::TcpListener::bind(address).unwrap(), 200);
-    // The retry after the refused attempt is due 5 s (±10%) later.
+    let receiver = crate::receiver::Receiver::start_on(held, 200);
+    // Attempts made before the kill time out or fail; the retry is due 5 s (±10%)
+    // after each.
     let received = receiver
         .wait_for("the backlog after the restart", |r| {
             r.iter()

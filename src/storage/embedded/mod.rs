@@ -141,6 +141,38 @@ impl EmbeddedStore {
         })
     }
 
+    /// Writes one record durably into the keyspace `pick` selects.
+    async fn put_one(
+        &self,
+        pick: fn(&Inner) -> &Keyspace,
+        key: Vec<u8>,
+        value: Vec<u8>,
+    ) -> StorageResult<()> {
+        self.run(move |s| {
+            let mut batch = s.durable_batch();
+            batch.insert(pick(s), key, value);
+            batch.commit().map_err(unavailable)
+        })
+        .await
+    }
+
+    /// Every record of the keyspace `pick` selects (small keyspaces only).
+    async fn all_of<T: DeserializeOwned + Send + 'static>(
+        &self,
+        pick: fn(&Inner) -> &Keyspace,
+    ) -> StorageResult<Vec<T>> {
+        self.run(move |s| {
+            pick(s)
+                .iter()
+                .map(|guard| {
+                    let (_, value) = guard.into_inner().map_err(unavailable)?;
+                    decode(&value)
+                })
+                .collect()
+        })
+        .await
+    }
+
     /// Runs blocking store work off the async threads.
     async fn run<T, F>(&self, work: F) -> StorageResult<T>
     where
@@ -254,12 +286,7 @@ impl Storage for EmbeddedStore {
     async fn put_account(&self, account: &Account) -> StorageResult<()> {
         let value = encode(account)?;
         let key = account.id.as_str().as_bytes().to_vec();
-        self.run(move |s| {
-            let mut batch = s.durable_batch();
-            batch.insert(&s.accounts, key, value);
-            batch.commit().map_err(unavailable)
-        })
-        .await
+        self.put_one(|s| &s.accounts, key, value).await
     }
 
     async fn get_account(&self, id: &AccountId) -> StorageResult<Option<Account>> {
@@ -268,16 +295,7 @@ impl Storage for EmbeddedStore {
     }
 
     async fn list_accounts(&self) -> StorageResult<Vec<Account>> {
-        self.run(|s| {
-            s.accounts
-                .iter()
-                .map(|guard| {
-                    let (_, value) = guard.into_inner().map_err(unavailable)?;
-                    decode(&value)
-                })
-                .collect()
-        })
-        .await
+        self.all_of(|s| &s.accounts).await
     }
 
     async fn put_api_key(&self, key: &ApiKey) -> StorageResult<()> {
@@ -583,12 +601,7 @@ impl Storage for EmbeddedStore {
     async fn put_webhook(&self, webhook: &Subscription) -> StorageResult<()> {
         let value = encode(webhook)?;
         let key = webhook.id.as_str().as_bytes().to_vec();
-        self.run(move |s| {
-            let mut batch = s.durable_batch();
-            batch.insert(&s.webhooks, key, value);
-            batch.commit().map_err(unavailable)
-        })
-        .await
+        self.put_one(|s| &s.webhooks, key, value).await
     }
 
     async fn delete_webhook(&self, webhook: &Subscription) -> StorageResult<()> {
@@ -617,16 +630,7 @@ impl Storage for EmbeddedStore {
     }
 
     async fn all_webhooks(&self) -> StorageResult<Vec<Subscription>> {
-        self.run(|s| {
-            s.webhooks
-                .iter()
-                .map(|guard| {
-                    let (_, value) = guard.into_inner().map_err(unavailable)?;
-                    decode(&value)
-                })
-                .collect()
-        })
-        .await
+        self.all_of(|s| &s.webhooks).await
     }
 
     async fn fan_out(&self, deliveries: &[Delivery], events: &[EventId]) -> StorageResult<()> {
