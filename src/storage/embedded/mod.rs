@@ -31,6 +31,15 @@ use chrono::{DateTime, Utc};
 
 const COUNT_LOCK_STRIPES: usize = 64;
 
+/// Group sync bookkeeping: batches written to the journal, and how many of them
+/// an fdatasync has covered.
+#[derive(Default)]
+struct SyncState {
+    written: u64,
+    synced: u64,
+    syncing: bool,
+}
+
 struct Inner {
     db: Database,
     accounts: Keyspace,
@@ -43,6 +52,8 @@ struct Inner {
     /// Index prefix → number of keys under it (u64 big-endian), so a list's
     /// `total` is one read instead of a count over the range.
     counts: Keyspace,
+    sync: std::sync::Mutex<SyncState>,
+    synced: std::sync::Condvar,
     /// Serialise the read-modify-write of one account's counters. Striped by
     /// account: loads of different accounts rarely wait for each other.
     count_locks: Vec<std::sync::Mutex<()>>,
@@ -121,6 +132,8 @@ impl EmbeddedStore {
             loads: keyspace("loads").map_err(unavailable)?,
             load_index: keyspace("load_index").map_err(unavailable)?,
             counts: keyspace("counts").map_err(unavailable)?,
+            sync: std::sync::Mutex::new(SyncState::default()),
+            synced: std::sync::Condvar::new(),
             count_locks: (0..COUNT_LOCK_STRIPES)
                 .map(|_| std::sync::Mutex::new(()))
                 .collect(),
@@ -151,7 +164,7 @@ impl EmbeddedStore {
         self.run(move |s| {
             let mut batch = s.durable_batch();
             batch.insert(pick(s), key, value);
-            batch.commit().map_err(unavailable)
+            s.commit_durably(batch)
         })
         .await
     }
@@ -189,7 +202,42 @@ impl EmbeddedStore {
 impl Inner {
     /// A batch that is on disk (fdatasync'd journal) when `commit` returns.
     fn durable_batch(&self) -> fjall::OwnedWriteBatch {
-        self.db.batch().durability(Some(PersistMode::SyncData))
+        self.db.batch().durability(Some(PersistMode::Buffer))
+    }
+
+    /// Commits a batch and returns once it is on disk. The batch is written to the
+    /// journal (OS buffers), then covered by an fdatasync that may be shared: while
+    /// one writer syncs, others append behind it, and the next sync covers them all.
+    /// One fdatasync per batch would cap every writer at the disk's sync rate.
+    fn commit_durably(&self, batch: fjall::OwnedWriteBatch) -> StorageResult<()> {
+        batch.commit().map_err(unavailable)?;
+        let mine = {
+            let mut state = self.sync.lock().unwrap_or_else(|p| p.into_inner());
+            state.written += 1;
+            state.written
+        };
+        let mut state = self.sync.lock().unwrap_or_else(|p| p.into_inner());
+        loop {
+            if state.synced >= mine {
+                return Ok(());
+            }
+            if state.syncing {
+                state = self.synced.wait(state).unwrap_or_else(|p| p.into_inner());
+                continue;
+            }
+            // Everything counted as written so far is in the journal: one sync covers it.
+            let target = state.written;
+            state.syncing = true;
+            drop(state);
+            let result = self.db.persist(PersistMode::SyncData);
+            state = self.sync.lock().unwrap_or_else(|p| p.into_inner());
+            state.syncing = false;
+            if result.is_ok() {
+                state.synced = state.synced.max(target);
+            }
+            self.synced.notify_all();
+            result.map_err(unavailable)?;
+        }
     }
 
     fn get_json<T: DeserializeOwned>(
@@ -306,7 +354,7 @@ impl Storage for EmbeddedStore {
             let mut batch = s.durable_batch();
             batch.insert(&s.api_keys, id, value);
             batch.insert(&s.account_keys, listing, Vec::<u8>::new());
-            batch.commit().map_err(unavailable)
+            s.commit_durably(batch)
         })
         .await
     }
@@ -351,7 +399,7 @@ impl Storage for EmbeddedStore {
             }
             s.adjust_counts(&mut batch, &counters)?;
             s.add_events(&mut batch, events);
-            batch.commit().map_err(unavailable)
+            s.commit_durably(batch)
         })
         .await
     }
@@ -389,7 +437,7 @@ impl Storage for EmbeddedStore {
             }
             s.adjust_counts(&mut batch, &counters)?;
             s.add_events(&mut batch, events);
-            batch.commit().map_err(unavailable)
+            s.commit_durably(batch)
         })
         .await
     }
@@ -440,7 +488,7 @@ impl Storage for EmbeddedStore {
             batch.insert(&s.carriers, key, value);
             batch.insert(&s.carrier_mc, mc_key, id);
             s.adjust_counts(&mut batch, &[(count_key, 1)])?;
-            batch.commit().map_err(unavailable)?;
+            s.commit_durably(batch)?;
             Ok(CarrierInsert::Inserted)
         })
         .await
@@ -481,7 +529,7 @@ impl Storage for EmbeddedStore {
         self.run(move |s| {
             let mut outcomes = Vec::with_capacity(points.len());
             let mut batch = fjall::OwnedWriteBatch::with_capacity(s.db.clone(), points.len())
-                .durability(Some(PersistMode::SyncData));
+                .durability(Some(PersistMode::Buffer));
             let mut in_batch = std::collections::HashSet::with_capacity(points.len());
             for point in &points {
                 let key = keys::point(&point.load_id, &point.fix.timestamp);
@@ -500,7 +548,7 @@ impl Storage for EmbeddedStore {
                     outcomes.push(Appended::Stored);
                 }
             }
-            batch.commit().map_err(unavailable)?;
+            s.commit_durably(batch)?;
             Ok(outcomes)
         })
         .await
@@ -619,7 +667,7 @@ impl Storage for EmbeddedStore {
                 }
                 batch.remove(&s.deliveries, key.to_vec());
             }
-            batch.commit().map_err(unavailable)
+            s.commit_durably(batch)
         })
         .await
     }
@@ -661,7 +709,7 @@ impl Storage for EmbeddedStore {
             for id in fanned {
                 batch.remove(&s.unfanned, id);
             }
-            batch.commit().map_err(unavailable)
+            s.commit_durably(batch)
         })
         .await
     }
@@ -682,7 +730,7 @@ impl Storage for EmbeddedStore {
                     batch.insert(&s.due, new, Vec::<u8>::new());
                 }
             }
-            batch.commit().map_err(unavailable)
+            s.commit_durably(batch)
         })
         .await
     }
