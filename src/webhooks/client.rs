@@ -37,6 +37,7 @@ impl Resolve for GuardedResolver {
 }
 
 pub fn build(policy: UrlPolicy) -> reqwest::Client {
+    crate::telemetry::install_crypto_provider();
     let mut builder = reqwest::Client::builder()
         .connect_timeout(CONNECT_TIMEOUT)
         .timeout(REQUEST_TIMEOUT)

@@ -623,4 +623,117 @@ mod tests {
         assert_eq!(retrying.status, DeliveryStatus::Pending);
         assert_eq!(retrying.attempts, 1);
     }
+
+    /// The dispatcher follows the retry schedule: under paused tokio time (the
+    /// ticks) and a manual clock (the due times), moved forward together.
+    #[actix_rt::test]
+    async fn retries_come_due_on_schedule() {
+        use crate::clock::{Clock, ManualClock};
+        use crate::domain::event::Event;
+        use crate::domain::ids::AccountId;
+        use crate::storage::conformance::sample_load;
+        use crate::storage::embedded::EmbeddedStore;
+
+        let dir = tempfile::tempdir().unwrap();
+        let storage: Arc<dyn Storage> = Arc::new(EmbeddedStore::open(dir.path()).await.unwrap());
+        let manual = ManualClock::starting_at(Utc::now());
+        let clock = Clock::manual(manual.clone());
+        let account = AccountId::generate();
+        let now = clock.now();
+        let subscription = Subscription {
+            id: WebhookId::generate(),
+            account_id: account.clone(),
+            // Port 1 on loopback refuses at once: every attempt fails fast.
+            url: "http://127.0.0.1:1/hook".into(),
+            events: vec![EventType::LoadCreated],
+            secret: "0123456789abcdef0123".into(),
+            enabled: true,
+            disabled_reason: None,
+            created_at: now,
+            updated_at: now,
+        };
+        storage.put_webhook(&subscription).await.unwrap();
+        let load = sample_load(&account, "TX", "GA");
+        let event = Event::new(
+            account,
+            load.id.clone(),
+            EventType::LoadCreated,
+            1,
+            now,
+            serde_json::json!({}),
+        );
+        storage
+            .insert_load(&load, std::slice::from_ref(&event))
+            .await
+            .unwrap();
+
+        let policy = UrlPolicy {
+            allow_http: true,
+            allow_private: true,
+        };
+        let settings = DispatchSettings {
+            url_policy: policy,
+            retry: RetryPolicy {
+                jitter: 0.0,
+                ..RetryPolicy::default()
+            },
+            tick: Duration::from_secs(1),
+            ..DispatchSettings::default()
+        };
+        let directory = Arc::new(Directory::new(vec![subscription.clone()]));
+        let _dispatcher = Dispatcher::new(
+            storage.clone(),
+            directory,
+            super::super::client::build(policy),
+            clock,
+            settings,
+        )
+        .start();
+        tokio::time::pause();
+
+        // Moves both clocks by `seconds`, one tick at a time, letting the work run.
+        let step = |seconds: i64| {
+            let manual = manual.clone();
+            async move {
+                for _ in 0..seconds {
+                    manual.advance(chrono::Duration::seconds(1));
+                    tokio::time::advance(Duration::from_secs(1)).await;
+                    for _ in 0..50 {
+                        tokio::task::yield_now().await;
+                    }
+                    tokio::time::sleep(Duration::from_millis(1)).await;
+                }
+            }
+        };
+        let attempts = || {
+            let storage = storage.clone();
+            let (webhook, event) = (subscription.id.clone(), event.id.clone());
+            async move {
+                storage
+                    .get_delivery(&webhook, &event)
+                    .await
+                    .unwrap()
+                    .map(|d| d.attempts)
+            }
+        };
+        let mut waited = 0;
+        while attempts().await != Some(1) {
+            step(1).await;
+            waited += 1;
+            assert!(waited < 30, "the first attempt never happened");
+        }
+        step(3).await;
+        assert_eq!(attempts().await, Some(1), "the second attempt waits 5 s");
+        step(3).await;
+        assert_eq!(attempts().await, Some(2), "and then happens");
+        step(60).await;
+        assert_eq!(attempts().await, Some(2), "the third waits 5 minutes");
+        let delivery = storage
+            .get_delivery(&subscription.id, &event.id)
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(delivery.status, DeliveryStatus::Pending);
+        assert!(delivery.last_error.unwrap().contains("onnect"));
+    }
 }
