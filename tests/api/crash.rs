@@ -300,19 +300,46 @@ async fn webhooks_pending_at_sigkill_arrive_after_restart_under_their_ids() {
     server.child.start_kill().unwrap(); // SIGKILL mid-backlog
     server.child.wait().await.unwrap();
 
-    let (_server, _) = start(dir.path()).await;
+    let (restarted, _) = start(dir.path()).await;
     let receiver = crate::receiver::Receiver::start_on(held, 200);
     // Attempts made before the kill time out or fail; the retry is due 5 s (±10%)
     // after each.
-    let received = receiver
-        .wait_for("the backlog after the restart", |r| {
-            r.iter()
-                .map(|d| d.id.as_str())
-                .collect::<HashSet<_>>()
-                .len()
-                == 30
-        })
-        .await;
+    let deadline = std::time::Instant::now() + Duration::from_secs(40);
+    let received = loop {
+        let received = receiver.received();
+        if received
+            .iter()
+            .map(|d| d.id.as_str())
+            .collect::<HashSet<_>>()
+            .len()
+            == 30
+        {
+            break received;
+        }
+        if std::time::Instant::now() > deadline {
+            let (_, hooks) = send(
+                client
+                    .get(format!("{}/webhooks", restarted.base))
+                    .bearer_auth(&key),
+            )
+            .await;
+            let id = hooks["data"]["webhooks"][0]["id"]
+                .as_str()
+                .unwrap()
+                .to_owned();
+            let (_, log) = send(
+                client
+                    .get(format!(
+                        "{}/webhooks/{id}/deliveries?limit=100",
+                        restarted.base
+                    ))
+                    .bearer_auth(&key),
+            )
+            .await;
+            panic!("{} deliveries received; log: {log}", received.len());
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
     let delivered: HashSet<String> = received
         .iter()
         .map(|d| {
