@@ -25,12 +25,6 @@ pub const DELIVERIES_METRIC: &str = "freight_webhook_deliveries_total";
 
 /// Events fanned out per storage round trip.
 const FAN_OUT_BATCH: usize = 512;
-/// How long after its id is made an event may commit and still be found by the
-/// quick scan; a slower one waits for the next full scan.
-const LATE_COMMIT_MARGIN: chrono::Duration = chrono::Duration::seconds(5);
-const FULL_SCAN_EVERY: Duration = Duration::from_secs(60);
-const DUE_FLOOR_MARGIN: chrono::Duration = chrono::Duration::seconds(5);
-
 #[derive(Debug, Clone)]
 pub struct DispatchSettings {
     pub url_policy: UrlPolicy,
@@ -76,12 +70,6 @@ pub struct Dispatcher {
     fan_out_again: bool,
     scanning: bool,
     scan_again: bool,
-    last_full_scan: Option<std::time::Instant>,
-    last_full_due_scan: Option<std::time::Instant>,
-    /// Set when deliveries became due outside the dispatcher (redelivery, re-enable).
-    full_due_scan: bool,
-    due_floor: Option<DateTime<Utc>>,
-    unfanned_floor: Option<EventId>,
 }
 
 /// What one attempt came to.
@@ -111,11 +99,6 @@ impl Dispatcher {
             fan_out_again: false,
             scanning: false,
             scan_again: false,
-            last_full_scan: None,
-            last_full_due_scan: None,
-            full_due_scan: false,
-            due_floor: None,
-            unfanned_floor: None,
         }
     }
 
@@ -135,34 +118,12 @@ impl Dispatcher {
             self.directory.clone(),
             self.clock.clone(),
         );
-        // Events commit within moments of their ids being made, so scanning from
-        // a while before the last drained point finds every late one; a full scan
-        // now and then (and at start) catches anything slower still.
-        let full = self
-            .last_full_scan
-            .is_none_or(|at| at.elapsed() >= FULL_SCAN_EVERY);
-        if full {
-            self.last_full_scan = Some(std::time::Instant::now());
-        }
-        // Drained markers leave tombstones: start where the last pass found the
-        // oldest marker (less the margin a late commit may need), not at the start.
-        let from = if full {
-            None
-        } else {
-            self.unfanned_floor.clone()
-        };
-        let started = self.clock.now();
-        // (Drained markers leave tombstones: scanning from the start every time
-        // would walk all of them.)
         let work = async move {
             let mut made = 0usize;
-            let mut oldest: Option<EventId> = None;
             loop {
-                let events = storage
-                    .unfanned_events(from.as_ref(), FAN_OUT_BATCH)
-                    .await?;
+                let events = storage.unfanned_events(None, FAN_OUT_BATCH).await?;
                 if events.is_empty() {
-                    return Ok::<_, StorageError>((made, oldest));
+                    return Ok::<_, StorageError>(made);
                 }
                 let now = clock.now();
                 let deliveries: Vec<Delivery> = events
@@ -187,22 +148,14 @@ impl Dispatcher {
                     .collect();
                 let ids: Vec<EventId> = events.into_iter().map(|e| e.id).collect();
                 storage.fan_out(&deliveries, &ids).await?;
-                oldest = oldest.or_else(|| ids.first().cloned());
                 made += deliveries.len();
                 metrics::gauge!(BACKLOG_METRIC).increment(deliveries.len() as f64);
             }
         };
-        ctx.spawn(work.into_actor(self).map(move |result, actor, ctx| {
+        ctx.spawn(work.into_actor(self).map(|result, actor, ctx| {
             actor.fanning_out = false;
-            if let Ok((_, oldest)) = &result {
-                let floor = oldest
-                    .as_ref()
-                    .and_then(ulid_time)
-                    .map_or(started, |t| t.min(started));
-                actor.unfanned_floor = Some(EventId::floor_at(floor - LATE_COMMIT_MARGIN));
-            }
             match result {
-                Ok((made, _)) if made > 0 => actor.dispatch_due(ctx),
+                Ok(made) if made > 0 => actor.dispatch_due(ctx),
                 Ok(_) => {}
                 Err(error) => {
                     tracing::error!(%error, "webhook fan-out failed; retrying on the next tick")
@@ -231,34 +184,11 @@ impl Dispatcher {
         let now = self.clock.now();
         // In-flight deliveries are still due in storage: ask for enough to skip them.
         let wanted = free + self.in_flight.len();
-        // Usually only the recent past can be due (older entries were sent and left
-        // tombstones); a full scan now and then finds any that waited longer.
-        let full = std::mem::take(&mut self.full_due_scan)
-            || self
-                .last_full_due_scan
-                .is_none_or(|at| at.elapsed() >= FULL_SCAN_EVERY);
-        if full {
-            self.last_full_due_scan = Some(std::time::Instant::now());
-        }
-        // Nothing can be due before the oldest entry the last scan found (or, if
-        // it found none, before then): scanning from there skips the tombstones
-        // of everything delivered since.
-        let from = if full { None } else { self.due_floor };
-        let work = async move { storage.due_deliveries(from, now, wanted).await };
-        ctx.spawn(work.into_actor(self).map(move |due, actor, ctx| {
+        let work = async move { storage.due_deliveries(None, now, wanted).await };
+        ctx.spawn(work.into_actor(self).map(|due, actor, ctx| {
             actor.scanning = false;
             match due {
-                Ok(due) => {
-                    // Less a margin: a fan-out that read the clock before this scan
-                    // may commit deliveries due slightly before `now` after it.
-                    actor.due_floor = Some(
-                        due.first()
-                            .and_then(|d| d.next_attempt_at)
-                            .map_or(now, |oldest| oldest.min(now))
-                            - DUE_FLOOR_MARGIN,
-                    );
-                    actor.start_due(ctx, due);
-                }
+                Ok(due) => actor.start_due(ctx, due),
                 Err(error) => tracing::error!(%error, "reading due webhook deliveries failed"),
             }
             if std::mem::take(&mut actor.scan_again) {
@@ -330,6 +260,7 @@ impl Dispatcher {
                 .get_delivery(&delivery.webhook_id, &delivery.event_id)
                 .await?;
             if current.as_ref() != Some(&delivery) {
+                tracing::debug!(event = %delivery.event_id, "skipping a stale due delivery");
                 return Ok(());
             }
             let Some(event) = storage.get_event(&delivery.event_id).await? else {
@@ -358,23 +289,15 @@ impl Dispatcher {
             if let Some(busy) = actor.per_webhook.get_mut(&key.0) {
                 *busy = busy.saturating_sub(1);
             }
-            if let Err(error) = result {
-                tracing::error!(%error, "recording a webhook attempt failed; it will be retried");
+            match result {
+                Ok(()) => tracing::debug!(event = %key.1, "webhook attempt recorded"),
+                Err(error) => {
+                    tracing::error!(%error, "recording a webhook attempt failed; it will be retried")
+                }
             }
             actor.dispatch_due(ctx);
         }));
     }
-}
-
-/// The creation time encoded in an event id.
-fn ulid_time(id: &EventId) -> Option<DateTime<Utc>> {
-    const CROCKFORD: &[u8; 32] = b"0123456789abcdefghjkmnpqrstvwxyz";
-    let suffix = id.as_str().strip_prefix(EventId::PREFIX)?;
-    let value = suffix.bytes().try_fold(0u128, |acc, b| {
-        let digit = CROCKFORD.iter().position(|c| *c == b)? as u128;
-        Some((acc << 5) | digit)
-    })?;
-    DateTime::from_timestamp_millis((value >> 80) as i64)
 }
 
 fn outcome_label(delivery: &Delivery) -> &'static str {
@@ -538,7 +461,6 @@ impl Handler<ScheduleChanged> for Dispatcher {
     type Result = ();
 
     fn handle(&mut self, _: ScheduleChanged, ctx: &mut Self::Context) {
-        self.full_due_scan = true;
         self.dispatch_due(ctx);
     }
 }

@@ -35,8 +35,16 @@ async fn start(data_dir: &std::path::Path) -> (Server, Option<String>) {
         .args(["--admin-listen", &format!("127.0.0.1:{admin}")])
         // The test receiver listens on plain http on loopback.
         .args(["--webhooks-allow-http", "--webhooks-allow-private"])
+        .env("RUST_LOG", "info,freight::webhooks=debug")
         .stdout(Stdio::piped())
-        .stderr(Stdio::null())
+        .stderr(
+            std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(data_dir.join("server.log"))
+                .map(Stdio::from)
+                .unwrap_or_else(|_| Stdio::null()),
+        )
         .kill_on_drop(true)
         .spawn()
         .expect("freight starts");
@@ -336,7 +344,18 @@ async fn webhooks_pending_at_sigkill_arrive_after_restart_under_their_ids() {
                     .bearer_auth(&key),
             )
             .await;
-            panic!("{} deliveries received; log: {log}", received.len());
+            let server_log =
+                std::fs::read_to_string(dir.path().join("server.log")).unwrap_or_default();
+            let tail: String = server_log
+                .lines()
+                .rev()
+                .take(60)
+                .collect::<Vec<_>>()
+                .join("\n");
+            panic!(
+                "{} deliveries received; log: {log}\nserver log (newest first):\n{tail}",
+                received.len()
+            );
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
     };
