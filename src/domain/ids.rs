@@ -69,12 +69,6 @@ macro_rules! prefixed_id {
                 Self(format!("{}{}", $prefix, new_suffix()))
             }
 
-            /// The smallest id that could have been generated at `at`: ids sort by
-            /// creation time, so this is where a scan of later ids starts.
-            pub fn floor_at(at: chrono::DateTime<chrono::Utc>) -> Self {
-                let ms = at.timestamp_millis().max(0) as u128;
-                Self(format!("{}{}", $prefix, encode(ms << 80)))
-            }
 
             /// Parses an id as a client sent it; `None` when it cannot be one of ours.
             pub fn parse(raw: &str) -> Option<Self> {

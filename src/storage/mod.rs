@@ -154,13 +154,7 @@ pub trait Storage: Send + Sync + 'static {
     /// Outbox events not yet fanned out, oldest first. Events commit in any order
     /// (their ids are made before their commits), so this is a set to drain, not a
     /// cursor to advance: an event that commits late is still found.
-    /// `from` (inclusive) skips the ids below it: fanned-out markers leave
-    /// tombstones that a scan from the start would walk through every time.
-    async fn unfanned_events(
-        &self,
-        from: Option<&EventId>,
-        limit: usize,
-    ) -> StorageResult<Vec<Event>>;
+    async fn unfanned_events(&self, limit: usize) -> StorageResult<Vec<Event>>;
     async fn get_event(&self, id: &EventId) -> StorageResult<Option<Event>>;
 
     async fn put_webhook(&self, webhook: &Subscription) -> StorageResult<()>;
@@ -185,12 +179,9 @@ pub trait Storage: Send + Sync + 'static {
         webhook: &WebhookId,
         page: PageRequest,
     ) -> StorageResult<Page<Delivery>>;
-    /// Pending deliveries whose next attempt is due in `[from, until]` (from the
-    /// start of time without `from`), soonest first. `from` lets a frequent scan
-    /// skip the tombstones that delivered entries leave behind.
+    /// Pending deliveries whose next attempt is due at `until` or before, soonest first.
     async fn due_deliveries(
         &self,
-        from: Option<DateTime<Utc>>,
         until: DateTime<Utc>,
         limit: usize,
     ) -> StorageResult<Vec<Delivery>>;

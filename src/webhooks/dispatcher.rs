@@ -121,7 +121,7 @@ impl Dispatcher {
         let work = async move {
             let mut made = 0usize;
             loop {
-                let events = storage.unfanned_events(None, FAN_OUT_BATCH).await?;
+                let events = storage.unfanned_events(FAN_OUT_BATCH).await?;
                 if events.is_empty() {
                     return Ok::<_, StorageError>(made);
                 }
@@ -184,7 +184,7 @@ impl Dispatcher {
         let now = self.clock.now();
         // In-flight deliveries are still due in storage: ask for enough to skip them.
         let wanted = free + self.in_flight.len();
-        let work = async move { storage.due_deliveries(None, now, wanted).await };
+        let work = async move { storage.due_deliveries(now, wanted).await };
         ctx.spawn(work.into_actor(self).map(|due, actor, ctx| {
             actor.scanning = false;
             match due {

@@ -617,15 +617,10 @@ impl Storage for EmbeddedStore {
         .await
     }
 
-    async fn unfanned_events(
-        &self,
-        from: Option<&EventId>,
-        limit: usize,
-    ) -> StorageResult<Vec<Event>> {
-        let from = from.map_or_else(Vec::new, |id| id.as_str().as_bytes().to_vec());
+    async fn unfanned_events(&self, limit: usize) -> StorageResult<Vec<Event>> {
         self.run(move |s| {
             let mut out = Vec::new();
-            for guard in s.unfanned.range(from..).take(limit) {
+            for guard in s.unfanned.iter().take(limit) {
                 let id = guard.key().map_err(unavailable)?;
                 match s.get_json(&s.events, &id)? {
                     Some(event) => out.push(event),
@@ -770,16 +765,14 @@ impl Storage for EmbeddedStore {
 
     async fn due_deliveries(
         &self,
-        from: Option<DateTime<Utc>>,
         until: DateTime<Utc>,
         limit: usize,
     ) -> StorageResult<Vec<Delivery>> {
-        let start = from.map_or_else(Vec::new, |at| keys::due_time(&at).to_vec());
         // Keys continue past the time, so the bound is the next microsecond, exclusive.
         let end = keys::due_time(&(until + chrono::Duration::microseconds(1)));
         self.run(move |s| {
             let mut out = Vec::new();
-            for guard in s.due.range(start..end.to_vec()).take(limit) {
+            for guard in s.due.range(..end.to_vec()).take(limit) {
                 let due = guard.key().map_err(unavailable)?;
                 let Some(key) = due.get(8..) else {
                     return Err(StorageError::Corrupt("short due key".into()));
