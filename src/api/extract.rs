@@ -293,3 +293,37 @@ impl FromRequest for NoQuery {
         )
     }
 }
+
+/// `page` and `limit` of a list endpoint that takes no other parameter; anything
+/// else in the query string is refused.
+#[derive(Debug, Clone, Copy)]
+pub struct Paging {
+    pub page: u64,
+    pub limit: u32,
+}
+
+impl Paging {
+    pub fn request(&self) -> PageRequest {
+        page_request(self.page, self.limit)
+    }
+
+    pub fn info(&self, total: u64) -> crate::api::envelope::PageInfo {
+        crate::api::envelope::PageInfo {
+            page: self.page,
+            limit: self.limit,
+            total,
+        }
+    }
+}
+
+impl FromRequest for Paging {
+    type Error = ApiError;
+    type Future = std::future::Ready<Result<Self, ApiError>>;
+
+    fn from_request(req: &HttpRequest, _: &mut Payload) -> Self::Future {
+        std::future::ready(QueryParams::parse(req).and_then(|mut query| {
+            let (page, limit) = query.pagination();
+            query.finish().map(|()| Paging { page, limit })
+        }))
+    }
+}

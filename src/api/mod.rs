@@ -6,3 +6,4 @@ pub mod error;
 pub mod extract;
 pub mod tracking_views;
 pub mod views;
+pub mod webhook_views;

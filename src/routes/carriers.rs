@@ -1,10 +1,10 @@
 //! `/v1/carriers`: register, read and list carriers.
 
-use actix_web::{HttpRequest, HttpResponse, web};
+use actix_web::{HttpResponse, web};
 
-use crate::api::envelope::{self, PageInfo};
+use crate::api::envelope;
 use crate::api::error::ApiError;
-use crate::api::extract::{JsonBody, NoQuery, QueryParams, page_request};
+use crate::api::extract::{JsonBody, NoQuery, Paging};
 use crate::api::views::CarrierView;
 use crate::domain::carrier::NewCarrierInput;
 use crate::services::Services;
@@ -37,25 +37,14 @@ async fn get(
 async fn list(
     principal: Principal,
     services: web::Data<Services>,
-    req: HttpRequest,
+    paging: Paging,
 ) -> Result<HttpResponse, ApiError> {
-    let mut query = QueryParams::parse(&req)?;
-    let (page, limit) = query.pagination();
-    query.finish()?;
     let found = services
         .carriers
-        .list(principal.account_id(), page_request(page, limit))
+        .list(principal.account_id(), paging.request())
         .await?;
     let views: Vec<CarrierView> = found.items.iter().map(CarrierView::new).collect();
-    Ok(envelope::list(
-        "carriers",
-        views,
-        PageInfo {
-            page,
-            limit,
-            total: found.total,
-        },
-    ))
+    Ok(envelope::list("carriers", views, paging.info(found.total)))
 }
 
 pub fn configure(cfg: &mut web::ServiceConfig) {

@@ -1,75 +1,14 @@
 //! `/v1/webhooks`: subscriptions, a signed test ping, and the delivery log.
 
-use actix_web::{HttpRequest, HttpResponse, web};
-use serde::Serialize;
+use actix_web::{HttpResponse, web};
 
-use crate::api::envelope::{self, PageInfo};
+use crate::api::envelope;
 use crate::api::error::ApiError;
-use crate::api::extract::{JsonBody, NoQuery, QueryParams, page_request};
-use crate::domain::timestamp::format;
-use crate::domain::webhook::{
-    Delivery, NewSubscriptionInput, Subscription, SubscriptionPatchInput,
-};
+use crate::api::extract::{JsonBody, NoQuery, Paging};
+use crate::api::webhook_views::{DeliveryView, WebhookView};
+use crate::domain::webhook::{NewSubscriptionInput, SubscriptionPatchInput};
 use crate::services::Services;
 use crate::services::auth::Principal;
-
-/// A subscription as clients see it: never its secret.
-#[derive(Serialize)]
-pub struct WebhookView<'a> {
-    pub id: &'a str,
-    pub url: &'a str,
-    pub events: Vec<&'static str>,
-    pub enabled: bool,
-    pub disabled_reason: Option<&'a str>,
-    pub created_at: String,
-    pub updated_at: String,
-}
-
-impl<'a> WebhookView<'a> {
-    pub fn new(s: &'a Subscription) -> Self {
-        WebhookView {
-            id: s.id.as_str(),
-            url: &s.url,
-            events: s.events.iter().map(|e| e.as_str()).collect(),
-            enabled: s.enabled,
-            disabled_reason: s.disabled_reason.as_deref(),
-            created_at: format(&s.created_at),
-            updated_at: format(&s.updated_at),
-        }
-    }
-}
-
-/// One entry of the delivery log; its id is the event id.
-#[derive(Serialize)]
-pub struct DeliveryView<'a> {
-    pub id: &'a str,
-    pub event_id: &'a str,
-    pub event_type: &'static str,
-    pub status: crate::domain::webhook::DeliveryStatus,
-    pub attempts: u32,
-    pub last_status_code: Option<u16>,
-    pub last_error: Option<&'a str>,
-    pub next_attempt_at: Option<String>,
-    pub delivered_at: Option<String>,
-    pub created_at: String,
-}
-
-impl<'a> DeliveryView<'a> {
-    pub fn new(d: &'a Delivery) -> Self {
-        DeliveryView {
-            id: d.event_id.as_str(),
-            event_id: d.event_id.as_str(),
-            event_type: d.event_type.as_str(),
-            status: d.status,
-            attempts: d.attempts,
-            last_status_code: d.last_status_code,
-            last_error: d.last_error.as_deref(),
-            next_attempt_at: d.next_attempt_at.as_ref().map(format),
-            delivered_at: d.delivered_at.as_ref().map(format),
-            created_at: format(&d.created_at),
-        }
-    }
-}
 
 async fn create(
     principal: Principal,
@@ -87,24 +26,13 @@ async fn create(
 async fn list(
     principal: Principal,
     services: web::Data<Services>,
-    req: HttpRequest,
+    paging: Paging,
 ) -> Result<HttpResponse, ApiError> {
-    let mut query = QueryParams::parse(&req)?;
-    let (page, limit) = query.pagination();
-    query.finish()?;
     let found = services
         .webhooks
-        .list(principal.account_id(), page_request(page, limit));
+        .list(principal.account_id(), paging.request());
     let views: Vec<WebhookView> = found.items.iter().map(|s| WebhookView::new(s)).collect();
-    Ok(envelope::list(
-        "webhooks",
-        views,
-        PageInfo {
-            page,
-            limit,
-            total: found.total,
-        },
-    ))
+    Ok(envelope::list("webhooks", views, paging.info(found.total)))
 }
 
 async fn get(
@@ -166,24 +94,17 @@ async fn deliveries(
     principal: Principal,
     services: web::Data<Services>,
     id: web::Path<String>,
-    req: HttpRequest,
+    paging: Paging,
 ) -> Result<HttpResponse, ApiError> {
-    let mut query = QueryParams::parse(&req)?;
-    let (page, limit) = query.pagination();
-    query.finish()?;
     let found = services
         .webhooks
-        .deliveries(principal.account_id(), &id, page_request(page, limit))
+        .deliveries(principal.account_id(), &id, paging.request())
         .await?;
     let views: Vec<DeliveryView> = found.items.iter().map(DeliveryView::new).collect();
     Ok(envelope::list(
         "deliveries",
         views,
-        PageInfo {
-            page,
-            limit,
-            total: found.total,
-        },
+        paging.info(found.total),
     ))
 }
 

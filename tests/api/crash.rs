@@ -3,7 +3,7 @@
 use std::process::Stdio;
 use std::time::Duration;
 
-use reqwest::StatusCode;
+use reqwest::{Method, StatusCode};
 use serde_json::json;
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::{Child, Command};
@@ -21,6 +21,21 @@ fn free_port() -> u16 {
 struct Server {
     child: Child,
     base: String,
+}
+
+impl Server {
+    /// An authenticated request to `path` (under `/v1`) of this server.
+    fn call(
+        &self,
+        client: &reqwest::Client,
+        key: &str,
+        method: Method,
+        path: &str,
+    ) -> reqwest::RequestBuilder {
+        client
+            .request(method, format!("{}{path}", self.base))
+            .bearer_auth(key)
+    }
 }
 
 /// Starts `freight serve` and waits until it listens; returns the first-start key if printed.
@@ -87,9 +102,8 @@ async fn acknowledged_writes_survive_sigkill() {
     let mut load_ids = Vec::new();
     for _ in 0..20 {
         let (status, load) = send(
-            client
-                .post(format!("{}/loads", server.base))
-                .bearer_auth(&key)
+            server
+                .call(&client, &key, Method::POST, "/loads")
                 .json(&load_body("TX", "GA")),
         )
         .await;
@@ -97,17 +111,20 @@ async fn acknowledged_writes_survive_sigkill() {
         load_ids.push(load["data"]["id"].as_str().unwrap().to_owned());
     }
     let (status, carrier) = send(
-        client
-            .post(format!("{}/carriers", server.base))
-            .bearer_auth(&key)
+        server
+            .call(&client, &key, Method::POST, "/carriers")
             .json(&crate::helpers::carrier_body("90001")),
     )
     .await;
     assert_eq!(status, StatusCode::CREATED);
     let (status, _) = send(
-        client
-            .patch(format!("{}/loads/{}/status", server.base, load_ids[0]))
-            .bearer_auth(&key)
+        server
+            .call(
+                &client,
+                &key,
+                Method::PATCH,
+                &format!("/loads/{}/status", load_ids[0]),
+            )
             .json(&json!({"status": "assigned", "carrier_id": carrier["data"]["id"]})),
     )
     .await;
@@ -118,20 +135,11 @@ async fn acknowledged_writes_survive_sigkill() {
 
     let (server, second_key) = start(dir.path()).await;
     assert!(second_key.is_none(), "the first-start key is made once");
-    let (status, list) = send(
-        client
-            .get(format!("{}/loads?limit=100", server.base))
-            .bearer_auth(&key),
-    )
-    .await;
+    let (status, list) = send(server.call(&client, &key, Method::GET, "/loads?limit=100")).await;
     assert_eq!(status, StatusCode::OK, "{list}");
     assert_eq!(list["data"]["total"], 20);
-    let (_, assigned) = send(
-        client
-            .get(format!("{}/loads?status=assigned", server.base))
-            .bearer_auth(&key),
-    )
-    .await;
+    let (_, assigned) =
+        send(server.call(&client, &key, Method::GET, "/loads?status=assigned")).await;
     assert_eq!(assigned["data"]["loads"][0]["id"], load_ids[0].as_str());
 }
 
@@ -144,18 +152,13 @@ async fn every_acknowledged_fix_survives_sigkill_mid_stream() {
     let (mut server, key) = start(dir.path()).await;
     let key = key.expect("first start prints a key");
     let client = https_client(dir.path());
-    let call = |method: reqwest::Method, path: &str| {
-        client
-            .request(method, format!("{}{path}", server.base))
-            .bearer_auth(&key)
-    };
-    let (_, load) = send(call(reqwest::Method::POST, "/loads").json(&load_body("TX", "GA"))).await;
+    let call = |method, path: &str| server.call(&client, &key, method, path);
+    let (_, load) = send(call(Method::POST, "/loads").json(&load_body("TX", "GA"))).await;
     let id = load["data"]["id"].as_str().unwrap().to_owned();
     let (_, carrier) =
-        send(call(reqwest::Method::POST, "/carriers").json(&crate::helpers::carrier_body("4242")))
-            .await;
+        send(call(Method::POST, "/carriers").json(&crate::helpers::carrier_body("4242"))).await;
     let (status, _) = send(
-        call(reqwest::Method::PATCH, &format!("/loads/{id}/status"))
+        call(Method::PATCH, &format!("/loads/{id}/status"))
             .json(&json!({"status": "assigned", "carrier_id": carrier["data"]["id"]})),
     )
     .await;
@@ -239,14 +242,12 @@ async fn every_acknowledged_fix_survives_sigkill_mid_stream() {
     let mut stored = Vec::new();
     let mut cursor = String::new();
     loop {
-        let (status, page) = send(
-            client
-                .get(format!(
-                    "{}/loads/{id}/tracking/history?limit=1000{cursor}",
-                    server.base
-                ))
-                .bearer_auth(&key),
-        )
+        let (status, page) = send(server.call(
+            &client,
+            &key,
+            Method::GET,
+            &format!("/loads/{id}/tracking/history?limit=1000{cursor}"),
+        ))
         .await;
         assert_eq!(status, StatusCode::OK, "{page}");
         for point in page["data"]["points"].as_array().unwrap() {
@@ -285,9 +286,7 @@ async fn webhooks_pending_at_sigkill_arrive_after_restart_under_their_ids() {
     let address = held.local_addr().unwrap();
     let secret = "crash-test-secret-0123456789";
     let (status, body) = send(
-        client
-            .post(format!("{}/webhooks", server.base))
-            .bearer_auth(&key)
+        server.call(&client, &key, Method::POST, "/webhooks")
             .json(&json!({"url": format!("http://{address}/hook"), "events": ["load.created"], "secret": secret})),
     )
     .await;
@@ -295,9 +294,8 @@ async fn webhooks_pending_at_sigkill_arrive_after_restart_under_their_ids() {
     let mut loads = HashSet::new();
     for _ in 0..30 {
         let (status, load) = send(
-            client
-                .post(format!("{}/loads", server.base))
-                .bearer_auth(&key)
+            server
+                .call(&client, &key, Method::POST, "/loads")
                 .json(&load_body("TX", "GA")),
         )
         .await;
@@ -325,24 +323,17 @@ async fn webhooks_pending_at_sigkill_arrive_after_restart_under_their_ids() {
             break received;
         }
         if std::time::Instant::now() > deadline {
-            let (_, hooks) = send(
-                client
-                    .get(format!("{}/webhooks", restarted.base))
-                    .bearer_auth(&key),
-            )
-            .await;
+            let (_, hooks) = send(restarted.call(&client, &key, Method::GET, "/webhooks")).await;
             let id = hooks["data"]["webhooks"][0]["id"]
                 .as_str()
                 .unwrap()
                 .to_owned();
-            let (_, log) = send(
-                client
-                    .get(format!(
-                        "{}/webhooks/{id}/deliveries?limit=100",
-                        restarted.base
-                    ))
-                    .bearer_auth(&key),
-            )
+            let (_, log) = send(restarted.call(
+                &client,
+                &key,
+                Method::GET,
+                &format!("/webhooks/{id}/deliveries?limit=100"),
+            ))
             .await;
             let server_log =
                 std::fs::read_to_string(dir.path().join("server.log")).unwrap_or_default();
