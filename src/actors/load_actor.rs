@@ -421,10 +421,13 @@ impl Handler<ChangeStatus> for LoadActor {
                     newly_delivered = changed.load.status == LoadStatus::Delivered
                         && tracked.status != LoadStatus::Delivered;
                     tracked.status = changed.load.status;
-                    tracked.next_sequence += changed.sequences_used;
+                    tracked.next_sequence += changed.events.len() as u64;
                 }
-                if changed.as_ref().is_ok_and(|c| c.sequences_used > 0) {
-                    notifier.events_committed();
+                let mut changed = changed;
+                if let Ok(changed) = &mut changed
+                    && !changed.events.is_empty()
+                {
+                    notifier.events_committed(std::mem::take(&mut changed.events));
                 }
                 if newly_delivered {
                     actor.stop_after(ctx, actor.deps.settings.delivered_linger);

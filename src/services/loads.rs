@@ -63,8 +63,10 @@ impl LoadService {
             now,
             payloads::load(&load),
         );
-        self.storage.insert_load(&load, &[created]).await?;
-        self.notifier.events_committed();
+        self.storage
+            .insert_load(&load, std::slice::from_ref(&created))
+            .await?;
+        self.notifier.events_committed(vec![created]);
         Ok(load)
     }
 
@@ -108,7 +110,8 @@ impl LoadService {
 /// sequence numbers (from the one given) its events took.
 pub(crate) struct Changed {
     pub load: Load,
-    pub sequences_used: u64,
+    /// Committed with the change, numbered from the sequence given.
+    pub events: Vec<Event>,
 }
 
 /// The body of a status change, run by the load's actor (the only writer of the
@@ -133,7 +136,7 @@ pub(crate) async fn apply_status_change(
         Transition::Unchanged => {
             return Ok(Changed {
                 load: current,
-                sequences_used: 0,
+                events: Vec::new(),
             });
         }
         Transition::Move(to) => (to, None),
@@ -180,6 +183,6 @@ pub(crate) async fn apply_status_change(
     storage.update_load(&current, &updated, &events).await?;
     Ok(Changed {
         load: updated,
-        sequences_used: events.len() as u64,
+        events,
     })
 }

@@ -67,8 +67,9 @@ impl Services {
                 http.clone(),
                 clock.clone(),
             );
+            let missed = notifier.missed_flag();
             Dispatcher::start_in_arbiter(&dispatch_thread.handle(), move |_| {
-                Dispatcher::new(storage, directory, http, clock, dispatch)
+                Dispatcher::new(storage, directory, http, clock, dispatch, missed)
             })
         };
         notifier.attach(dispatcher);

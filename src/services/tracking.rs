@@ -214,6 +214,11 @@ async fn record_detached(
         }
     }
     if !admitted.is_empty() {
+        // The events go to the dispatcher too, once stored (a duplicate's are not).
+        let emitted: Vec<Option<Event>> = match events {
+            true => points.iter().map(|p| p.event.clone()).collect(),
+            false => Vec::new(),
+        };
         // The committer checks that storage answered one outcome per point.
         let stored = committer.append(points).await;
         let mut results = stored.as_ref().ok().map(|all| all.iter().copied());
@@ -239,8 +244,17 @@ async fn record_detached(
         }
         // An actor whose arbiter has stopped (shutdown) cannot be told; nothing to do.
         let _ = join_all(notices).await;
-        if events && stored.is_ok() {
-            notifier.events_committed();
+        if let Ok(stored) = &stored
+            && events
+        {
+            let committed: Vec<Event> = emitted
+                .into_iter()
+                .zip(stored)
+                .filter_map(|(event, appended)| event.filter(|_| *appended == Appended::Stored))
+                .collect();
+            if !committed.is_empty() {
+                notifier.events_committed(committed);
+            }
         }
     }
     outcomes

@@ -6,13 +6,13 @@ use crate::clock::Clock;
 use crate::domain::ids::{AccountId, EventId, WebhookId};
 use crate::domain::validation::ValidationErrors;
 use crate::domain::webhook::{
-    Delivery, DeliveryStatus, NewSubscriptionInput, Subscription, SubscriptionPatchInput,
-    UrlPolicy, parse_events, parse_secret, parse_url,
+    Delivery, NewSubscriptionInput, Subscription, SubscriptionPatchInput, UrlPolicy, parse_events,
+    parse_secret, parse_url,
 };
 use crate::storage::{Page, PageRequest, Storage, StorageError};
 use crate::webhooks::client::check_host;
 use crate::webhooks::directory::Directory;
-use crate::webhooks::dispatcher::{Attempt, attempt};
+use crate::webhooks::dispatcher::{Attempt, attempt, target};
 use crate::webhooks::notifier::Notifier;
 
 /// Subscriptions per account: each costs a little on every change of the account.
@@ -184,16 +184,7 @@ impl WebhookService {
 
     /// Deliveries that waited while the webhook was disabled become due now.
     async fn requeue_parked(&self, id: &WebhookId) -> Result<(), WebhookError> {
-        let now = self.clock.now();
-        for parked in self.storage.parked_deliveries(id).await? {
-            let due = Delivery {
-                next_attempt_at: Some(now),
-                ..parked.clone()
-            };
-            self.storage.put_delivery(&parked, &due).await?;
-        }
-        self.notifier.schedule_changed();
-        Ok(())
+        Ok(self.notifier.requeue(id).await?)
     }
 
     pub async fn delete(&self, account: &AccountId, id: &str) -> Result<(), WebhookError> {
@@ -218,14 +209,15 @@ impl WebhookService {
             "timestamp": crate::domain::timestamp::format(&self.clock.now()),
             "data": {"webhook_id": subscription.id},
         });
-        let body = serde_json::to_vec(&body).expect("json serialises");
+        let body = serde_json::to_vec(&body).expect("json serialises").into();
+        let target = target(&subscription, self.policy);
         let outcome = attempt(
             &self.client,
             &self.clock,
             &subscription,
+            target,
             &event_id,
             body,
-            self.policy,
         )
         .await;
         Ok((event_id, outcome))
@@ -250,18 +242,11 @@ impl WebhookService {
     ) -> Result<Delivery, WebhookError> {
         let subscription = self.get(account, id)?;
         let event = EventId::parse(delivery).ok_or(WebhookError::DeliveryNotFound)?;
-        let current = self
-            .storage
-            .get_delivery(&subscription.id, &event)
+        let again = self
+            .notifier
+            .redeliver(&subscription.id, &event)
             .await?
             .ok_or(WebhookError::DeliveryNotFound)?;
-        let again = Delivery {
-            status: DeliveryStatus::Pending,
-            next_attempt_at: subscription.enabled.then(|| self.clock.now()),
-            ..current.clone()
-        };
-        self.storage.put_delivery(&current, &again).await?;
-        self.notifier.schedule_changed();
         Ok(again)
     }
 }

@@ -381,3 +381,196 @@ pub async fn points_are_ordered_deduplicated_and_ranged(store: &dyn Storage) {
 pub async fn answers_ping(store: &dyn Storage) {
     store.ping().await.expect("store answers");
 }
+
+/// The outbox and the delivery log: events wait to be fanned out (a pass may
+/// continue after a given event), fan-out records each delivery once, the
+/// schedule of due deliveries follows every change, and a deleted webhook's
+/// deliveries are gone for good. Counts are deltas, and the outbox and schedule
+/// are filtered to this check's ids, so other checks may share the store.
+pub async fn outbox_fan_out_and_delivery_schedule(store: &dyn Storage) {
+    use crate::domain::event::{Event, EventType};
+    use crate::domain::ids::WebhookId;
+    use crate::domain::webhook::{Delivery, DeliveryStatus, Subscription};
+
+    let owner = account();
+    let now = Utc::now();
+    let webhook = Subscription {
+        id: WebhookId::generate(),
+        account_id: owner.id.clone(),
+        url: "https://hooks.example.com/freight".into(),
+        events: vec![EventType::LoadCreated],
+        secret: "conformance-secret-0123".into(),
+        enabled: true,
+        disabled_reason: None,
+        created_at: now,
+        updated_at: now,
+    };
+    store.put_webhook(&webhook).await.unwrap();
+    let mut events = Vec::new();
+    for _ in 0..2 {
+        let load = sample_load(&owner.id, "TX", "GA");
+        let event = Event::new(
+            owner.id.clone(),
+            load.id.clone(),
+            EventType::LoadCreated,
+            1,
+            now,
+            serde_json::json!({"load": {"id": load.id}}),
+        );
+        store
+            .insert_load(&load, std::slice::from_ref(&event))
+            .await
+            .unwrap();
+        assert_eq!(store.last_event_sequence(&load.id).await.unwrap(), 1);
+        events.push(event);
+    }
+    let ids: Vec<_> = events.iter().map(|e| e.id.clone()).collect();
+    let mine = |found: Vec<Event>| -> Vec<_> {
+        found
+            .into_iter()
+            .map(|e| e.id)
+            .filter(|id| ids.contains(id))
+            .collect()
+    };
+    assert_eq!(
+        mine(store.unfanned_events(None, 10_000).await.unwrap()),
+        ids
+    );
+    assert_eq!(
+        mine(store.unfanned_events(Some(&ids[0]), 10_000).await.unwrap()),
+        ids[1..],
+        "a pass continues after the event given"
+    );
+    assert_eq!(store.get_event(&ids[0]).await.unwrap().unwrap(), events[0]);
+
+    let due_before = store.count_due_deliveries().await.unwrap();
+    let deliveries: Vec<Delivery> = events
+        .iter()
+        .enumerate()
+        .map(|(n, event)| Delivery {
+            webhook_id: webhook.id.clone(),
+            event_id: event.id.clone(),
+            event_type: event.kind,
+            status: DeliveryStatus::Pending,
+            attempts: 0,
+            last_status_code: None,
+            last_error: None,
+            next_attempt_at: Some(now + Duration::milliseconds(n as i64)),
+            delivered_at: None,
+            created_at: now,
+        })
+        .collect();
+    let recorded = store.fan_out(&deliveries, &ids).await.unwrap();
+    assert_eq!(recorded, deliveries);
+    assert!(mine(store.unfanned_events(None, 10_000).await.unwrap()).is_empty());
+    let again = store.fan_out(&deliveries, &ids).await.unwrap();
+    assert!(again.is_empty(), "a repeated fan-out records nothing new");
+    assert_eq!(store.count_due_deliveries().await.unwrap(), due_before + 2);
+    let due_mine = |found: Vec<Delivery>| -> Vec<_> {
+        found
+            .into_iter()
+            .filter(|d| d.webhook_id == webhook.id)
+            .map(|d| d.event_id)
+            .collect()
+    };
+    assert_eq!(
+        due_mine(
+            store
+                .due_deliveries(now + Duration::seconds(1), 10_000)
+                .await
+                .unwrap()
+        ),
+        ids,
+        "soonest first"
+    );
+    assert_eq!(
+        due_mine(store.due_deliveries(now, 10_000).await.unwrap()),
+        ids[..1],
+        "only what is due by then"
+    );
+
+    // One delivered, one retried later, in one write.
+    let delivered = Delivery {
+        status: DeliveryStatus::Delivered,
+        attempts: 1,
+        last_status_code: Some(200),
+        next_attempt_at: None,
+        delivered_at: Some(now),
+        ..deliveries[0].clone()
+    };
+    let retry = Delivery {
+        attempts: 1,
+        last_status_code: Some(503),
+        last_error: Some("the receiver answered 503".into()),
+        next_attempt_at: Some(now + Duration::minutes(5)),
+        ..deliveries[1].clone()
+    };
+    store
+        .put_deliveries(&[
+            (deliveries[0].clone(), delivered.clone()),
+            (deliveries[1].clone(), retry.clone()),
+        ])
+        .await
+        .unwrap();
+    assert_eq!(store.count_due_deliveries().await.unwrap(), due_before + 1);
+    assert!(
+        due_mine(
+            store
+                .due_deliveries(now + Duration::seconds(1), 10_000)
+                .await
+                .unwrap()
+        )
+        .is_empty()
+    );
+    assert_eq!(
+        due_mine(
+            store
+                .due_deliveries(DateTime::<Utc>::MAX_UTC, 10_000)
+                .await
+                .unwrap()
+        ),
+        ids[1..]
+    );
+    let got = store.get_delivery(&webhook.id, &ids[0]).await.unwrap();
+    assert_eq!(got, Some(delivered));
+    let log = store.list_deliveries(&webhook.id, ALL).await.unwrap();
+    assert_eq!(log.total, 2);
+    assert_eq!(
+        log.items,
+        vec![
+            retry.clone(),
+            store
+                .get_delivery(&webhook.id, &ids[0])
+                .await
+                .unwrap()
+                .unwrap()
+        ],
+        "newest event first"
+    );
+
+    // Parked while the webhook is disabled: off the schedule, found by webhook.
+    let parked = Delivery {
+        next_attempt_at: None,
+        ..retry.clone()
+    };
+    store.put_delivery(&retry, &parked).await.unwrap();
+    assert_eq!(store.count_due_deliveries().await.unwrap(), due_before);
+    assert_eq!(
+        store.parked_deliveries(&webhook.id).await.unwrap(),
+        vec![parked.clone()]
+    );
+
+    // Deleting the webhook takes its deliveries; a late write does not bring one back.
+    store.delete_webhook(&webhook).await.unwrap();
+    assert_eq!(store.get_webhook(&webhook.id).await.unwrap(), None);
+    assert_eq!(
+        store.get_delivery(&webhook.id, &ids[1]).await.unwrap(),
+        None
+    );
+    store.put_delivery(&parked, &retry).await.unwrap();
+    assert_eq!(
+        store.get_delivery(&webhook.id, &ids[1]).await.unwrap(),
+        None
+    );
+    assert_eq!(store.count_due_deliveries().await.unwrap(), due_before);
+}

@@ -151,10 +151,16 @@ pub trait Storage: Send + Sync + 'static {
 
     /// The highest event sequence number of a load (0 if none).
     async fn last_event_sequence(&self, load: &LoadId) -> StorageResult<u64>;
-    /// Outbox events not yet fanned out, oldest first. Events commit in any order
-    /// (their ids are made before their commits), so this is a set to drain, not a
-    /// cursor to advance: an event that commits late is still found.
-    async fn unfanned_events(&self, limit: usize) -> StorageResult<Vec<Event>>;
+    /// Outbox events not yet fanned out, oldest first, from after `after` (a pass
+    /// over the outbox continues where its previous batch ended). Events commit in
+    /// any order (their ids are made before their commits), so a pass may miss one
+    /// that commits late behind it: the caller starts a new pass from the beginning
+    /// whenever it may have missed one.
+    async fn unfanned_events(
+        &self,
+        after: Option<&EventId>,
+        limit: usize,
+    ) -> StorageResult<Vec<Event>>;
     async fn get_event(&self, id: &EventId) -> StorageResult<Option<Event>>;
 
     async fn put_webhook(&self, webhook: &Subscription) -> StorageResult<()>;
@@ -164,10 +170,25 @@ pub trait Storage: Send + Sync + 'static {
     async fn all_webhooks(&self) -> StorageResult<Vec<Subscription>>;
 
     /// Records new deliveries (an existing one of the same webhook and event is
-    /// kept as it is) and marks `events` as fanned out, atomically.
-    async fn fan_out(&self, deliveries: &[Delivery], events: &[EventId]) -> StorageResult<()>;
-    /// Replaces a delivery record, keeping the schedule of due deliveries in step.
-    async fn put_delivery(&self, previous: &Delivery, delivery: &Delivery) -> StorageResult<()>;
+    /// kept as it is) and marks `events` as fanned out, atomically. Returns the
+    /// deliveries it recorded, which the caller schedules: fan-out may repeat
+    /// (after a crash, or an event found both by notice and by scan), a send must not.
+    async fn fan_out(
+        &self,
+        deliveries: &[Delivery],
+        events: &[EventId],
+    ) -> StorageResult<Vec<Delivery>>;
+    /// Replaces delivery records, each `(previous, updated)`, in one atomic write,
+    /// keeping the schedule of due deliveries in step. A delivery of a webhook
+    /// that no longer exists is not written back (it went with its webhook).
+    async fn put_deliveries(&self, changes: &[(Delivery, Delivery)]) -> StorageResult<()>;
+    /// Replaces one delivery record (see `put_deliveries`).
+    async fn put_delivery(&self, previous: &Delivery, delivery: &Delivery) -> StorageResult<()> {
+        self.put_deliveries(&[(previous.clone(), delivery.clone())])
+            .await
+    }
+    /// How many pending deliveries have a next attempt scheduled (the backlog).
+    async fn count_due_deliveries(&self) -> StorageResult<u64>;
     async fn get_delivery(
         &self,
         webhook: &WebhookId,

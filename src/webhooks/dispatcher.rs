@@ -1,21 +1,32 @@
 //! The webhook dispatch actor: fans committed events out to the subscriptions
 //! that want them (durable delivery records), sends due deliveries, signed, and
-//! records each attempt. Storage, not memory, holds the backlog: the actor keeps
-//! only the deliveries in flight, so a dead receiver costs memory for at most
+//! records each attempt.
+//!
+//! Storage holds the backlog; memory holds a bounded window of it (`Schedule`):
+//! the soonest pending deliveries, with their bodies when fan-out had them. When
+//! the window overflows, the rest stay in storage and are read back, soonest
+//! first, as the window drains. Attempt outcomes are written in batches (one
+//! atomic write for whatever finished while the previous write was syncing), and
+//! a delivery counts as in flight until its outcome is durable, so a reload never
+//! sends it twice at once. A slow or dead receiver holds at most
 //! `max_per_webhook` requests and never slows GPS ingest or other receivers.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use actix::prelude::*;
+use actix_web::web::Bytes;
 use chrono::{DateTime, Utc};
 
 use super::client::literal_forbidden;
 use super::directory::Directory;
 use super::retry::RetryPolicy;
+use super::schedule::{Queued, Schedule};
 use super::signing::signature;
 use crate::clock::Clock;
+use crate::domain::event::Event;
 use crate::domain::ids::{EventId, WebhookId};
 use crate::domain::webhook::{Delivery, DeliveryStatus, Subscription, UrlPolicy, parse_url};
 use crate::storage::{Storage, StorageError};
@@ -25,15 +36,23 @@ pub const DELIVERIES_METRIC: &str = "freight_webhook_deliveries_total";
 
 /// Events fanned out per storage round trip.
 const FAN_OUT_BATCH: usize = 512;
+/// Events held in memory awaiting fan-out; beyond it they are read from the outbox.
+const MAX_NOTICED: usize = 16_384;
+/// Every this many ticks the outbox is scanned even without a missed notice: a
+/// safety net that costs one short scan.
+const OUTBOX_SCAN_TICKS: u64 = 30;
+
 #[derive(Debug, Clone)]
 pub struct DispatchSettings {
     pub url_policy: UrlPolicy,
     pub retry: RetryPolicy,
-    /// How often the outbox and the retry schedule are looked at without a nudge.
+    /// How often the schedule and the outbox are looked at without a nudge.
     pub tick: Duration,
     pub max_in_flight: usize,
     /// Concurrent requests to one subscription: a slow receiver holds only these.
     pub max_per_webhook: usize,
+    /// Pending deliveries held in memory; the rest wait in storage.
+    pub max_scheduled: usize,
 }
 
 impl Default for DispatchSettings {
@@ -44,19 +63,37 @@ impl Default for DispatchSettings {
             tick: Duration::from_secs(1),
             max_in_flight: 256,
             max_per_webhook: 16,
+            max_scheduled: 16_384,
         }
     }
 }
 
-/// New events are in the outbox.
+/// Events were committed to the outbox (these ones, when the sender had them).
 #[derive(Message)]
 #[rtype(result = "()")]
-pub struct EventsCommitted;
+pub struct EventsCommitted(pub Vec<Event>);
 
-/// The schedule changed (a redelivery, a re-enabled subscription): look now.
+/// Make a delivery due now (again), under the same event id. Answers the delivery
+/// as it stands once that is durable, or `None` if there is no such delivery.
 #[derive(Message)]
-#[rtype(result = "()")]
-pub struct ScheduleChanged;
+#[rtype(result = "Result<Option<Delivery>, StorageError>")]
+pub struct Redeliver {
+    pub webhook: WebhookId,
+    pub event: EventId,
+}
+
+/// A subscription was enabled again: its parked deliveries become due now.
+#[derive(Message)]
+#[rtype(result = "Result<(), StorageError>")]
+pub struct Requeue(pub WebhookId);
+
+/// One attempt's result, waiting to be written.
+struct Outcome {
+    previous: Delivery,
+    next: Delivery,
+    body: Option<Bytes>,
+    disable: Option<String>,
+}
 
 pub struct Dispatcher {
     storage: Arc<dyn Storage>,
@@ -64,12 +101,30 @@ pub struct Dispatcher {
     client: reqwest::Client,
     clock: Clock,
     settings: DispatchSettings,
+    schedule: Schedule,
+    /// Taken from the schedule and not yet durably recorded.
     in_flight: HashSet<(WebhookId, EventId)>,
-    per_webhook: HashMap<WebhookId, usize>,
+    /// Requests open per subscription.
+    busy: HashMap<WebhookId, usize>,
+    /// Each subscription's URL and where it leads (see `target`).
+    targets: HashMap<WebhookId, (String, Result<reqwest::Url, String>)>,
+    sending: usize,
+    /// Events noticed in memory, awaiting fan-out.
+    noticed: Vec<Event>,
+    /// A notice could not be kept: the outbox must be scanned.
+    missed: Arc<AtomicBool>,
+    /// A pass over the outbox in progress, and the event its next batch follows.
+    outbox_pass: Option<Option<EventId>>,
     fanning_out: bool,
-    fan_out_again: bool,
-    scanning: bool,
-    scan_again: bool,
+    outcomes: Vec<Outcome>,
+    recording: bool,
+    /// While a reload reads storage: the deliveries changed meanwhile.
+    touched: Option<HashSet<(WebhookId, EventId)>>,
+    /// The backlog was counted from storage (once, at the first reload).
+    counted: bool,
+    ticks: u64,
+    /// Pending deliveries with a next attempt, in memory and storage alike.
+    backlog: u64,
 }
 
 /// What one attempt came to.
@@ -86,32 +141,71 @@ impl Dispatcher {
         client: reqwest::Client,
         clock: Clock,
         settings: DispatchSettings,
+        missed: Arc<AtomicBool>,
     ) -> Self {
+        // Whatever committed before this start was never noticed.
+        missed.store(true, Ordering::Relaxed);
         Dispatcher {
             storage,
             directory,
             client,
             clock,
+            schedule: Schedule::new(settings.max_scheduled),
             settings,
             in_flight: HashSet::new(),
-            per_webhook: HashMap::new(),
+            busy: HashMap::new(),
+            targets: HashMap::new(),
+            sending: 0,
+            noticed: Vec::new(),
+            missed,
+            outbox_pass: None,
             fanning_out: false,
-            fan_out_again: false,
-            scanning: false,
-            scan_again: false,
+            outcomes: Vec::new(),
+            recording: false,
+            touched: None,
+            counted: false,
+            ticks: 0,
+            backlog: 0,
         }
+    }
+
+    fn set_backlog(&mut self, backlog: u64) {
+        self.backlog = backlog;
+        metrics::gauge!(BACKLOG_METRIC).set(backlog as f64);
     }
 
     fn pump(&mut self, ctx: &mut Context<Self>) {
-        self.fan_out(ctx);
         self.dispatch_due(ctx);
     }
 
+    /// Turns events into durable delivery records and schedules those it recorded:
+    /// events noticed in memory first, the outbox when a notice was missed.
     fn fan_out(&mut self, ctx: &mut Context<Self>) {
-        if self.fanning_out {
-            self.fan_out_again = true;
+        // Back-pressure: while the schedule is half full, events wait (in the
+        // outbox, and a bounded list of notices) rather than spill deliveries to
+        // storage that would have to be read back.
+        if self.fanning_out || self.schedule.len() >= self.schedule.capacity() / 2 {
             return;
         }
+        let noticed: Vec<Event> = if self.noticed.is_empty() {
+            Vec::new()
+        } else {
+            let n = self.noticed.len().min(FAN_OUT_BATCH);
+            self.noticed.drain(..n).collect()
+        };
+        // A pass over the outbox continues from where its last batch ended, unless
+        // a notice was missed meanwhile: that event may be behind it, so start over.
+        let mut scan_from = None;
+        if noticed.is_empty() {
+            if self.missed.swap(false, Ordering::Relaxed) {
+                scan_from = Some(None);
+            } else if let Some(floor) = self.outbox_pass.take() {
+                scan_from = Some(floor);
+            } else {
+                return;
+            }
+        }
+        let scan = scan_from.is_some();
         self.fanning_out = true;
         let (storage, directory, clock) = (
             self.storage.clone(),
@@ -119,184 +213,369 @@ impl Dispatcher {
             self.clock.clone(),
         );
         let work = async move {
-            let mut made = 0usize;
-            loop {
-                let events = storage.unfanned_events(FAN_OUT_BATCH).await?;
-                if events.is_empty() {
-                    return Ok::<_, StorageError>(made);
+            let events = match &scan_from {
+                Some(after) => {
+                    storage
+                        .unfanned_events(after.as_ref(), FAN_OUT_BATCH)
+                        .await?
                 }
-                let now = clock.now();
-                let deliveries: Vec<Delivery> = events
-                    .iter()
-                    .flat_map(|event| {
-                        directory
-                            .matching(&event.account_id, event.kind)
-                            .into_iter()
-                            .map(move |subscription| Delivery {
-                                webhook_id: subscription.id.clone(),
-                                event_id: event.id.clone(),
-                                event_type: event.kind,
-                                status: DeliveryStatus::Pending,
-                                attempts: 0,
-                                last_status_code: None,
-                                last_error: None,
-                                next_attempt_at: Some(now),
-                                delivered_at: None,
-                                created_at: now,
-                            })
-                    })
-                    .collect();
-                let ids: Vec<EventId> = events.into_iter().map(|e| e.id).collect();
-                storage.fan_out(&deliveries, &ids).await?;
-                made += deliveries.len();
-                metrics::gauge!(BACKLOG_METRIC).increment(deliveries.len() as f64);
+                None => noticed,
+            };
+            // The pass goes on after this batch's last event if the batch was full.
+            let pass_goes_on = match scan && events.len() == FAN_OUT_BATCH {
+                true => events.last().map(|e| e.id.clone()),
+                false => None,
+            };
+            let now = clock.now();
+            let mut bodies = HashMap::with_capacity(events.len());
+            let mut deliveries = Vec::new();
+            for event in &events {
+                let matching = directory.matching(&event.account_id, event.kind);
+                if matching.is_empty() {
+                    continue;
+                }
+                let body = serde_json::to_vec(&event.payload()).expect("events serialise");
+                bodies.insert(event.id.clone(), Bytes::from(body));
+                deliveries.extend(matching.into_iter().map(|subscription| Delivery {
+                    webhook_id: subscription.id.clone(),
+                    event_id: event.id.clone(),
+                    event_type: event.kind,
+                    status: DeliveryStatus::Pending,
+                    attempts: 0,
+                    last_status_code: None,
+                    last_error: None,
+                    next_attempt_at: Some(now),
+                    delivered_at: None,
+                    created_at: now,
+                }));
             }
+            let ids: Vec<EventId> = events.into_iter().map(|e| e.id).collect();
+            let recorded = storage.fan_out(&deliveries, &ids).await?;
+            Ok::<_, StorageError>((recorded, bodies, pass_goes_on))
         };
-        ctx.spawn(work.into_actor(self).map(|result, actor, ctx| {
+        ctx.spawn(work.into_actor(self).map(move |result, actor, ctx| {
             actor.fanning_out = false;
             match result {
-                Ok(made) if made > 0 => actor.dispatch_due(ctx),
-                Ok(_) => {}
-                Err(error) => {
-                    tracing::error!(%error, "webhook fan-out failed; retrying on the next tick")
-                }
-            }
-            if std::mem::take(&mut actor.fan_out_again) {
-                actor.fan_out(ctx);
-            }
-        }));
-    }
-
-    fn dispatch_due(&mut self, ctx: &mut Context<Self>) {
-        if self.scanning {
-            self.scan_again = true;
-            return;
-        }
-        let free = self
-            .settings
-            .max_in_flight
-            .saturating_sub(self.in_flight.len());
-        if free == 0 {
-            return;
-        }
-        self.scanning = true;
-        let storage = self.storage.clone();
-        let now = self.clock.now();
-        // In-flight deliveries are still due in storage: ask for enough to skip them.
-        let wanted = free + self.in_flight.len();
-        let work = async move { storage.due_deliveries(now, wanted).await };
-        ctx.spawn(work.into_actor(self).map(|due, actor, ctx| {
-            actor.scanning = false;
-            match due {
-                Ok(due) => actor.start_due(ctx, due),
-                Err(error) => tracing::error!(%error, "reading due webhook deliveries failed"),
-            }
-            if std::mem::take(&mut actor.scan_again) {
-                actor.dispatch_due(ctx);
-            }
-        }));
-    }
-
-    fn start_due(&mut self, ctx: &mut Context<Self>, due: Vec<Delivery>) {
-        for delivery in due {
-            if self.in_flight.len() >= self.settings.max_in_flight {
-                break;
-            }
-            let key = (delivery.webhook_id.clone(), delivery.event_id.clone());
-            if self.in_flight.contains(&key) {
-                continue;
-            }
-            match self.directory.get(&delivery.webhook_id) {
-                // Deleted meanwhile; its deliveries went with it.
-                None => {}
-                Some(subscription) if !subscription.enabled => self.park(ctx, delivery),
-                Some(subscription) => {
-                    let busy = self.per_webhook.get(&subscription.id).copied().unwrap_or(0);
-                    if busy < self.settings.max_per_webhook {
-                        self.send(ctx, subscription, delivery);
+                Ok((recorded, bodies, pass_goes_on)) => {
+                    let backlog = actor.backlog + recorded.len() as u64;
+                    actor.set_backlog(backlog);
+                    for delivery in recorded {
+                        actor.touch(&delivery);
+                        let body = bodies.get(&delivery.event_id).cloned();
+                        actor.schedule.push(Queued { delivery, body });
                     }
+                    if let Some(last) = pass_goes_on {
+                        actor.outbox_pass = Some(Some(last));
+                    }
+                    actor.dispatch_due(ctx);
+                }
+                Err(error) => {
+                    // The events are in the outbox still: read them from there.
+                    actor.missed.store(true, Ordering::Relaxed);
+                    tracing::error!(%error, "webhook fan-out failed; retrying on the next tick");
+                    return;
                 }
             }
+            actor.fan_out(ctx);
+        }));
+    }
+
+    /// Starts every due delivery there is room for, and reads the soonest ones
+    /// back from storage when memory has run low and storage holds more.
+    fn dispatch_due(&mut self, ctx: &mut Context<Self>) {
+        let now = self.clock.now();
+        let free = self.settings.max_in_flight.saturating_sub(self.sending);
+        if free > 0 {
+            let per_webhook = self.settings.max_per_webhook;
+            let busy = &self.busy;
+            let due = self.schedule.take_due(now, free, |webhook| {
+                per_webhook.saturating_sub(busy.get(webhook).copied().unwrap_or(0))
+            });
+            for queued in due {
+                self.start(ctx, queued);
+            }
+        }
+        if self.schedule.overflowed() && self.schedule.len() < self.schedule.capacity() / 2 {
+            self.reload(ctx);
+        }
+        self.fan_out(ctx);
+    }
+
+    /// Reads the soonest pending deliveries back from storage into memory.
+    fn reload(&mut self, ctx: &mut Context<Self>) {
+        if self.touched.is_some() {
+            return;
+        }
+        self.touched = Some(HashSet::new());
+        let turned_away = self.schedule.turned_away();
+        let storage = self.storage.clone();
+        let limit = self.schedule.capacity();
+        // In-flight deliveries are still pending in storage: ask for enough to skip them.
+        let wanted = limit + self.in_flight.len();
+        let count = !self.counted;
+        let work = async move {
+            let soonest = storage
+                .due_deliveries(DateTime::<Utc>::MAX_UTC, wanted)
+                .await?;
+            let backlog = match count {
+                true => Some(storage.count_due_deliveries().await?),
+                false => None,
+            };
+            Ok::<_, StorageError>((soonest, backlog))
+        };
+        ctx.spawn(work.into_actor(self).map(move |result, actor, ctx| {
+            let touched = actor.touched.take().unwrap_or_default();
+            match result {
+                Ok((soonest, backlog)) => {
+                    // Complete: storage had no more, and none was turned away since the read.
+                    let complete =
+                        soonest.len() < wanted && actor.schedule.turned_away() == turned_away;
+                    // What changed since the read began is known better in memory.
+                    let fresh: Vec<Delivery> = soonest
+                        .into_iter()
+                        .filter(|d| {
+                            let key = (d.webhook_id.clone(), d.event_id.clone());
+                            !actor.in_flight.contains(&key) && !touched.contains(&key)
+                        })
+                        .collect();
+                    actor.schedule.merge(fresh, complete);
+                    if let Some(backlog) = backlog {
+                        actor.counted = true;
+                        actor.set_backlog(backlog);
+                    }
+                    actor.dispatch_due(ctx);
+                }
+                Err(error) => tracing::error!(%error, "reading pending webhook deliveries failed"),
+            }
+        }));
+    }
+
+    /// Notes a delivery that changed while a reload was reading storage.
+    fn touch(&mut self, delivery: &Delivery) {
+        if let Some(touched) = &mut self.touched {
+            touched.insert((delivery.webhook_id.clone(), delivery.event_id.clone()));
         }
     }
 
-    /// A disabled subscription's delivery leaves the schedule until it is enabled again.
-    fn park(&mut self, ctx: &mut Context<Self>, delivery: Delivery) {
-        let storage = self.storage.clone();
-        let parked = Delivery {
-            next_attempt_at: None,
-            ..delivery.clone()
-        };
-        ctx.spawn(
-            async move {
-                if let Err(error) = storage.put_delivery(&delivery, &parked).await {
-                    tracing::error!(%error, "parking a webhook delivery failed");
-                }
+    fn start(&mut self, ctx: &mut Context<Self>, queued: Queued) {
+        self.touch(&queued.delivery);
+        let delivery = &queued.delivery;
+        match self.directory.get(&delivery.webhook_id) {
+            // Deleted meanwhile; its deliveries went with it.
+            None => {}
+            // A disabled subscription's delivery leaves the schedule until it is enabled again.
+            Some(subscription) if !subscription.enabled => {
+                let parked = Delivery {
+                    next_attempt_at: None,
+                    ..delivery.clone()
+                };
+                self.in_flight
+                    .insert((delivery.webhook_id.clone(), delivery.event_id.clone()));
+                self.record(
+                    ctx,
+                    Outcome {
+                        previous: queued.delivery.clone(),
+                        next: parked,
+                        body: queued.body,
+                        disable: None,
+                    },
+                );
             }
-            .into_actor(self),
-        );
+            Some(subscription) => self.send(ctx, subscription, queued),
+        }
     }
 
-    fn send(
-        &mut self,
-        ctx: &mut Context<Self>,
-        subscription: Arc<Subscription>,
-        delivery: Delivery,
-    ) {
-        let key = (delivery.webhook_id.clone(), delivery.event_id.clone());
-        self.in_flight.insert(key.clone());
-        *self.per_webhook.entry(subscription.id.clone()).or_default() += 1;
-        let (storage, directory, client, clock) = (
+    /// The subscription's parsed target, parsed once per URL rather than per send.
+    fn target(&mut self, subscription: &Subscription) -> Result<reqwest::Url, String> {
+        if let Some((url, target)) = self.targets.get(&subscription.id)
+            && *url == subscription.url
+        {
+            return target.clone();
+        }
+        let target = target(subscription, self.settings.url_policy);
+        self.targets.insert(
+            subscription.id.clone(),
+            (subscription.url.clone(), target.clone()),
+        );
+        target
+    }
+
+    fn send(&mut self, ctx: &mut Context<Self>, subscription: Arc<Subscription>, queued: Queued) {
+        let Queued { delivery, body } = queued;
+        let delivery_key = (delivery.webhook_id.clone(), delivery.event_id.clone());
+        self.in_flight.insert(delivery_key.clone());
+        *self.busy.entry(subscription.id.clone()).or_default() += 1;
+        self.sending += 1;
+        let (storage, client, clock) = (
             self.storage.clone(),
-            self.directory.clone(),
             self.client.clone(),
             self.clock.clone(),
         );
-        let (retry, url_policy) = (self.settings.retry.clone(), self.settings.url_policy);
+        let retry = self.settings.retry.clone();
+        let target = self.target(&subscription);
+        let webhook = subscription.id.clone();
+        let key = delivery_key;
         let work = async move {
-            // A scan that began before an earlier attempt finished may hand the same
-            // delivery over again: send only what storage still says is due.
-            let current = storage
-                .get_delivery(&delivery.webhook_id, &delivery.event_id)
-                .await?;
-            if current.as_ref() != Some(&delivery) {
-                tracing::debug!(event = %delivery.event_id, "skipping a stale due delivery");
-                return Ok(());
-            }
-            let Some(event) = storage.get_event(&delivery.event_id).await? else {
-                return Err(StorageError::Corrupt(format!(
-                    "delivery of missing event {}",
-                    delivery.event_id
-                )));
+            let body = match body {
+                Some(body) => body,
+                None => match storage.get_event(&delivery.event_id).await? {
+                    Some(event) => {
+                        Bytes::from(serde_json::to_vec(&event.payload()).expect("events serialise"))
+                    }
+                    None => {
+                        return Err(StorageError::Corrupt(format!(
+                            "delivery of missing event {}",
+                            delivery.event_id
+                        )));
+                    }
+                },
             };
-            let body = serde_json::to_vec(&event.payload()).expect("events serialise");
-            let attempt =
-                attempt(&client, &clock, &subscription, &event.id, body, url_policy).await;
-            let now = clock.now();
-            let (next, disable) = after_attempt(&delivery, &attempt, &retry, now);
-            storage.put_delivery(&delivery, &next).await?;
-            metrics::counter!(DELIVERIES_METRIC, "outcome" => outcome_label(&next)).increment(1);
-            if next.status != DeliveryStatus::Pending {
-                metrics::gauge!(BACKLOG_METRIC).decrement(1.0);
-            }
-            if let Some(reason) = disable {
-                disable_subscription(&*storage, &directory, &subscription.id, reason, now).await?;
-            }
-            Ok(())
+            let attempt = attempt(
+                &client,
+                &clock,
+                &subscription,
+                target,
+                &delivery.event_id,
+                body.clone(),
+            )
+            .await;
+            let (next, disable) = after_attempt(&delivery, &attempt, &retry, clock.now());
+            Ok(Outcome {
+                previous: delivery,
+                next,
+                body: Some(body),
+                disable,
+            })
         };
         ctx.spawn(work.into_actor(self).map(move |result, actor, ctx| {
-            actor.in_flight.remove(&key);
-            if let Some(busy) = actor.per_webhook.get_mut(&key.0) {
+            actor.sending -= 1;
+            if let Some(busy) = actor.busy.get_mut(&webhook) {
                 *busy = busy.saturating_sub(1);
+                if *busy == 0 {
+                    actor.busy.remove(&webhook);
+                }
             }
             match result {
-                Ok(()) => tracing::debug!(event = %key.1, "webhook attempt recorded"),
+                Ok(outcome) => actor.record(ctx, outcome),
                 Err(error) => {
-                    tracing::error!(%error, "recording a webhook attempt failed; it will be retried")
+                    // Nothing was sent; storage still has it pending, and a reload finds it.
+                    tracing::error!(%error, "a webhook delivery could not be sent");
+                    actor.in_flight.remove(&key);
+                    actor.schedule.mark_overflowed();
                 }
             }
             actor.dispatch_due(ctx);
         }));
+    }
+
+    /// Queues an outcome for the next batched write.
+    fn record(&mut self, ctx: &mut Context<Self>, outcome: Outcome) {
+        self.outcomes.push(outcome);
+        self.write_outcomes(ctx);
+    }
+
+    fn write_outcomes(&mut self, ctx: &mut Context<Self>) {
+        if self.recording || self.outcomes.is_empty() {
+            return;
+        }
+        self.recording = true;
+        let outcomes = std::mem::take(&mut self.outcomes);
+        let changes: Vec<(Delivery, Delivery)> = outcomes
+            .iter()
+            .map(|o| (o.previous.clone(), o.next.clone()))
+            .collect();
+        let storage = self.storage.clone();
+        let work = async move { storage.put_deliveries(&changes).await };
+        ctx.spawn(work.into_actor(self).map(move |written, actor, ctx| {
+            actor.recording = false;
+            match written {
+                Ok(()) => actor.recorded(ctx, outcomes),
+                Err(error) => {
+                    tracing::error!(%error, "recording webhook attempts failed; they will be retried");
+                    // Storage still has each as it was before the attempt.
+                    for outcome in outcomes {
+                        let previous = outcome.previous;
+                        actor.touch(&previous);
+                        actor
+                            .in_flight
+                            .remove(&(previous.webhook_id.clone(), previous.event_id.clone()));
+                        actor.schedule.push(Queued {
+                            delivery: previous,
+                            body: outcome.body,
+                        });
+                    }
+                }
+            }
+            actor.write_outcomes(ctx);
+            actor.dispatch_due(ctx);
+        }));
+    }
+
+    /// Outcomes are durable: retries go back on the schedule, finished deliveries
+    /// leave the backlog, and subscriptions that must be disabled are.
+    fn recorded(&mut self, ctx: &mut Context<Self>, outcomes: Vec<Outcome>) {
+        let mut backlog = self.backlog;
+        for outcome in outcomes {
+            let next = outcome.next;
+            self.touch(&next);
+            let key = (next.webhook_id.clone(), next.event_id.clone());
+            let parked = next.status == DeliveryStatus::Pending && next.next_attempt_at.is_none();
+            if outcome.previous.next_attempt_at.is_some() && next.next_attempt_at.is_none() {
+                backlog = backlog.saturating_sub(1);
+            }
+            if outcome.previous.status == DeliveryStatus::Pending && !parked {
+                metrics::counter!(DELIVERIES_METRIC, "outcome" => outcome_label(&next))
+                    .increment(1);
+            }
+            if parked {
+                // Enabled again while it was being parked: the requeue missed it.
+                if self
+                    .directory
+                    .get(&next.webhook_id)
+                    .is_some_and(|s| s.enabled)
+                {
+                    let due = Delivery {
+                        next_attempt_at: Some(self.clock.now()),
+                        ..next.clone()
+                    };
+                    self.outcomes.push(Outcome {
+                        previous: next,
+                        next: due,
+                        body: outcome.body,
+                        disable: None,
+                    });
+                    continue;
+                }
+            }
+            self.in_flight.remove(&key);
+            if let Some(reason) = outcome.disable {
+                let (storage, directory, now) = (
+                    self.storage.clone(),
+                    self.directory.clone(),
+                    self.clock.now(),
+                );
+                ctx.spawn(
+                    async move {
+                        if let Err(error) =
+                            disable_subscription(&*storage, &directory, &key.0, reason, now).await
+                        {
+                            tracing::error!(%error, "disabling a webhook subscription failed");
+                        }
+                    }
+                    .into_actor(self),
+                );
+            }
+            if next.next_attempt_at.is_some() {
+                if outcome.previous.next_attempt_at.is_none() {
+                    backlog += 1;
+                }
+                self.schedule.push(Queued {
+                    delivery: next,
+                    body: outcome.body,
+                });
+            }
+        }
+        self.set_backlog(backlog);
     }
 }
 
@@ -308,30 +587,38 @@ fn outcome_label(delivery: &Delivery) -> &'static str {
     }
 }
 
-/// Sends one signed attempt. Never fails: every problem is the attempt's outcome.
+/// Where a subscription's deliveries go, checked against the URL rules again at
+/// send time (an IP literal never reaches the guarded resolver), or why not.
+pub fn target(subscription: &Subscription, url_policy: UrlPolicy) -> Result<reqwest::Url, String> {
+    let url = parse_url(&subscription.url, url_policy).map_err(|m| format!("the URL {m}"))?;
+    if literal_forbidden(&url.host, url_policy) {
+        return Err("the URL points at an address webhooks may not reach".into());
+    }
+    reqwest::Url::parse(&url.url).map_err(|e| format!("the URL is invalid: {e}"))
+}
+
+/// Sends one signed attempt to `target` (see `target`). Never fails: every
+/// problem is the attempt's outcome.
 pub async fn attempt(
     client: &reqwest::Client,
     clock: &Clock,
     subscription: &Subscription,
+    target: Result<reqwest::Url, String>,
     event_id: &EventId,
-    body: Vec<u8>,
-    url_policy: UrlPolicy,
+    body: Bytes,
 ) -> Attempt {
     let refused = |error: String| Attempt {
         status_code: None,
         error: Some(error),
     };
-    match parse_url(&subscription.url, url_policy) {
-        Ok(url) if literal_forbidden(&url.host, url_policy) => {
-            return refused("the URL points at an address webhooks may not reach".into());
-        }
-        Ok(_) => {}
-        Err(message) => return refused(format!("the URL {message}")),
-    }
+    let url = match target {
+        Ok(url) => url,
+        Err(error) => return refused(error),
+    };
     let timestamp = clock.now().timestamp();
     let signature = signature(&subscription.secret, event_id.as_str(), timestamp, &body);
     let sent = client
-        .post(&subscription.url)
+        .post(url)
         .header("content-type", "application/json")
         .header("webhook-id", event_id.as_str())
         .header("webhook-timestamp", timestamp.to_string())
@@ -444,7 +731,18 @@ impl Actor for Dispatcher {
 
     fn started(&mut self, ctx: &mut Self::Context) {
         ctx.set_mailbox_capacity(1024);
-        ctx.run_interval(self.settings.tick, |actor, ctx| actor.pump(ctx));
+        ctx.run_interval(self.settings.tick, |actor, ctx| {
+            actor.ticks += 1;
+            if actor.ticks % OUTBOX_SCAN_TICKS == 0 {
+                actor.missed.store(true, Ordering::Relaxed);
+            }
+            // A retry that came due in storage while memory was full is found here.
+            if actor.schedule.overflowed() {
+                actor.reload(ctx);
+            }
+            actor.pump(ctx);
+        });
+        self.reload(ctx);
         self.pump(ctx);
     }
 }
@@ -452,16 +750,123 @@ impl Actor for Dispatcher {
 impl Handler<EventsCommitted> for Dispatcher {
     type Result = ();
 
-    fn handle(&mut self, _: EventsCommitted, ctx: &mut Self::Context) {
+    fn handle(&mut self, msg: EventsCommitted, ctx: &mut Self::Context) {
+        if msg.0.is_empty() || self.noticed.len() + msg.0.len() > MAX_NOTICED {
+            // Kept in the outbox alone; read from there.
+            self.missed.store(true, Ordering::Relaxed);
+        } else {
+            self.noticed.extend(msg.0);
+        }
         self.fan_out(ctx);
     }
 }
 
-impl Handler<ScheduleChanged> for Dispatcher {
-    type Result = ();
+impl Handler<Redeliver> for Dispatcher {
+    type Result = ResponseActFuture<Self, Result<Option<Delivery>, StorageError>>;
 
-    fn handle(&mut self, _: ScheduleChanged, ctx: &mut Self::Context) {
-        self.dispatch_due(ctx);
+    fn handle(&mut self, msg: Redeliver, _: &mut Self::Context) -> Self::Result {
+        let key = (msg.webhook.clone(), msg.event.clone());
+        let storage = self.storage.clone();
+        if self.in_flight.contains(&key) {
+            // Being attempted right now: that attempt is the redelivery.
+            return Box::pin(
+                async move { storage.get_delivery(&msg.webhook, &msg.event).await }
+                    .into_actor(self),
+            );
+        }
+        // Held here until the write is durable, so nothing else sends or changes it.
+        let queued = self.schedule.remove(&msg.webhook, &msg.event);
+        self.in_flight.insert(key.clone());
+        let enabled = self
+            .directory
+            .get(&msg.webhook)
+            .is_some_and(|subscription| subscription.enabled);
+        let now = self.clock.now();
+        Box::pin(
+            async move {
+                let Some(current) = storage.get_delivery(&msg.webhook, &msg.event).await? else {
+                    return Ok(None);
+                };
+                let again = Delivery {
+                    status: DeliveryStatus::Pending,
+                    next_attempt_at: enabled.then_some(now),
+                    ..current.clone()
+                };
+                storage.put_delivery(&current, &again).await?;
+                Ok(Some((current, again)))
+            }
+            .into_actor(self)
+            .map(move |result, actor, ctx| {
+                actor.in_flight.remove(&key);
+                let body = queued.and_then(|q| q.body);
+                match result {
+                    Ok(Some((current, again))) => {
+                        actor.touch(&again);
+                        if current.next_attempt_at.is_none() && again.next_attempt_at.is_some() {
+                            actor.set_backlog(actor.backlog + 1);
+                        }
+                        actor.schedule.push(Queued {
+                            delivery: again.clone(),
+                            body,
+                        });
+                        actor.dispatch_due(ctx);
+                        Ok(Some(again))
+                    }
+                    Ok(None) => Ok(None),
+                    Err(error) => {
+                        // Unchanged in storage; a reload puts it back if it was scheduled.
+                        if body.is_some() {
+                            actor.schedule.mark_overflowed();
+                        }
+                        Err(error)
+                    }
+                }
+            }),
+        )
+    }
+}
+
+impl Handler<Requeue> for Dispatcher {
+    type Result = ResponseActFuture<Self, Result<(), StorageError>>;
+
+    fn handle(&mut self, msg: Requeue, _: &mut Self::Context) -> Self::Result {
+        let storage = self.storage.clone();
+        let now = self.clock.now();
+        let busy = self.in_flight.clone();
+        Box::pin(
+            async move {
+                let changes: Vec<(Delivery, Delivery)> = storage
+                    .parked_deliveries(&msg.0)
+                    .await?
+                    .into_iter()
+                    // One being parked right now is requeued when its parking is recorded.
+                    .filter(|d| !busy.contains(&(d.webhook_id.clone(), d.event_id.clone())))
+                    .map(|parked| {
+                        let due = Delivery {
+                            next_attempt_at: Some(now),
+                            ..parked.clone()
+                        };
+                        (parked, due)
+                    })
+                    .collect();
+                storage.put_deliveries(&changes).await?;
+                Ok(changes)
+            }
+            .into_actor(self)
+            .map(|result, actor, ctx| {
+                let changes = result?;
+                actor.set_backlog(actor.backlog + changes.len() as u64);
+                for (_, due) in changes {
+                    actor.touch(&due);
+                    actor.schedule.push(Queued {
+                        delivery: due,
+                        body: None,
+                    });
+                }
+                actor.dispatch_due(ctx);
+                Ok(())
+            }),
+        )
     }
 }
 
@@ -609,6 +1014,7 @@ mod tests {
             super::super::client::build(policy),
             clock,
             settings,
+            Arc::new(AtomicBool::new(true)),
         )
         .start();
         tokio::time::pause();

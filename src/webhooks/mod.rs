@@ -7,5 +7,6 @@ pub mod dispatcher;
 pub mod notifier;
 pub mod payloads;
 pub mod retry;
+pub mod schedule;
 pub mod signing;
 pub mod ssrf;

@@ -1,15 +1,24 @@
-//! Tells the dispatcher that events were committed, so it fans them out at once
-//! instead of on its next periodic look at the outbox.
+//! The way into the dispatcher from the rest of the service: committed events
+//! (so it fans them out at once instead of reading the outbox), and changes to
+//! the schedule that must go through it (a redelivery, a re-enabled webhook).
 
-use std::sync::OnceLock;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, OnceLock};
 
 use actix::Addr;
 
-use super::dispatcher::{Dispatcher, EventsCommitted, ScheduleChanged};
+use super::dispatcher::{Dispatcher, EventsCommitted, Redeliver, Requeue};
+use crate::domain::event::Event;
+use crate::domain::ids::{EventId, WebhookId};
+use crate::domain::webhook::Delivery;
+use crate::storage::StorageError;
 
 #[derive(Default)]
 pub struct Notifier {
     dispatcher: OnceLock<Addr<Dispatcher>>,
+    /// Set when a notice could not be handed over: the dispatcher then reads the
+    /// outbox, where every committed event is.
+    missed: Arc<AtomicBool>,
 }
 
 impl Notifier {
@@ -17,18 +26,50 @@ impl Notifier {
         let _ = self.dispatcher.set(dispatcher);
     }
 
+    /// The flag the dispatcher shares with this notifier.
+    pub fn missed_flag(&self) -> Arc<AtomicBool> {
+        self.missed.clone()
+    }
+
     /// Cheap and never blocks: a full mailbox just means the dispatcher is busy
-    /// and will find the events on its own.
-    pub fn events_committed(&self) {
-        if let Some(dispatcher) = self.dispatcher.get() {
-            let _ = dispatcher.try_send(EventsCommitted);
+    /// and will find the events in the outbox.
+    pub fn events_committed(&self, events: Vec<Event>) {
+        let delivered = self
+            .dispatcher
+            .get()
+            .is_some_and(|dispatcher| dispatcher.try_send(EventsCommitted(events)).is_ok());
+        if !delivered {
+            self.missed.store(true, Ordering::Relaxed);
         }
     }
 
-    /// Deliveries became due outside the dispatcher (a redelivery, a re-enable).
-    pub fn schedule_changed(&self) {
-        if let Some(dispatcher) = self.dispatcher.get() {
-            let _ = dispatcher.try_send(ScheduleChanged);
-        }
+    /// Makes a delivery due now; `None` if it does not exist.
+    pub async fn redeliver(
+        &self,
+        webhook: &WebhookId,
+        event: &EventId,
+    ) -> Result<Option<Delivery>, StorageError> {
+        let message = Redeliver {
+            webhook: webhook.clone(),
+            event: event.clone(),
+        };
+        self.dispatcher()?
+            .send(message)
+            .await
+            .map_err(|e| StorageError::Unavailable(format!("webhook dispatcher: {e}")))?
+    }
+
+    /// Makes the deliveries parked while a webhook was disabled due now.
+    pub async fn requeue(&self, webhook: &WebhookId) -> Result<(), StorageError> {
+        self.dispatcher()?
+            .send(Requeue(webhook.clone()))
+            .await
+            .map_err(|e| StorageError::Unavailable(format!("webhook dispatcher: {e}")))?
+    }
+
+    fn dispatcher(&self) -> Result<&Addr<Dispatcher>, StorageError> {
+        self.dispatcher.get().ok_or_else(|| {
+            StorageError::Unavailable("the webhook dispatcher is not running".into())
+        })
     }
 }

@@ -43,6 +43,12 @@ macro_rules! conformance_tests {
             }
 
             #[tokio::test]
+            async fn outbox_fan_out_and_delivery_schedule() {
+                let (_guard, store) = $open.await;
+                conformance::outbox_fan_out_and_delivery_schedule(&*store).await;
+            }
+
+            #[tokio::test]
             async fn answers_ping() {
                 let (_guard, store) = $open.await;
                 conformance::answers_ping(&*store).await;

@@ -7,6 +7,7 @@
 
 mod keys;
 
+use std::collections::HashMap;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -617,10 +618,19 @@ impl Storage for EmbeddedStore {
         .await
     }
 
-    async fn unfanned_events(&self, limit: usize) -> StorageResult<Vec<Event>> {
+    async fn unfanned_events(
+        &self,
+        after: Option<&EventId>,
+        limit: usize,
+    ) -> StorageResult<Vec<Event>> {
+        use std::ops::Bound;
+        let start = match after {
+            Some(id) => Bound::Excluded(id.as_str().as_bytes().to_vec()),
+            None => Bound::Unbounded,
+        };
         self.run(move |s| {
             let mut out = Vec::new();
-            for guard in s.unfanned.iter().take(limit) {
+            for guard in s.unfanned.range((start, Bound::Unbounded)).take(limit) {
                 let id = guard.key().map_err(unavailable)?;
                 match s.get_json(&s.events, &id)? {
                     Some(event) => out.push(event),
@@ -676,13 +686,18 @@ impl Storage for EmbeddedStore {
         self.all_of(|s| &s.webhooks).await
     }
 
-    async fn fan_out(&self, deliveries: &[Delivery], events: &[EventId]) -> StorageResult<()> {
+    async fn fan_out(
+        &self,
+        deliveries: &[Delivery],
+        events: &[EventId],
+    ) -> StorageResult<Vec<Delivery>> {
         let mut records = Vec::with_capacity(deliveries.len());
         for delivery in deliveries {
             records.push((
                 keys::delivery(&delivery.webhook_id, &delivery.event_id),
                 keys::due(delivery),
                 encode(delivery)?,
+                delivery.clone(),
             ));
         }
         let fanned: Vec<Vec<u8>> = events
@@ -691,7 +706,8 @@ impl Storage for EmbeddedStore {
             .collect();
         self.run(move |s| {
             let mut batch = s.durable_batch();
-            for (key, due, value) in records {
+            let mut recorded = Vec::with_capacity(records.len());
+            for (key, due, value, delivery) in records {
                 // Fan-out repeats after a crash before the markers went: keep what exists.
                 if s.deliveries.contains_key(&key).map_err(unavailable)? {
                     continue;
@@ -700,32 +716,66 @@ impl Storage for EmbeddedStore {
                 if let Some(due) = due {
                     batch.insert(&s.due, due, Vec::<u8>::new());
                 }
+                recorded.push(delivery);
             }
             for id in fanned {
                 batch.remove(&s.unfanned, id);
+            }
+            s.commit_durably(batch)?;
+            Ok(recorded)
+        })
+        .await
+    }
+
+    async fn put_deliveries(&self, changes: &[(Delivery, Delivery)]) -> StorageResult<()> {
+        let mut records = Vec::with_capacity(changes.len());
+        for (previous, delivery) in changes {
+            records.push((
+                delivery.webhook_id.as_str().as_bytes().to_vec(),
+                keys::delivery(&delivery.webhook_id, &delivery.event_id),
+                keys::due(previous),
+                keys::due(delivery),
+                encode(delivery)?,
+            ));
+        }
+        self.run(move |s| {
+            let mut batch = s.durable_batch();
+            let mut webhooks: HashMap<Vec<u8>, bool> = HashMap::new();
+            for (webhook, key, old_due, new_due, value) in records {
+                let exists = match webhooks.get(&webhook) {
+                    Some(exists) => *exists,
+                    None => {
+                        let exists = s.webhooks.contains_key(&webhook).map_err(unavailable)?;
+                        webhooks.insert(webhook, exists);
+                        exists
+                    }
+                };
+                if !exists {
+                    continue;
+                }
+                batch.insert(&s.deliveries, key, value);
+                if old_due != new_due {
+                    if let Some(old) = old_due {
+                        batch.remove(&s.due, old);
+                    }
+                    if let Some(new) = new_due {
+                        batch.insert(&s.due, new, Vec::<u8>::new());
+                    }
+                }
             }
             s.commit_durably(batch)
         })
         .await
     }
 
-    async fn put_delivery(&self, previous: &Delivery, delivery: &Delivery) -> StorageResult<()> {
-        let key = keys::delivery(&delivery.webhook_id, &delivery.event_id);
-        let old_due = keys::due(previous);
-        let new_due = keys::due(delivery);
-        let value = encode(delivery)?;
-        self.run(move |s| {
-            let mut batch = s.durable_batch();
-            batch.insert(&s.deliveries, key, value);
-            if old_due != new_due {
-                if let Some(old) = old_due {
-                    batch.remove(&s.due, old);
-                }
-                if let Some(new) = new_due {
-                    batch.insert(&s.due, new, Vec::<u8>::new());
-                }
+    async fn count_due_deliveries(&self) -> StorageResult<u64> {
+        self.run(|s| {
+            let mut count = 0u64;
+            for guard in s.due.iter() {
+                guard.key().map_err(unavailable)?;
+                count += 1;
             }
-            s.commit_durably(batch)
+            Ok(count)
         })
         .await
     }
@@ -768,11 +818,18 @@ impl Storage for EmbeddedStore {
         until: DateTime<Utc>,
         limit: usize,
     ) -> StorageResult<Vec<Delivery>> {
-        // Keys continue past the time, so the bound is the next microsecond, exclusive.
-        let end = keys::due_time(&(until + chrono::Duration::microseconds(1)));
+        // Keys continue past the time, so the bound is the next microsecond,
+        // exclusive; there is none past the end of time (no bound at all).
+        let end = until
+            .checked_add_signed(chrono::Duration::microseconds(1))
+            .map(|end| keys::due_time(&end).to_vec());
         self.run(move |s| {
             let mut out = Vec::new();
-            for guard in s.due.range(..end.to_vec()).take(limit) {
+            let range = match end {
+                Some(end) => s.due.range(..end),
+                None => s.due.range::<Vec<u8>, _>(..),
+            };
+            for guard in range.take(limit) {
                 let due = guard.key().map_err(unavailable)?;
                 let Some(key) = due.get(8..) else {
                     return Err(StorageError::Corrupt("short due key".into()));
