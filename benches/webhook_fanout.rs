@@ -2,15 +2,18 @@
 //! measured in the same run.
 //!
 //! Run: `cargo bench --bench webhook_fanout`. A local receiver answers 200 at
-//! once. Three figures, all deliveries (or POSTs) per second:
+//! once. `BENCH_ROUNDS` rounds (3) alternate two measurements, and the medians
+//! are compared:
 //! - the bare loop: `BENCH_EVENTS` POSTs of a load.created-sized body, with
 //!   `BENCH_CONCURRENCY` requests at a time, one client;
 //! - backlog drain: the same number of events committed to the outbox while the
-//!   service was down; the clock runs from its start until the receiver has every
-//!   signed delivery (read outbox, fan out, sign, send, durable delivery log). This
-//!   is the dispatcher's rate, compared with the bare loop's;
-//! - live: loads created through the service while it runs, until every event is
-//!   delivered (includes committing the loads).
+//!   service was down, then the service started over it; the clock runs from the
+//!   first delivery to the last (read outbox, fan out, sign, send, durable
+//!   delivery log) with the same number of requests at a time.
+//!
+//! It also prints the process's CPU time per delivery for both (the receiver's
+//! share included), and, once, a live figure: loads created through the running
+//! service until every event is delivered (committing the loads included).
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -70,13 +73,16 @@ fn main() {
         // The receiver: counts and answers 200 at once.
         let count = Arc::new(AtomicUsize::new(0));
         // When the first request of a phase arrived (set by the receiver when empty).
-        let first = Arc::new(std::sync::Mutex::new(None::<Instant>));
+        let first = Arc::new(std::sync::Mutex::new(None::<(Instant, f64)>));
         let (counter, first_seen) = (count.clone(), first.clone());
         let receiver = HttpServer::new(move || {
             let (counter, first_seen) = (counter.clone(), first_seen.clone());
             App::new().default_service(web::to(move |_body: web::Bytes| {
                 counter.fetch_add(1, Ordering::Relaxed);
-                first_seen.lock().unwrap().get_or_insert_with(Instant::now);
+                first_seen
+                    .lock()
+                    .unwrap()
+                    .get_or_insert_with(|| (Instant::now(), cpu_seconds()));
                 async { HttpResponse::Ok().finish() }
             }))
         })
@@ -89,9 +95,8 @@ fn main() {
         let receiver_handle = receiver.handle();
         actix_rt::spawn(receiver);
 
-        let dir = tempfile::tempdir().expect("temp dir");
-        let accounts = env_or("BENCH_ACCOUNTS", 32);
-        let accounts = write_backlog(&dir.path().join("store"), &url, accounts, events).await;
+        let n_accounts = env_or("BENCH_ACCOUNTS", 32);
+        let rounds = env_or("BENCH_ROUNDS", 3).max(1);
 
         // A body like a load.created payload, for the bare loop.
         let sample = serde_json::to_vec(&serde_json::json!({
@@ -108,60 +113,60 @@ fn main() {
         }))
         .expect("json");
 
-        // The bare loop: the same number of POSTs, same concurrency, one client.
+        // Rounds alternate the bare loop and a backlog drain, so both see the same
+        // machine; the figures are the medians.
         let client = reqwest::Client::builder()
             .pool_max_idle_per_host(concurrency)
             .build()
             .expect("client");
-        let started = Instant::now();
-        let sent = Arc::new(AtomicUsize::new(0));
-        let mut tasks = Vec::new();
-        for _ in 0..concurrency {
-            let (client, url, sample, sent) = (client.clone(), url.clone(), sample.clone(), sent.clone());
-            tasks.push(actix_rt::spawn(async move {
-                while sent.fetch_add(1, Ordering::Relaxed) < events {
-                    let response = client
-                        .post(&url)
-                        .header("content-type", "application/json")
-                        .body(sample.clone())
-                        .send()
-                        .await
-                        .expect("receiver answers");
-                    assert!(response.status().is_success());
-                }
-            }));
+        let (mut bare_rates, mut bare_cpus, mut drain_rates, mut drain_cpus) =
+            (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+        let mut last = None;
+        for round in 0..rounds {
+            let (rate, cpu) = bare_loop(&client, &url, &sample, events, concurrency).await;
+            bare_rates.push(rate);
+            bare_cpus.push(cpu);
+            if let Some((_, handles, _, _)) = last.take() {
+                stop(handles).await;
+            }
+            let dir = tempfile::tempdir().expect("temp dir");
+            let accounts = write_backlog(&dir.path().join("store"), &url, n_accounts, events).await;
+            let mut settings = Settings::ephemeral(dir.path().to_owned());
+            settings.bootstrap_key = false;
+            settings.webhooks = DispatchSettings {
+                url_policy: UrlPolicy {
+                    allow_http: true,
+                    allow_private: true,
+                },
+                max_in_flight: concurrency,
+                max_per_webhook: concurrency,
+                send_threads: env_or("BENCH_SEND_THREADS", DispatchSettings::default().send_threads),
+                ..DispatchSettings::default()
+            };
+            let before = count.load(Ordering::Relaxed);
+            *first.lock().unwrap() = None;
+            let started = Instant::now();
+            let app = Application::build(settings).await.expect("freight starts");
+            let startup = started.elapsed();
+            let services = app.services().clone();
+            let handles = app.handles();
+            actix_rt::spawn(app.run_until_stopped());
+            wait_for(&count, before + events).await;
+            let (first_delivery, first_cpu) = first.lock().unwrap().expect("deliveries arrived");
+            let draining = first_delivery.elapsed();
+            drain_cpus.push((cpu_seconds() - first_cpu) / events as f64);
+            drain_rates.push(events as f64 / draining.as_secs_f64());
+            println!(
+                "  round {}: bare {:>7.0} POSTs/s, freight drain {:>7.0} deliveries/s ({draining:.2?} from the first delivery; start-up {startup:.2?})",
+                round + 1,
+                bare_rates[round],
+                drain_rates[round]
+            );
+            last = Some((services, handles, accounts, dir));
         }
-        for task in tasks {
-            task.await.expect("task");
-        }
-        let bare = started.elapsed();
-        let bare_rate = events as f64 / bare.as_secs_f64();
-
-        // Backlog drain: start the service over the outbox written above.
-        let mut settings = Settings::ephemeral(dir.path().to_owned());
-        settings.bootstrap_key = false;
-        settings.webhooks = DispatchSettings {
-            url_policy: UrlPolicy {
-                allow_http: true,
-                allow_private: true,
-            },
-            max_in_flight: concurrency,
-            max_per_webhook: concurrency,
-            ..DispatchSettings::default()
-        };
-        let before = count.load(Ordering::Relaxed);
-        *first.lock().unwrap() = None;
-        let started = Instant::now();
-        let app = Application::build(settings).await.expect("freight starts");
-        let startup = started.elapsed();
-        let services = app.services().clone();
-        let handles = app.handles();
-        actix_rt::spawn(app.run_until_stopped());
-        wait_for(&count, before + events).await;
-        let drained = started.elapsed();
-        let first_delivery = first.lock().unwrap().expect("deliveries arrived");
-        let draining = first_delivery.elapsed();
-        let drain_rate = events as f64 / draining.as_secs_f64();
+        let (services, handles, accounts, _dir) = last.expect("at least one round");
+        let (bare_rate, drain_rate) = (median(&mut bare_rates), median(&mut drain_rates));
+        let (bare_cpu, drain_cpu) = (median(&mut bare_cpus), median(&mut drain_cpus));
 
         // Live: create loads through the service and wait for their deliveries.
         let before = count.load(Ordering::Relaxed);
@@ -186,23 +191,81 @@ fn main() {
         let live = started.elapsed();
         let live_rate = events as f64 / live.as_secs_f64();
 
-        println!("webhook fan-out, {events} events, {concurrency} concurrent requests, one receiver answering 200:");
-        println!("  bare reqwest loop        {bare_rate:>9.0} POSTs/s       ({bare:.2?})");
+        println!("webhook fan-out, {events} events, {concurrency} concurrent requests, one receiver answering 200 (medians of {rounds} rounds):");
+        println!("  bare reqwest loop        {bare_rate:>9.0} POSTs/s");
         println!(
-            "  freight, backlog drain   {drain_rate:>9.0} deliveries/s  ({draining:.2?} from the first delivery: read outbox, fan out, sign, send, durable log; {drained:.2?} from start, start-up {startup:.2?})"
+            "  freight, backlog drain   {drain_rate:>9.0} deliveries/s  (from the first delivery: read outbox, fan out, sign, send, durable log)"
         );
         println!(
             "  => {:.0}% of the bare loop (target >= 60%)",
             100.0 * drain_rate / bare_rate
         );
         println!(
+            "  CPU per delivery (whole process, receiver included): bare {:.1} µs, freight {:.1} µs = {:.2}x",
+            bare_cpu * 1e6,
+            drain_cpu * 1e6,
+            drain_cpu / bare_cpu
+        );
+        println!(
             "  freight, live            {live_rate:>9.0} deliveries/s  ({live:.2?}; loads committed in {committed:.2?})"
         );
-        for handle in handles {
-            handle.stop(false).await;
-        }
+        stop(handles).await;
         receiver_handle.stop(false).await;
     });
+}
+
+/// `POSTs` of `sample` to `url`, `concurrency` at a time on one client: the rate
+/// and the process's CPU seconds per request.
+async fn bare_loop(
+    client: &reqwest::Client,
+    url: &str,
+    sample: &[u8],
+    events: usize,
+    concurrency: usize,
+) -> (f64, f64) {
+    let started = Instant::now();
+    let cpu_before = cpu_seconds();
+    let sent = Arc::new(AtomicUsize::new(0));
+    let mut tasks = Vec::new();
+    for _ in 0..concurrency {
+        let (client, url, sample, sent) = (
+            client.clone(),
+            url.to_owned(),
+            web::Bytes::copy_from_slice(sample),
+            sent.clone(),
+        );
+        tasks.push(actix_rt::spawn(async move {
+            while sent.fetch_add(1, Ordering::Relaxed) < events {
+                let response = client
+                    .post(&url)
+                    .header("content-type", "application/json")
+                    .body(sample.clone())
+                    .send()
+                    .await
+                    .expect("receiver answers");
+                assert!(response.status().is_success());
+            }
+        }));
+    }
+    for task in tasks {
+        task.await.expect("task");
+    }
+    let elapsed = started.elapsed();
+    (
+        events as f64 / elapsed.as_secs_f64(),
+        (cpu_seconds() - cpu_before) / events as f64,
+    )
+}
+
+async fn stop(handles: impl IntoIterator<Item = actix_web::dev::ServerHandle>) {
+    for handle in handles {
+        handle.stop(false).await;
+    }
+}
+
+fn median(values: &mut [f64]) -> f64 {
+    values.sort_by(f64::total_cmp);
+    values[values.len() / 2]
 }
 
 /// Polls the receiver's count until it reaches `target`.
@@ -277,4 +340,19 @@ async fn write_backlog(
     });
     writes.buffer_unordered(64).collect::<Vec<()>>().await;
     ids
+}
+
+/// CPU time this process has used (user + system), in seconds.
+fn cpu_seconds() -> f64 {
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    // Fields after the parenthesised command name; utime and stime are the 12th and 13th.
+    let rest = stat.rsplit_once(')').map(|(_, r)| r).unwrap_or("");
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    let ticks = |i: usize| {
+        fields
+            .get(i)
+            .and_then(|f| f.parse::<f64>().ok())
+            .unwrap_or(0.0)
+    };
+    (ticks(11) + ticks(12)) / 100.0
 }

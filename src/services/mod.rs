@@ -37,12 +37,17 @@ pub struct Services {
     _dispatch_thread: Arc<DispatchThread>,
 }
 
-/// The arbiter the webhook dispatcher runs on, stopped with the services.
-struct DispatchThread(Arbiter);
+/// The arbiter the webhook dispatcher runs on and the runtime its requests run
+/// on, stopped with the services.
+struct DispatchThread(Arbiter, Option<tokio::runtime::Runtime>);
 
 impl Drop for DispatchThread {
     fn drop(&mut self) {
         self.0.stop();
+        if let Some(runtime) = self.1.take() {
+            // Dropped from async code too: do not wait for its threads.
+            runtime.shutdown_background();
+        }
     }
 }
 
@@ -60,6 +65,24 @@ impl Services {
         let http = client::build(dispatch.url_policy);
         let url_policy = dispatch.url_policy;
         let dispatch_thread = Arbiter::new();
+        // Sending is most of a delivery's work: it may run on threads of its own,
+        // so the dispatcher's one thread only keeps the books.
+        let send_runtime = match dispatch.send_threads {
+            0 => None,
+            threads => Some(
+                tokio::runtime::Builder::new_multi_thread()
+                    .worker_threads(threads)
+                    .thread_name("webhook-send")
+                    .enable_all()
+                    .build()
+                    .map_err(|e| {
+                        crate::storage::StorageError::Unavailable(format!(
+                            "webhook sender threads: {e}"
+                        ))
+                    })?,
+            ),
+        };
+        let sender = send_runtime.as_ref().map(|r| r.handle().clone());
         let dispatcher = {
             let (storage, directory, http, clock) = (
                 storage.clone(),
@@ -69,7 +92,7 @@ impl Services {
             );
             let missed = notifier.missed_flag();
             Dispatcher::start_in_arbiter(&dispatch_thread.handle(), move |_| {
-                Dispatcher::new(storage, directory, http, clock, dispatch, missed)
+                Dispatcher::new(storage, directory, http, clock, dispatch, missed, sender)
             })
         };
         notifier.attach(dispatcher);
@@ -118,7 +141,7 @@ impl Services {
             auth,
             storage,
             clock,
-            _dispatch_thread: Arc::new(DispatchThread(dispatch_thread)),
+            _dispatch_thread: Arc::new(DispatchThread(dispatch_thread, send_runtime)),
         })
     }
 }

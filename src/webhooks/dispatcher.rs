@@ -53,6 +53,9 @@ pub struct DispatchSettings {
     pub max_per_webhook: usize,
     /// Pending deliveries held in memory; the rest wait in storage.
     pub max_scheduled: usize,
+    /// Threads that send requests (and sign them); 0 sends from the dispatcher's
+    /// own thread.
+    pub send_threads: usize,
 }
 
 impl Default for DispatchSettings {
@@ -64,6 +67,7 @@ impl Default for DispatchSettings {
             max_in_flight: 256,
             max_per_webhook: 16,
             max_scheduled: 16_384,
+            send_threads: 0,
         }
     }
 }
@@ -99,6 +103,9 @@ pub struct Dispatcher {
     storage: Arc<dyn Storage>,
     directory: Arc<Directory>,
     client: reqwest::Client,
+    /// Where requests run (see `DispatchSettings::send_threads`); `None`: on the
+    /// dispatcher's own thread.
+    sender: Option<tokio::runtime::Handle>,
     clock: Clock,
     settings: DispatchSettings,
     schedule: Schedule,
@@ -142,6 +149,7 @@ impl Dispatcher {
         clock: Clock,
         settings: DispatchSettings,
         missed: Arc<AtomicBool>,
+        sender: Option<tokio::runtime::Handle>,
     ) -> Self {
         // Whatever committed before this start was never noticed.
         missed.store(true, Ordering::Relaxed);
@@ -149,6 +157,7 @@ impl Dispatcher {
             storage,
             directory,
             client,
+            sender,
             clock,
             schedule: Schedule::new(settings.max_scheduled),
             settings,
@@ -234,7 +243,7 @@ impl Dispatcher {
                 if matching.is_empty() {
                     continue;
                 }
-                let body = serde_json::to_vec(&event.payload()).expect("events serialise");
+                let body = event.body();
                 bodies.insert(event.id.clone(), Bytes::from(body));
                 deliveries.extend(matching.into_iter().map(|subscription| Delivery {
                     webhook_id: subscription.id.clone(),
@@ -419,9 +428,7 @@ impl Dispatcher {
             let body = match body {
                 Some(body) => body,
                 None => match storage.get_event(&delivery.event_id).await? {
-                    Some(event) => {
-                        Bytes::from(serde_json::to_vec(&event.payload()).expect("events serialise"))
-                    }
+                    Some(event) => Bytes::from(event.body()),
                     None => {
                         return Err(StorageError::Corrupt(format!(
                             "delivery of missing event {}",
@@ -447,6 +454,18 @@ impl Dispatcher {
                 disable,
             })
         };
+        let work: futures_util::future::BoxFuture<'static, Result<Outcome, StorageError>> =
+            match &self.sender {
+                Some(sender) => {
+                    let sending = sender.spawn(work);
+                    Box::pin(async move {
+                        sending.await.unwrap_or_else(|e| {
+                            Err(StorageError::Unavailable(format!("webhook sender: {e}")))
+                        })
+                    })
+                }
+                None => Box::pin(work),
+            };
         ctx.spawn(work.into_actor(self).map(move |result, actor, ctx| {
             actor.sending -= 1;
             if let Some(busy) = actor.busy.get_mut(&webhook) {
@@ -1015,6 +1034,7 @@ mod tests {
             clock,
             settings,
             Arc::new(AtomicBool::new(true)),
+            None,
         )
         .start();
         tokio::time::pause();
