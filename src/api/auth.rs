@@ -7,16 +7,20 @@
 
 use std::future::{Ready, ready};
 
-use actix_web::body::MessageBody;
+use actix_web::body::{EitherBody, MessageBody};
 use actix_web::dev::{Payload, ServiceRequest, ServiceResponse};
+use actix_web::http::header::{HeaderMap, HeaderName, HeaderValue};
 use actix_web::http::{Method, StatusCode, header};
 use actix_web::middleware::Next;
-use actix_web::{FromRequest, HttpMessage, HttpRequest, web};
+use actix_web::{FromRequest, HttpMessage, HttpRequest, ResponseError, web};
 
 use super::error::ApiError;
 use crate::domain::api_key::Permission;
 use crate::services::Services;
 use crate::services::auth::Principal;
+use crate::services::rate_limits::{Quota, WINDOW_SECONDS};
+
+pub const RATE_LIMITED_METRIC: &str = "freight_rate_limited_total";
 
 /// How the API listener knows a request came over TLS.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -61,10 +65,12 @@ pub async fn require_https(
     next.call(req).await
 }
 
-pub async fn authenticate(
+/// Authenticates, then counts the request against its account's quota: refused
+/// with 429 when the quota is spent, and every answer carries the quota headers.
+pub async fn authenticate<B: MessageBody>(
     req: ServiceRequest,
-    next: Next<impl MessageBody>,
-) -> Result<ServiceResponse<impl MessageBody>, actix_web::Error> {
+    next: Next<B>,
+) -> Result<ServiceResponse<EitherBody<B>>, actix_web::Error> {
     let services = req
         .app_data::<web::Data<Services>>()
         .expect("Services are registered as app data")
@@ -85,8 +91,61 @@ pub async fn authenticate(
         .authenticate(authorization, needed)
         .await
         .map_err(ApiError::from)?;
+    let quota = services
+        .rate_limits
+        .check(principal.account_id(), principal.account.requests_per_hour());
+    let now = services.clock.now();
+    if !quota.allowed {
+        metrics::counter!(RATE_LIMITED_METRIC).increment(1);
+        let retry_after = quota.retry_after.unwrap_or(1);
+        let refusal = ApiError::new(
+            StatusCode::TOO_MANY_REQUESTS,
+            "RATE_LIMITED",
+            format!(
+                "this account has used its {} requests per hour; retry in {retry_after} s",
+                quota.limit
+            ),
+        )
+        .with_details(serde_json::json!({
+            "limit": quota.limit,
+            "window_seconds": WINDOW_SECONDS,
+            "retry_after_seconds": retry_after,
+        }))
+        .with_header("retry-after", retry_after.to_string());
+        let mut response = refusal.error_response();
+        add_quota_headers(response.headers_mut(), &quota, now);
+        return Ok(req.into_response(response).map_into_right_body());
+    }
     req.extensions_mut().insert(principal);
-    next.call(req).await
+    let mut response = next.call(req).await?;
+    add_quota_headers(response.headers_mut(), &quota, now);
+    Ok(response.map_into_left_body())
+}
+
+/// The quota as `X-RateLimit-*` (GitHub's widely known trio: limit, remaining,
+/// reset as Unix seconds) and as the IETF draft's `RateLimit-Policy` and
+/// `RateLimit` fields (remaining `r` and seconds to reset `t`).
+fn add_quota_headers(headers: &mut HeaderMap, quota: &Quota, now: chrono::DateTime<chrono::Utc>) {
+    let mut set = |name: &'static str, value: String| {
+        if let Ok(value) = HeaderValue::from_str(&value) {
+            headers.insert(HeaderName::from_static(name), value);
+        }
+    };
+    set("x-ratelimit-limit", quota.limit.to_string());
+    set("x-ratelimit-remaining", quota.remaining.to_string());
+    set("x-ratelimit-reset", quota.reset.to_string());
+    set(
+        "ratelimit-policy",
+        format!("\"hourly\";q={};w={WINDOW_SECONDS}", quota.limit),
+    );
+    set(
+        "ratelimit",
+        format!(
+            "\"hourly\";r={};t={}",
+            quota.remaining,
+            quota.reset_in(now)
+        ),
+    );
 }
 
 impl FromRequest for Principal {

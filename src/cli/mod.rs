@@ -125,6 +125,18 @@ pub enum AccountsCommand {
         #[command(flatten)]
         connection: AdminConnection,
     },
+    /// Move an account to another plan; its quota changes with the next request.
+    SetPlan {
+        /// The account (acct_...).
+        account: String,
+        #[arg(long, value_enum)]
+        plan: PlanKind,
+        /// Quota of an enterprise account [default: 100000].
+        #[arg(long)]
+        requests_per_hour: Option<u32>,
+        #[command(flatten)]
+        connection: AdminConnection,
+    },
 }
 
 #[derive(Debug, Subcommand)]

@@ -137,6 +137,20 @@ pub async fn accounts(command: AccountsCommand) -> anyhow::Result<()> {
                 format!("Created account {}", describe_account(a))
             });
         }
+        AccountsCommand::SetPlan {
+            account,
+            plan,
+            requests_per_hour,
+            connection,
+        } => {
+            let client = AdminClient::connect(&connection)?;
+            let body = json!({"plan": plan.as_str(), "requests_per_hour": requests_per_hour});
+            let path = format!("/accounts/{account}/plan");
+            let account = client
+                .call(reqwest::Method::PUT, &path, Some(body))
+                .await?;
+            client.print(&account, |a| format!("Changed plan: {}", describe_account(a)));
+        }
         AccountsCommand::List { connection } => {
             let client = AdminClient::connect(&connection)?;
             let data = client.call(reqwest::Method::GET, "/accounts", None).await?;

@@ -78,6 +78,25 @@ async fn create_account(
     Ok(envelope::created(AccountView::new(&account)))
 }
 
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ChangePlan {
+    plan: PlanKind,
+    requests_per_hour: Option<u32>,
+}
+
+async fn change_plan(
+    services: web::Data<Services>,
+    id: web::Path<String>,
+    JsonBody(body): JsonBody<ChangePlan>,
+) -> Result<HttpResponse, ApiError> {
+    let account = services
+        .accounts
+        .change_plan(&id, body.plan, body.requests_per_hour)
+        .await?;
+    Ok(envelope::ok(AccountView::new(&account)))
+}
+
 async fn list_accounts(services: web::Data<Services>) -> Result<HttpResponse, ApiError> {
     let accounts = services.accounts.list_accounts().await?;
     let views: Vec<AccountView> = accounts.iter().map(AccountView::new).collect();
@@ -175,6 +194,11 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
                     web::resource("/accounts/{id}")
                         .route(web::get().to(get_account))
                         .default_service(routes::only("GET")),
+                )
+                .service(
+                    web::resource("/accounts/{id}/plan")
+                        .route(web::put().to(change_plan))
+                        .default_service(routes::only("PUT")),
                 )
                 .service(
                     web::resource("/accounts/{id}/keys")

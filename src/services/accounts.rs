@@ -55,15 +55,7 @@ impl AccountService {
     pub async fn create_account(&self, new: NewAccount) -> Result<Account, AccountError> {
         let mut errors = ValidationErrors::new();
         let name = errors.check("name", text(new.name, MAX_ACCOUNT_NAME_CHARS, false));
-        if new.requests_per_hour.is_some() && new.plan != PlanKind::Enterprise {
-            errors.add(
-                "requests_per_hour",
-                "can only be set for the enterprise plan; standard and pro quotas are fixed",
-            );
-        }
-        if new.requests_per_hour == Some(0) {
-            errors.add("requests_per_hour", "must be at least 1");
-        }
+        check_quota(new.plan, new.requests_per_hour, &mut errors);
         let name = errors
             .finish(|| name.expect("checked"))
             .map_err(AccountError::Invalid)?;
@@ -75,6 +67,28 @@ impl AccountService {
             created_at: self.clock.now(),
         };
         self.storage.put_account(&account).await?;
+        Ok(account)
+    }
+
+    /// Moves an account to another plan; the next request of any of its keys is
+    /// counted against the new quota.
+    pub async fn change_plan(
+        &self,
+        id: &str,
+        plan: PlanKind,
+        requests_per_hour: Option<u32>,
+    ) -> Result<Account, AccountError> {
+        let current = self.get_account(id).await?;
+        let mut errors = ValidationErrors::new();
+        check_quota(plan, requests_per_hour, &mut errors);
+        errors.finish(|| ()).map_err(AccountError::Invalid)?;
+        let account = Account {
+            plan,
+            custom_requests_per_hour: requests_per_hour,
+            ..current
+        };
+        self.storage.put_account(&account).await?;
+        self.auth.account_changed(&account);
         Ok(account)
     }
 
@@ -147,5 +161,18 @@ impl AccountService {
         }
         self.auth.key_changed(&key);
         Ok(key)
+    }
+}
+
+/// Only Enterprise accounts have a quota of their own, and it is at least 1.
+fn check_quota(plan: PlanKind, requests_per_hour: Option<u32>, errors: &mut ValidationErrors) {
+    if requests_per_hour.is_some() && plan != PlanKind::Enterprise {
+        errors.add(
+            "requests_per_hour",
+            "can only be set for the enterprise plan; standard and pro quotas are fixed",
+        );
+    }
+    if requests_per_hour == Some(0) {
+        errors.add("requests_per_hour", "must be at least 1");
     }
 }

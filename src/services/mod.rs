@@ -4,6 +4,7 @@ pub mod accounts;
 pub mod auth;
 pub mod carriers;
 pub mod loads;
+pub mod rate_limits;
 pub mod tracking;
 pub mod webhooks;
 
@@ -29,6 +30,7 @@ pub struct Services {
     pub storage: Arc<dyn Storage>,
     pub clock: Clock,
     pub auth: Arc<auth::Authenticator>,
+    pub rate_limits: Arc<rate_limits::RateLimiter>,
     pub accounts: Arc<accounts::AccountService>,
     pub loads: Arc<loads::LoadService>,
     pub carriers: Arc<carriers::CarrierService>,
@@ -139,6 +141,7 @@ impl Services {
                 url_policy,
             )),
             auth,
+            rate_limits: Arc::new(rate_limits::RateLimiter::new(clock.clone())),
             storage,
             clock,
             _dispatch_thread: Arc::new(DispatchThread(dispatch_thread, send_runtime)),

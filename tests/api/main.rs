@@ -6,6 +6,7 @@ mod crash;
 mod helpers;
 mod loads;
 mod operator;
+mod rate_limits;
 mod receiver;
 mod tracking;
 mod transitions;

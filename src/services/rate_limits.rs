@@ -1,0 +1,252 @@
+//! Per-account request quotas over a rolling hour.
+//!
+//! Each account has 60 one-minute counters: a request is admitted while the
+//! current minute and the 59 before it hold fewer requests than the plan allows.
+//! The window slides a minute at a time, so there is no hour boundary at which a
+//! fresh quota stacks on a spent one (a fixed window allows twice the quota across
+//! its boundary), and draining a quota quickly gives exact figures: the limit, then
+//! one fewer per request, then 429.
+//!
+//! The state is a sharded map of small mutex-guarded arrays, touched once per
+//! request with no storage round trip. It is per process: quotas restart when the
+//! service does, and with several nodes each counts its own share (see README).
+
+use std::sync::Mutex;
+
+use chrono::{DateTime, Utc};
+use dashmap::DashMap;
+
+use crate::clock::Clock;
+use crate::domain::ids::AccountId;
+
+/// The window, in one-minute slots.
+const SLOTS: usize = 60;
+const SLOT_SECONDS: i64 = 60;
+pub const WINDOW_SECONDS: i64 = SLOTS as i64 * SLOT_SECONDS;
+
+/// What the limiter decided, with everything the response headers say.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Quota {
+    pub allowed: bool,
+    /// Requests per rolling hour.
+    pub limit: u32,
+    /// Requests left in the window after this one.
+    pub remaining: u32,
+    /// When (Unix seconds) the oldest requests counted now leave the window, so
+    /// `remaining` grows; on a refusal, when a request will be admitted again.
+    pub reset: i64,
+    /// On a refusal: seconds to wait before a request will be admitted.
+    pub retry_after: Option<u64>,
+}
+
+impl Quota {
+    /// Seconds from `now` to `reset`, at least 0.
+    pub fn reset_in(&self, now: DateTime<Utc>) -> i64 {
+        (self.reset - now.timestamp()).max(0)
+    }
+}
+
+#[derive(Debug)]
+struct Window {
+    counts: [u32; SLOTS],
+    /// The minute (Unix seconds / 60) the newest slot holds.
+    newest: i64,
+}
+
+impl Window {
+    fn new(minute: i64) -> Self {
+        Window {
+            counts: [0; SLOTS],
+            newest: minute,
+        }
+    }
+
+    /// Forgets the minutes that have left the window by `minute`.
+    fn advance(&mut self, minute: i64) {
+        if minute <= self.newest {
+            return;
+        }
+        let gone = (minute - self.newest).min(SLOTS as i64);
+        for step in 1..=gone {
+            self.counts[slot(self.newest + step)] = 0;
+        }
+        self.newest = minute;
+    }
+
+    fn used(&self) -> u64 {
+        self.counts.iter().map(|c| u64::from(*c)).sum()
+    }
+
+    /// The minutes in the window, oldest first, with their counts.
+    fn oldest_first(&self) -> impl Iterator<Item = (i64, u32)> + '_ {
+        let first = self.newest - SLOTS as i64 + 1;
+        (first..=self.newest).map(|minute| (minute, self.counts[slot(minute)]))
+    }
+
+    /// When the window will hold fewer than `limit` requests (`used` now).
+    fn admits_again_at(&self, used: u64, limit: u32) -> i64 {
+        let mut left = used;
+        for (minute, count) in self.oldest_first() {
+            left -= u64::from(count);
+            if left < u64::from(limit) {
+                return (minute + SLOTS as i64) * SLOT_SECONDS;
+            }
+        }
+        (self.newest + SLOTS as i64) * SLOT_SECONDS
+    }
+}
+
+fn slot(minute: i64) -> usize {
+    minute.rem_euclid(SLOTS as i64) as usize
+}
+
+pub struct RateLimiter {
+    clock: Clock,
+    windows: DashMap<AccountId, Mutex<Window>>,
+}
+
+impl RateLimiter {
+    pub fn new(clock: Clock) -> Self {
+        RateLimiter {
+            clock,
+            windows: DashMap::new(),
+        }
+    }
+
+    /// Counts a request of `account` against `limit` requests per rolling hour, if
+    /// the window has room. The limit is the account's plan as it stands now, so a
+    /// plan change applies to the very next request.
+    pub fn check(&self, account: &AccountId, limit: u32) -> Quota {
+        let now = self.clock.now().timestamp();
+        let minute = now.div_euclid(SLOT_SECONDS);
+        if !self.windows.contains_key(account) {
+            self.windows
+                .entry(account.clone())
+                .or_insert_with(|| Mutex::new(Window::new(minute)));
+        }
+        let entry = self.windows.get(account).expect("inserted above");
+        let mut window = entry.lock().unwrap_or_else(|p| p.into_inner());
+        window.advance(minute);
+        let used = window.used();
+        if used >= u64::from(limit) {
+            let at = window.admits_again_at(used, limit);
+            return Quota {
+                allowed: false,
+                limit,
+                remaining: 0,
+                reset: at,
+                retry_after: Some((at - now).max(1) as u64),
+            };
+        }
+        window.counts[slot(minute)] += 1;
+        let used = used + 1;
+        let oldest = window
+            .oldest_first()
+            .find(|(_, count)| *count > 0)
+            .map_or(minute, |(m, _)| m);
+        Quota {
+            allowed: true,
+            limit,
+            remaining: (u64::from(limit) - used) as u32,
+            reset: (oldest + SLOTS as i64) * SLOT_SECONDS,
+            retry_after: None,
+        }
+    }
+
+    /// Forgets accounts with nothing in their window (run now and then, so a
+    /// million one-off accounts do not stay in memory).
+    pub fn forget_idle(&self) {
+        let minute = self.clock.now().timestamp().div_euclid(SLOT_SECONDS);
+        self.windows.retain(|_, window| {
+            let mut window = window.lock().unwrap_or_else(|p| p.into_inner());
+            window.advance(minute);
+            window.used() > 0
+        });
+    }
+
+    pub fn tracked_accounts(&self) -> usize {
+        self.windows.len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::clock::ManualClock;
+
+    fn limiter(at: &str) -> (RateLimiter, ManualClock) {
+        let start = crate::domain::timestamp::parse_utc(at).unwrap();
+        let manual = ManualClock::starting_at(start);
+        (RateLimiter::new(Clock::manual(manual.clone())), manual)
+    }
+
+    #[test]
+    fn drains_exactly_then_refuses_until_the_oldest_minute_leaves() {
+        let (limiter, clock) = limiter("2026-11-21T10:00:30Z");
+        let account = AccountId::generate();
+        let ten = crate::domain::timestamp::parse_utc("2026-11-21T10:00:00Z")
+            .unwrap()
+            .timestamp();
+        for n in 0..1000u32 {
+            let quota = limiter.check(&account, 1000);
+            assert!(quota.allowed);
+            assert_eq!(quota.remaining, 999 - n);
+            assert_eq!(quota.reset, ten + 3600, "the 10:00 minute leaves at 11:00");
+        }
+        let refused = limiter.check(&account, 1000);
+        assert!(!refused.allowed);
+        assert_eq!(refused.remaining, 0);
+        assert_eq!(refused.reset, ten + 3600);
+        assert_eq!(refused.retry_after, Some(3600 - 30));
+
+        // No boundary burst: at 10:59:59 still refused, at 11:00:00 all back.
+        clock.advance(chrono::Duration::seconds(3600 - 30 - 1));
+        assert!(!limiter.check(&account, 1000).allowed);
+        clock.advance(chrono::Duration::seconds(1));
+        let quota = limiter.check(&account, 1000);
+        assert!(quota.allowed);
+        assert_eq!(quota.remaining, 999);
+    }
+
+    #[test]
+    fn the_window_slides_a_minute_at_a_time() {
+        let (limiter, clock) = limiter("2026-11-21T10:00:00Z");
+        let account = AccountId::generate();
+        // 3 requests in minute 0, 2 in minute 30.
+        for _ in 0..3 {
+            limiter.check(&account, 5);
+        }
+        clock.advance(chrono::Duration::minutes(30));
+        for _ in 0..2 {
+            limiter.check(&account, 5);
+        }
+        let refused = limiter.check(&account, 5);
+        assert!(!refused.allowed);
+        assert_eq!(refused.retry_after, Some(30 * 60));
+        // A downgrade: with 3 allowed, the first minute leaving makes room; with 2,
+        // both must leave.
+        let refused = limiter.check(&account, 3);
+        assert_eq!(refused.retry_after, Some(30 * 60));
+        let refused = limiter.check(&account, 2);
+        assert_eq!(refused.retry_after, Some(60 * 60));
+        clock.advance(chrono::Duration::minutes(30));
+        let quota = limiter.check(&account, 5);
+        assert!(quota.allowed);
+        assert_eq!(quota.remaining, 2);
+        // An upgrade applies at once.
+        assert_eq!(limiter.check(&account, 100).remaining, 96);
+    }
+
+    #[test]
+    fn accounts_are_counted_apart_and_idle_ones_forgotten() {
+        let (limiter, clock) = limiter("2026-11-21T10:00:00Z");
+        let (a, b) = (AccountId::generate(), AccountId::generate());
+        assert_eq!(limiter.check(&a, 1).remaining, 0);
+        assert!(!limiter.check(&a, 1).allowed);
+        assert!(limiter.check(&b, 1).allowed);
+        clock.advance(chrono::Duration::hours(2));
+        limiter.forget_idle();
+        assert_eq!(limiter.tracked_accounts(), 0);
+        assert!(limiter.check(&a, 1).allowed);
+    }
+}
