@@ -91,9 +91,10 @@ pub async fn authenticate<B: MessageBody>(
         .authenticate(authorization, needed)
         .await
         .map_err(ApiError::from)?;
-    let quota = services
-        .rate_limits
-        .check(principal.account_id(), principal.account.requests_per_hour());
+    let quota = services.rate_limits.check(
+        principal.account_id(),
+        principal.account.requests_per_hour(),
+    );
     let now = services.clock.now();
     if !quota.allowed {
         metrics::counter!(RATE_LIMITED_METRIC).increment(1);
@@ -140,11 +141,7 @@ fn add_quota_headers(headers: &mut HeaderMap, quota: &Quota, now: chrono::DateTi
     );
     set(
         "ratelimit",
-        format!(
-            "\"hourly\";r={};t={}",
-            quota.remaining,
-            quota.reset_in(now)
-        ),
+        format!("\"hourly\";r={};t={}", quota.remaining, quota.reset_in(now)),
     );
 }
 

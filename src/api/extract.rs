@@ -63,30 +63,41 @@ impl FromRequest for JsonBytes {
                     "send the body as JSON with 'Content-Type: application/json'",
                 ));
             }
-            if declared_len.is_some_and(|len| len > limit) {
-                if declared_len.is_some_and(|len| len <= MAX_DISCARDED_BODY) {
-                    discard(&mut payload).await;
-                }
-                return Err(too_large(limit));
-            }
-            let mut body = web::BytesMut::with_capacity(declared_len.unwrap_or(1024).min(limit));
-            while let Some(chunk) = payload.next().await {
-                let chunk = chunk.map_err(|e| {
-                    ApiError::new(
-                        StatusCode::BAD_REQUEST,
-                        "MALFORMED_BODY",
-                        format!("the request body could not be read: {e}"),
-                    )
-                })?;
-                if body.len() + chunk.len() > limit {
-                    discard(&mut payload).await;
-                    return Err(too_large(limit));
-                }
-                body.extend_from_slice(&chunk);
-            }
-            Ok(JsonBytes(body.freeze()))
+            read_capped(&mut payload, declared_len, limit)
+                .await
+                .map(JsonBytes)
         })
     }
+}
+
+/// Reads a whole body of at most `limit` bytes (413 beyond it).
+pub async fn read_capped(
+    payload: &mut Payload,
+    declared_len: Option<usize>,
+    limit: usize,
+) -> Result<web::Bytes, ApiError> {
+    if declared_len.is_some_and(|len| len > limit) {
+        if declared_len.is_some_and(|len| len <= MAX_DISCARDED_BODY) {
+            discard(payload).await;
+        }
+        return Err(too_large(limit));
+    }
+    let mut body = web::BytesMut::with_capacity(declared_len.unwrap_or(1024).min(limit));
+    while let Some(chunk) = payload.next().await {
+        let chunk = chunk.map_err(|e| {
+            ApiError::new(
+                StatusCode::BAD_REQUEST,
+                "MALFORMED_BODY",
+                format!("the request body could not be read: {e}"),
+            )
+        })?;
+        if body.len() + chunk.len() > limit {
+            discard(payload).await;
+            return Err(too_large(limit));
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Ok(body.freeze())
 }
 
 /// A JSON body deserialised into `T`; a refusal names the offending field.

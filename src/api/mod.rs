@@ -4,6 +4,7 @@ pub mod auth;
 pub mod envelope;
 pub mod error;
 pub mod extract;
+pub mod idempotency;
 pub mod tracking_views;
 pub mod views;
 pub mod webhook_views;

@@ -146,10 +146,10 @@ pub async fn accounts(command: AccountsCommand) -> anyhow::Result<()> {
             let client = AdminClient::connect(&connection)?;
             let body = json!({"plan": plan.as_str(), "requests_per_hour": requests_per_hour});
             let path = format!("/accounts/{account}/plan");
-            let account = client
-                .call(reqwest::Method::PUT, &path, Some(body))
-                .await?;
-            client.print(&account, |a| format!("Changed plan: {}", describe_account(a)));
+            let account = client.call(reqwest::Method::PUT, &path, Some(body)).await?;
+            client.print(&account, |a| {
+                format!("Changed plan: {}", describe_account(a))
+            });
         }
         AccountsCommand::List { connection } => {
             let client = AdminClient::connect(&connection)?;

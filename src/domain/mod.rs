@@ -7,6 +7,7 @@ pub mod carrier;
 pub mod equipment;
 pub mod eta;
 pub mod event;
+pub mod idempotency;
 pub mod ids;
 pub mod load;
 pub mod location;

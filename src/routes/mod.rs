@@ -14,6 +14,8 @@ use crate::api::error::ApiError;
 pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.service(
         web::scope("/v1")
+            // The last wrapped runs first: authenticate (and count), then idempotency.
+            .wrap(from_fn(crate::api::idempotency::idempotent_posts))
             .wrap(from_fn(crate::api::auth::authenticate))
             // actix tries resources in registration order, matching each dynamic
             // path with a regex: the GPS routes, by far the busiest, go first.

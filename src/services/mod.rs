@@ -3,6 +3,7 @@
 pub mod accounts;
 pub mod auth;
 pub mod carriers;
+pub mod idempotency;
 pub mod loads;
 pub mod rate_limits;
 pub mod tracking;
@@ -31,6 +32,7 @@ pub struct Services {
     pub clock: Clock,
     pub auth: Arc<auth::Authenticator>,
     pub rate_limits: Arc<rate_limits::RateLimiter>,
+    pub idempotency: Arc<idempotency::Idempotency>,
     pub accounts: Arc<accounts::AccountService>,
     pub loads: Arc<loads::LoadService>,
     pub carriers: Arc<carriers::CarrierService>,
@@ -108,6 +110,15 @@ impl Services {
             residents: Arc::new(DashMap::new()),
         }));
         let auth = Arc::new(auth::Authenticator::new(storage.clone(), clock.clone()));
+        let rate_limits = Arc::new(rate_limits::RateLimiter::new(clock.clone()));
+        let idempotency = Arc::new(idempotency::Idempotency::new(
+            storage.clone(),
+            clock.clone(),
+        ));
+        actix_rt::spawn(housekeeping(
+            Arc::downgrade(&rate_limits),
+            Arc::downgrade(&idempotency),
+        ));
         Ok(Services {
             accounts: Arc::new(accounts::AccountService::new(
                 storage.clone(),
@@ -141,10 +152,35 @@ impl Services {
                 url_policy,
             )),
             auth,
-            rate_limits: Arc::new(rate_limits::RateLimiter::new(clock.clone())),
+            rate_limits,
+            idempotency,
             storage,
             clock,
             _dispatch_thread: Arc::new(DispatchThread(dispatch_thread, send_runtime)),
         })
+    }
+}
+
+/// Every ten minutes: forget idle quota windows and expired idempotency answers.
+/// Holds the services weakly, so it ends once they are dropped (and never keeps
+/// the store open past them).
+async fn housekeeping(
+    rate_limits: std::sync::Weak<rate_limits::RateLimiter>,
+    idempotency: std::sync::Weak<idempotency::Idempotency>,
+) {
+    let mut every = tokio::time::interval(std::time::Duration::from_secs(600));
+    every.tick().await;
+    loop {
+        every.tick().await;
+        let (Some(rate_limits), Some(idempotency)) = (rate_limits.upgrade(), idempotency.upgrade())
+        else {
+            return;
+        };
+        rate_limits.forget_idle();
+        match idempotency.purge().await {
+            Ok(0) => {}
+            Ok(purged) => tracing::info!(purged, "expired idempotency keys forgotten"),
+            Err(error) => tracing::warn!(%error, "purging idempotency keys failed"),
+        }
     }
 }

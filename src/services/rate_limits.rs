@@ -158,7 +158,7 @@ impl RateLimiter {
     pub fn forget_idle(&self) {
         let minute = self.clock.now().timestamp().div_euclid(SLOT_SECONDS);
         self.windows.retain(|_, window| {
-            let mut window = window.lock().unwrap_or_else(|p| p.into_inner());
+            let window = window.get_mut().unwrap_or_else(|p| p.into_inner());
             window.advance(minute);
             window.used() > 0
         });

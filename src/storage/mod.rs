@@ -14,6 +14,7 @@ use crate::domain::account::Account;
 use crate::domain::api_key::ApiKey;
 use crate::domain::carrier::Carrier;
 use crate::domain::event::Event;
+use crate::domain::idempotency::StoredResponse;
 use crate::domain::ids::{AccountId, CarrierId, KeyId, LoadId};
 use crate::domain::ids::{EventId, WebhookId};
 use crate::domain::load::{Load, LoadStatus};
@@ -208,6 +209,17 @@ pub trait Storage: Send + Sync + 'static {
     ) -> StorageResult<Vec<Delivery>>;
     /// Pending deliveries waiting for their webhook to be enabled again.
     async fn parked_deliveries(&self, webhook: &WebhookId) -> StorageResult<Vec<Delivery>>;
+
+    /// The answer kept for an idempotency key of an account, if any (expired or not).
+    async fn get_idempotent(
+        &self,
+        account: &AccountId,
+        key: &str,
+    ) -> StorageResult<Option<StoredResponse>>;
+    /// Keeps (or replaces) the answer for an idempotency key.
+    async fn put_idempotent(&self, response: &StoredResponse) -> StorageResult<()>;
+    /// Forgets answers created before `before`; returns how many.
+    async fn purge_idempotent(&self, before: DateTime<Utc>) -> StorageResult<u64>;
 
     /// A cheap round trip that proves the store answers (for `/ready`).
     async fn ping(&self) -> StorageResult<()>;

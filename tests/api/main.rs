@@ -4,6 +4,7 @@ mod auth;
 mod carriers;
 mod crash;
 mod helpers;
+mod idempotency;
 mod loads;
 mod operator;
 mod rate_limits;

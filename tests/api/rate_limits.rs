@@ -25,7 +25,11 @@ async fn a_standard_account_drains_exactly_its_quota() {
     let reset = minute_start + 3600;
     for n in 0..1000u32 {
         // Every kind of answer counts and carries the headers, errors included.
-        let path = if n % 2 == 0 { "/loads" } else { "/loads/load_missing" };
+        let path = if n % 2 == 0 {
+            "/loads"
+        } else {
+            "/loads/load_missing"
+        };
         let response = app
             .client
             .get(app.url(path))
@@ -35,9 +39,15 @@ async fn a_standard_account_drains_exactly_its_quota() {
             .unwrap();
         assert!(response.status() == StatusCode::OK || response.status() == StatusCode::NOT_FOUND);
         assert_eq!(header(&response, "x-ratelimit-limit"), "1000");
-        assert_eq!(header(&response, "x-ratelimit-remaining"), (999 - n).to_string());
+        assert_eq!(
+            header(&response, "x-ratelimit-remaining"),
+            (999 - n).to_string()
+        );
         assert_eq!(header(&response, "x-ratelimit-reset"), reset.to_string());
-        assert_eq!(header(&response, "ratelimit-policy"), "\"hourly\";q=1000;w=3600");
+        assert_eq!(
+            header(&response, "ratelimit-policy"),
+            "\"hourly\";q=1000;w=3600"
+        );
         assert_eq!(
             header(&response, "ratelimit"),
             format!("\"hourly\";r={};t={}", 999 - n, reset - now)
@@ -115,7 +125,11 @@ async fn plan_changes_are_validated() {
     let app = spawn_app().await;
     let path = format!("/accounts/{}/plan", app.account_id);
     let (status, body) = app
-        .admin(Method::PUT, &path, Some(json!({"plan": "pro", "requests_per_hour": 5})))
+        .admin(
+            Method::PUT,
+            &path,
+            Some(json!({"plan": "pro", "requests_per_hour": 5})),
+        )
         .await;
     assert_error(status, &body, 400, "VALIDATION_FAILED");
     let (status, body) = app

@@ -49,6 +49,12 @@ macro_rules! conformance_tests {
             }
 
             #[tokio::test]
+            async fn idempotency_answers_are_kept_and_purged() {
+                let (_guard, store) = $open.await;
+                conformance::idempotency_answers_are_kept_and_purged(&*store).await;
+            }
+
+            #[tokio::test]
             async fn answers_ping() {
                 let (_guard, store) = $open.await;
                 conformance::answers_ping(&*store).await;

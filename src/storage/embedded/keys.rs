@@ -186,6 +186,14 @@ pub fn delivery(webhook: &WebhookId, event: &EventId) -> Vec<u8> {
     key
 }
 
+/// Account ids have a fixed length, but the separator keeps that from mattering.
+pub fn idempotency(account: &AccountId, key: &str) -> Vec<u8> {
+    let mut out = account.as_str().as_bytes().to_vec();
+    out.push(0);
+    out.extend_from_slice(key.as_bytes());
+    out
+}
+
 pub fn due_time(at: &DateTime<Utc>) -> [u8; 8] {
     point_time(at)
 }

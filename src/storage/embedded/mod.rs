@@ -23,6 +23,7 @@ use crate::domain::account::Account;
 use crate::domain::api_key::ApiKey;
 use crate::domain::carrier::Carrier;
 use crate::domain::event::Event;
+use crate::domain::idempotency::StoredResponse;
 use crate::domain::ids::{AccountId, CarrierId, KeyId, LoadId};
 use crate::domain::ids::{EventId, WebhookId};
 use crate::domain::load::Load;
@@ -74,6 +75,8 @@ struct Inner {
     unfanned: Keyspace,
     /// `account ‖ mc number` → carrier id: uniqueness of MC numbers.
     carrier_mc: Keyspace,
+    /// `account ‖ 0 ‖ idempotency key` → the first answer.
+    idempotency: Keyspace,
     /// Serialises the read-check-write of carrier creation (rare; loads never take it).
     carrier_insert: std::sync::Mutex<()>,
 }
@@ -147,6 +150,7 @@ impl EmbeddedStore {
             due: keyspace("due").map_err(unavailable)?,
             unfanned: keyspace("unfanned").map_err(unavailable)?,
             carrier_mc: keyspace("carrier_mc").map_err(unavailable)?,
+            idempotency: keyspace("idempotency").map_err(unavailable)?,
             carrier_insert: std::sync::Mutex::new(()),
             db,
         };
@@ -856,6 +860,39 @@ impl Storage for EmbeddedStore {
                 }
             }
             Ok(out)
+        })
+        .await
+    }
+
+    async fn get_idempotent(
+        &self,
+        account: &AccountId,
+        key: &str,
+    ) -> StorageResult<Option<StoredResponse>> {
+        let key = keys::idempotency(account, key);
+        self.run(move |s| s.get_json(&s.idempotency, &key)).await
+    }
+
+    async fn put_idempotent(&self, response: &StoredResponse) -> StorageResult<()> {
+        let key = keys::idempotency(&response.account_id, &response.key);
+        let value = encode(response)?;
+        self.put_one(|s| &s.idempotency, key, value).await
+    }
+
+    async fn purge_idempotent(&self, before: DateTime<Utc>) -> StorageResult<u64> {
+        self.run(move |s| {
+            let mut batch = s.durable_batch();
+            let mut purged = 0;
+            for guard in s.idempotency.iter() {
+                let (key, value) = guard.into_inner().map_err(unavailable)?;
+                let stored: StoredResponse = decode(&value)?;
+                if stored.created_at < before {
+                    batch.remove(&s.idempotency, key.to_vec());
+                    purged += 1;
+                }
+            }
+            s.commit_durably(batch)?;
+            Ok(purged)
         })
         .await
     }

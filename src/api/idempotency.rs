@@ -1,0 +1,165 @@
+//! `Idempotency-Key` on POST: a retry with the same key and the same request gets
+//! the first answer again (status and body, marked `Idempotent-Replayed: true`)
+//! without doing the work twice; the same key on a different request is refused
+//! with 422, and while the first is still running, with 409. Runs after
+//! authentication (keys are per account) and reads the body itself to compare it.
+
+use actix_web::body::{BoxBody, EitherBody, MessageBody};
+use actix_web::dev::{Payload, ServiceRequest, ServiceResponse};
+use actix_web::http::header::{self, HeaderValue};
+use actix_web::http::{Method, StatusCode};
+use actix_web::middleware::Next;
+use actix_web::{HttpMessage, HttpResponse, ResponseError, web};
+
+use super::error::ApiError;
+use super::extract::{BodyLimit, DEFAULT_BODY_LIMIT, read_capped};
+use crate::domain::idempotency::{check_key, fingerprint};
+use crate::routes::tracking::BATCH_BODY_LIMIT;
+use crate::services::Services;
+use crate::services::auth::Principal;
+use crate::services::idempotency::Begin;
+
+pub const HEADER: &str = "idempotency-key";
+pub const REPLAYED_HEADER: &str = "idempotent-replayed";
+
+pub async fn idempotent_posts<B>(
+    req: ServiceRequest,
+    next: Next<B>,
+) -> Result<ServiceResponse<EitherBody<B, BoxBody>>, actix_web::Error>
+where
+    B: MessageBody + 'static,
+{
+    let raw = req.headers().get(HEADER).cloned();
+    let (Method::POST, Some(raw)) = (req.method().clone(), raw) else {
+        return Ok(next.call(req).await?.map_into_left_body());
+    };
+    let refuse = |req: ServiceRequest, error: ApiError| {
+        Ok(req
+            .into_response(error.error_response())
+            .map_into_right_body())
+    };
+    let key = match raw
+        .to_str()
+        .map_err(|_| "must be visible ASCII".to_string())
+        .and_then(|k| check_key(k).map(str::to_owned))
+    {
+        Ok(key) => key,
+        Err(message) => {
+            return refuse(
+                req,
+                ApiError::field(
+                    StatusCode::BAD_REQUEST,
+                    "INVALID_IDEMPOTENCY_KEY",
+                    "Idempotency-Key",
+                    &message,
+                ),
+            );
+        }
+    };
+    let services = req
+        .app_data::<web::Data<Services>>()
+        .expect("Services are registered as app data")
+        .clone();
+    let Some(principal) = req.extensions().get::<Principal>().cloned() else {
+        return Ok(next.call(req).await?.map_into_left_body());
+    };
+    // The route's own cap applies when its handler reads the body again; this is
+    // the largest any route allows.
+    let limit = req
+        .app_data::<web::Data<BodyLimit>>()
+        .map_or(DEFAULT_BODY_LIMIT, |l| l.0)
+        .max(BATCH_BODY_LIMIT);
+    let declared = req
+        .headers()
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<usize>().ok());
+    let (http, mut payload) = req.into_parts();
+    let body = match read_capped(&mut payload, declared, limit).await {
+        Ok(body) => body,
+        Err(error) => return refuse(ServiceRequest::from_parts(http, payload), error),
+    };
+    let query = http.query_string().to_owned();
+    let print = fingerprint(http.method().as_str(), http.path(), &query, &body);
+    let req = ServiceRequest::from_parts(http, Payload::from(body));
+    let claim = match services
+        .idempotency
+        .begin(principal.account_id(), &key, print)
+        .await
+        .map_err(ApiError::from)?
+    {
+        Begin::Replay(stored) => {
+            let mut response =
+                HttpResponse::build(StatusCode::from_u16(stored.status).unwrap_or(StatusCode::OK));
+            if let Some(content_type) = &stored.content_type {
+                response.insert_header((header::CONTENT_TYPE, content_type.as_str()));
+            }
+            response.insert_header((REPLAYED_HEADER, "true"));
+            return Ok(req
+                .into_response(response.body(stored.body))
+                .map_into_right_body());
+        }
+        Begin::Mismatch => {
+            return refuse(
+                req,
+                ApiError::new(
+                    StatusCode::UNPROCESSABLE_ENTITY,
+                    "IDEMPOTENCY_KEY_REUSED",
+                    "this Idempotency-Key was used for a different request (method, path or body) in the last 24 hours; use a new key",
+                )
+                .with_details(serde_json::json!({"field": "Idempotency-Key"})),
+            );
+        }
+        Begin::InUse => {
+            return refuse(
+                req,
+                ApiError::new(
+                    StatusCode::CONFLICT,
+                    "IDEMPOTENCY_KEY_IN_USE",
+                    "a request with this Idempotency-Key is still being processed; retry shortly",
+                )
+                .with_details(serde_json::json!({"field": "Idempotency-Key"})),
+            );
+        }
+        Begin::Proceed(claim) => claim,
+    };
+    let response = next.call(req).await?;
+    // A server error is not an answer to keep: the retry should run again.
+    if response.status().is_server_error() {
+        return Ok(response.map_into_left_body());
+    }
+    let (http, response) = response.into_parts();
+    let (head, body) = response.into_parts();
+    let bytes = match actix_web::body::to_bytes(body).await {
+        Ok(bytes) => bytes,
+        Err(_) => {
+            let error = ApiError::new(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "INTERNAL_ERROR",
+                "an internal error occurred; it has been logged",
+            );
+            tracing::error!("a response body could not be read for its idempotency key");
+            return Ok(ServiceResponse::new(http, error.error_response()).map_into_right_body());
+        }
+    };
+    let content_type = head
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned);
+    let text = String::from_utf8_lossy(&bytes).into_owned();
+    if let Err(error) = services
+        .idempotency
+        .finish(claim, head.status().as_u16(), content_type, text)
+        .await
+    {
+        // The work is done and durable; only its replay is lost.
+        tracing::error!(%error, "keeping the answer of an idempotency key failed");
+    }
+    let mut response = head.set_body(BoxBody::new(bytes));
+    response.headers_mut().insert(
+        header::HeaderName::from_static(REPLAYED_HEADER),
+        HeaderValue::from_static("false"),
+    );
+    Ok(ServiceResponse::new(http, response).map_into_right_body())
+}
