@@ -1,5 +1,8 @@
-//! Logging set-up.
+//! Logging and metrics set-up.
 
+use std::sync::OnceLock;
+
+use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusHandle};
 use tracing_subscriber::EnvFilter;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -24,4 +27,33 @@ pub fn init(format: LogFormat) {
 /// rustls and reqwest need one process-wide crypto provider; this project uses ring.
 pub fn install_crypto_provider() {
     let _ = rustls::crypto::ring::default_provider().install_default();
+}
+
+/// Latency buckets (seconds): from a cached read to a slow fsync.
+const LATENCY_BUCKETS: &[f64] = &[
+    0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0,
+];
+/// GPS group-commit batch sizes (points).
+const BATCH_BUCKETS: &[f64] = &[
+    1.0, 2.0, 5.0, 10.0, 25.0, 50.0, 100.0, 250.0, 500.0, 1000.0, 2500.0, 5000.0,
+];
+
+/// The process-wide Prometheus recorder every `metrics::` call reports to,
+/// installed on first use (several servers in one test process share it).
+pub fn metrics() -> &'static PrometheusHandle {
+    static HANDLE: OnceLock<PrometheusHandle> = OnceLock::new();
+    HANDLE.get_or_init(|| {
+        let recorder = PrometheusBuilder::new()
+            .set_buckets_for_metric(Matcher::Suffix("_seconds".into()), LATENCY_BUCKETS)
+            .and_then(|b| {
+                b.set_buckets_for_metric(Matcher::Suffix("_points".into()), BATCH_BUCKETS)
+            })
+            .expect("bucket lists are not empty")
+            .build_recorder();
+        let handle = recorder.handle();
+        // Another recorder may already be installed (a test harness): then metrics
+        // go there and this handle renders an empty page.
+        let _ = metrics::set_global_recorder(recorder);
+        handle
+    })
 }

@@ -51,6 +51,10 @@ impl GroupCommitter {
     }
 }
 
+/// Points per group commit, and how long each took (one durable batch).
+pub const BATCH_POINTS_METRIC: &str = "freight_gps_commit_batch_points";
+pub const COMMIT_SECONDS_METRIC: &str = "freight_gps_commit_seconds";
+
 async fn run(storage: Arc<dyn Storage>, mut queue: mpsc::Receiver<Submission>) {
     while let Some(first) = queue.recv().await {
         let mut batch = vec![first];
@@ -78,7 +82,11 @@ async fn commit(storage: &dyn Storage, batch: Vec<Submission>) {
         points.extend(submission.points);
     }
     let expected = points.len();
-    let stored = storage.append_points(points).await.and_then(|outcomes| {
+    metrics::histogram!(BATCH_POINTS_METRIC).record(expected as f64);
+    let started = std::time::Instant::now();
+    let stored = storage.append_points(points).await;
+    metrics::histogram!(COMMIT_SECONDS_METRIC).record(started.elapsed().as_secs_f64());
+    let stored = stored.and_then(|outcomes| {
         if outcomes.len() == expected {
             Ok(outcomes)
         } else {

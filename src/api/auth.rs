@@ -36,10 +36,10 @@ pub enum TransportPolicy {
 const PERMISSION_FREE_PATHS: &[&str] = &["/v1/auth/verify"];
 
 /// Refuses requests that did not arrive over TLS (app-wide, before routing).
-pub async fn require_https(
+pub async fn require_https<B: MessageBody>(
     req: ServiceRequest,
-    next: Next<impl MessageBody>,
-) -> Result<ServiceResponse<impl MessageBody>, actix_web::Error> {
+    next: Next<B>,
+) -> Result<ServiceResponse<EitherBody<B>>, actix_web::Error> {
     let policy = req
         .app_data::<web::Data<TransportPolicy>>()
         .map_or(TransportPolicy::DirectTls, |p| *p.get_ref());
@@ -54,15 +54,17 @@ pub async fn require_https(
             .last()
             .map(|v| v.trim().to_ascii_lowercase());
         if proto.as_deref() != Some("https") {
-            return Err(ApiError::new(
+            let refusal = ApiError::new(
                 StatusCode::BAD_REQUEST,
                 "HTTPS_REQUIRED",
                 "this API is served over HTTPS only; use an https:// URL",
-            )
-            .into());
+            );
+            return Ok(req
+                .into_response(refusal.error_response())
+                .map_into_right_body());
         }
     }
-    next.call(req).await
+    Ok(next.call(req).await?.map_into_left_body())
 }
 
 /// Authenticates, then counts the request against its account's quota: refused
@@ -86,11 +88,15 @@ pub async fn authenticate<B: MessageBody>(
         .headers()
         .get(header::AUTHORIZATION)
         .map(|v| v.to_str().unwrap_or("\u{0}"));
-    let principal = services
-        .auth
-        .authenticate(authorization, needed)
-        .await
-        .map_err(ApiError::from)?;
+    // Refusals are answered here (not raised as errors) so the outer middleware
+    // sees, counts and labels them like any other response.
+    let principal = match services.auth.authenticate(authorization, needed).await {
+        Ok(principal) => principal,
+        Err(error) => {
+            let response = ApiError::from(error).error_response();
+            return Ok(req.into_response(response).map_into_right_body());
+        }
+    };
     let quota = services.rate_limits.check(
         principal.account_id(),
         principal.account.requests_per_hour(),

@@ -25,7 +25,7 @@ static GENERATOR: Mutex<Monotonic> = Mutex::new(Monotonic {
 });
 
 /// A new ULID suffix, strictly greater than every suffix this process made before.
-fn new_suffix() -> String {
+pub(crate) fn new_suffix() -> String {
     let now_ms = chrono::Utc::now().timestamp_millis().max(0) as u64;
     let mut state = GENERATOR.lock().unwrap_or_else(|p| p.into_inner());
     let (ms, random) = if now_ms <= state.last_ms {

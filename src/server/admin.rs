@@ -178,8 +178,20 @@ async fn ready(services: web::Data<Services>) -> HttpResponse {
     }
 }
 
+/// Prometheus text exposition of every metric the service keeps.
+async fn metrics_page(services: web::Data<Services>) -> HttpResponse {
+    // Counted at scrape time rather than on every actor start and stop.
+    metrics::gauge!(RESIDENT_ACTORS_METRIC).set(services.actors.resident() as f64);
+    HttpResponse::Ok()
+        .content_type("text/plain; version=0.0.4; charset=utf-8")
+        .body(crate::telemetry::metrics().render())
+}
+
+pub const RESIDENT_ACTORS_METRIC: &str = "freight_resident_load_actors";
+
 pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.route("/health", web::get().to(health))
+        .route("/metrics", web::get().to(metrics_page))
         .route("/ready", web::get().to(ready))
         .service(
             web::scope("/admin/v1")

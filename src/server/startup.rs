@@ -27,6 +27,8 @@ use crate::storage::{self, StorageConfig};
 const KEEP_ALIVE: Duration = Duration::from_secs(75);
 /// A client must send its request head within this.
 const CLIENT_REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
+/// Webhook attempts in flight at shutdown get this long to finish and be recorded.
+const WEBHOOK_DRAIN: Duration = Duration::from_secs(15);
 /// In-flight requests get this long to finish on shutdown.
 const SHUTDOWN_GRACE_SECS: u64 = 30;
 
@@ -41,6 +43,8 @@ pub struct Application {
 
 impl Application {
     pub async fn build(settings: Settings) -> anyhow::Result<Self> {
+        // Installs the metrics recorder before anything reports to it.
+        crate::telemetry::metrics();
         if !settings.admin_listen.ip().is_loopback() {
             bail!(
                 "the admin listener must bind a loopback address, not {}",
@@ -112,9 +116,17 @@ impl Application {
         [self.api.handle(), self.admin.handle()]
     }
 
-    /// Serves until both listeners stop (SIGINT/SIGTERM stop them gracefully).
+    /// Serves until both listeners stop. SIGINT/SIGTERM stop them gracefully: no
+    /// new connections, requests in flight finish (their GPS points committed
+    /// before they are answered), then webhook attempts in flight are let finish
+    /// and recorded. Every event not yet delivered is in the outbox already.
     pub async fn run_until_stopped(self) -> std::io::Result<()> {
         let (api, admin) = tokio::join!(self.api, self.admin);
+        if !self.services.webhooks.drain(WEBHOOK_DRAIN).await {
+            tracing::warn!(
+                "webhook attempts still in flight at shutdown; they are retried after the next start"
+            );
+        }
         api.and(admin)
     }
 }
@@ -136,6 +148,8 @@ fn api_server(
             .app_data(web::Data::new(body_limit))
             .app_data(web::Data::new(policy))
             .wrap(from_fn(crate::api::auth::require_https))
+            // Outermost: every answer, refusals included, gets an id and is counted.
+            .wrap(from_fn(super::observe::observe))
             .configure(routes::configure)
             .default_service(web::to(routes::not_found))
     };

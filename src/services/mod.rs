@@ -38,6 +38,8 @@ pub struct Services {
     pub carriers: Arc<carriers::CarrierService>,
     pub tracking: Arc<tracking::TrackingService>,
     pub webhooks: Arc<webhooks::WebhookService>,
+    /// The load actors (for their count in `/metrics`).
+    pub actors: Arc<LoadRegistry>,
     _dispatch_thread: Arc<DispatchThread>,
 }
 
@@ -137,7 +139,7 @@ impl Services {
             )),
             tracking: Arc::new(tracking::TrackingService::new(
                 storage.clone(),
-                registry,
+                registry.clone(),
                 committer,
                 directory.clone(),
                 notifier.clone(),
@@ -154,6 +156,7 @@ impl Services {
             auth,
             rate_limits,
             idempotency,
+            actors: registry,
             storage,
             clock,
             _dispatch_thread: Arc::new(DispatchThread(dispatch_thread, send_runtime)),

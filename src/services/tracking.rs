@@ -257,8 +257,34 @@ async fn record_detached(
             }
         }
     }
-    outcomes
+    let outcomes: Vec<Result<Appended, LoadError>> = outcomes
         .into_iter()
         .map(|o| o.unwrap_or(Err(LoadError::NotFound)))
-        .collect()
+        .collect();
+    count_points(&outcomes);
+    outcomes
+}
+
+/// GPS points by what became of them (malformed points never get this far; the
+/// handlers count those as refused).
+pub const POINTS_METRIC: &str = "freight_gps_points_total";
+
+fn count_points(outcomes: &[Result<Appended, LoadError>]) {
+    let (mut stored, mut duplicate, mut refused) = (0u64, 0u64, 0u64);
+    for outcome in outcomes {
+        match outcome {
+            Ok(Appended::Stored) => stored += 1,
+            Ok(Appended::Duplicate) => duplicate += 1,
+            Err(_) => refused += 1,
+        }
+    }
+    for (outcome, n) in [
+        ("stored", stored),
+        ("duplicate", duplicate),
+        ("refused", refused),
+    ] {
+        if n > 0 {
+            metrics::counter!(POINTS_METRIC, "outcome" => outcome).increment(n);
+        }
+    }
 }

@@ -182,6 +182,12 @@ impl WebhookService {
         Ok(updated)
     }
 
+    /// At shutdown: lets the attempts in flight finish and be recorded (at most
+    /// `limit`); whatever is still pending is in storage for the next start.
+    pub async fn drain(&self, limit: std::time::Duration) -> bool {
+        self.notifier.drain(limit).await
+    }
+
     /// Deliveries that waited while the webhook was disabled become due now.
     async fn requeue_parked(&self, id: &WebhookId) -> Result<(), WebhookError> {
         Ok(self.notifier.requeue(id).await?)

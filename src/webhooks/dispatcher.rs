@@ -86,6 +86,12 @@ pub struct Redeliver {
     pub event: EventId,
 }
 
+/// Shutting down: start nothing new, and answer once every attempt in flight
+/// has been sent and its outcome written (what is pending stays in storage).
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct Drain;
+
 /// A subscription was enabled again: its parked deliveries become due now.
 #[derive(Message)]
 #[rtype(result = "Result<(), StorageError>")]
@@ -130,6 +136,8 @@ pub struct Dispatcher {
     /// The backlog was counted from storage (once, at the first reload).
     counted: bool,
     ticks: u64,
+    /// Shutting down: who waits for the last attempt in flight to be recorded.
+    draining: Option<Vec<tokio::sync::oneshot::Sender<()>>>,
     /// Pending deliveries with a next attempt, in memory and storage alike.
     backlog: u64,
 }
@@ -174,6 +182,7 @@ impl Dispatcher {
             touched: None,
             counted: false,
             ticks: 0,
+            draining: None,
             backlog: 0,
         }
     }
@@ -292,6 +301,10 @@ impl Dispatcher {
     /// Starts every due delivery there is room for, and reads the soonest ones
     /// back from storage when memory has run low and storage holds more.
     fn dispatch_due(&mut self, ctx: &mut Context<Self>) {
+        if self.draining.is_some() {
+            self.answer_drained();
+            return;
+        }
         let now = self.clock.now();
         let free = self.settings.max_in_flight.saturating_sub(self.sending);
         if free > 0 {
@@ -777,6 +790,31 @@ impl Handler<EventsCommitted> for Dispatcher {
             self.noticed.extend(msg.0);
         }
         self.fan_out(ctx);
+    }
+}
+
+impl Dispatcher {
+    /// Answers the drain once nothing is in flight or waiting to be written.
+    fn answer_drained(&mut self) {
+        let idle = self.sending == 0 && self.outcomes.is_empty() && !self.recording;
+        if idle && let Some(waiting) = self.draining.as_mut() {
+            for waiter in waiting.drain(..) {
+                let _ = waiter.send(());
+            }
+        }
+    }
+}
+
+impl Handler<Drain> for Dispatcher {
+    type Result = ResponseFuture<()>;
+
+    fn handle(&mut self, _: Drain, _: &mut Self::Context) -> Self::Result {
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        self.draining.get_or_insert_with(Vec::new).push(tx);
+        self.answer_drained();
+        Box::pin(async move {
+            let _ = rx.await;
+        })
     }
 }
 

@@ -7,7 +7,7 @@ use std::sync::{Arc, OnceLock};
 
 use actix::Addr;
 
-use super::dispatcher::{Dispatcher, EventsCommitted, Redeliver, Requeue};
+use super::dispatcher::{Dispatcher, Drain, EventsCommitted, Redeliver, Requeue};
 use crate::domain::event::Event;
 use crate::domain::ids::{EventId, WebhookId};
 use crate::domain::webhook::Delivery;
@@ -65,6 +65,17 @@ impl Notifier {
             .send(Requeue(webhook.clone()))
             .await
             .map_err(|e| StorageError::Unavailable(format!("webhook dispatcher: {e}")))?
+    }
+
+    /// Waits (at most `limit`) until the attempts in flight have been sent and
+    /// recorded; the dispatcher starts no new ones after this is called.
+    pub async fn drain(&self, limit: std::time::Duration) -> bool {
+        let Ok(dispatcher) = self.dispatcher() else {
+            return true;
+        };
+        tokio::time::timeout(limit, dispatcher.send(Drain))
+            .await
+            .is_ok_and(|r| r.is_ok())
     }
 
     fn dispatcher(&self) -> Result<&Addr<Dispatcher>, StorageError> {

@@ -145,6 +145,24 @@ async fn acknowledged_writes_survive_sigkill() {
 
 #[actix_web::test]
 async fn every_acknowledged_fix_survives_sigkill_mid_stream() {
+    stop_mid_stream(Stop::Kill).await;
+}
+
+/// SIGTERM: the server stops accepting, finishes the requests in flight, commits
+/// their points, and exits 0; nothing acknowledged is lost.
+#[actix_web::test]
+async fn sigterm_drains_in_flight_requests_and_exits_zero() {
+    stop_mid_stream(Stop::Term).await;
+}
+
+enum Stop {
+    Kill,
+    Term,
+}
+
+/// 8 connections post fixes as fast as they can, the server is stopped mid-stream
+/// as `stop` says, restarted, and every acknowledged fix must be there once.
+async fn stop_mid_stream(stop: Stop) {
     use std::collections::BTreeSet;
     use std::sync::{Arc, Mutex};
 
@@ -231,8 +249,25 @@ async fn every_acknowledged_fix_survives_sigkill_mid_stream() {
         );
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
-    server.child.start_kill().unwrap(); // SIGKILL, with requests in flight
-    server.child.wait().await.unwrap();
+    match stop {
+        Stop::Kill => {
+            server.child.start_kill().unwrap(); // SIGKILL, with requests in flight
+            server.child.wait().await.unwrap();
+        }
+        Stop::Term => {
+            let pid = server.child.id().expect("running").to_string();
+            let sent = std::process::Command::new("kill")
+                .args(["-TERM", &pid])
+                .status()
+                .unwrap();
+            assert!(sent.success());
+            let exit = tokio::time::timeout(Duration::from_secs(45), server.child.wait())
+                .await
+                .expect("the server stops within its grace period")
+                .unwrap();
+            assert!(exit.success(), "a graceful stop exits 0, not {exit}");
+        }
+    }
     for poster in posters {
         poster.await.unwrap();
     }
