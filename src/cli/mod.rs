@@ -1,6 +1,7 @@
 //! The `freight` command line: `serve`, and operator commands that talk to a
 //! running server's admin listener.
 
+mod config_file;
 mod operator;
 mod serve;
 
@@ -35,14 +36,22 @@ pub enum Command {
 }
 
 #[derive(Debug, Args)]
+#[command(
+    after_long_help = "Settings come from, highest first: these flags, FREIGHT_* environment \
+variables, the --config file, the defaults shown. The file is TOML whose keys are these flags' \
+long names, e.g.\n\n    listen = \"0.0.0.0:8443\"\n    data-dir = \"/var/lib/freight\"\n    webhooks-allow-http = false"
+)]
 pub struct ServeArgs {
+    /// A TOML file of settings (keys are the long flag names); flags and FREIGHT_* variables override it.
+    #[arg(long, env = "FREIGHT_CONFIG")]
+    pub config: Option<PathBuf>,
     /// Where the store, the TLS certificate and the admin token live.
     #[arg(long, env = "FREIGHT_DATA_DIR", default_value = "./data")]
     pub data_dir: PathBuf,
     /// Address of the HTTPS API.
     #[arg(long, env = "FREIGHT_LISTEN", default_value = "127.0.0.1:8443")]
     pub listen: SocketAddr,
-    /// Address of the admin listener (health, readiness, operator commands); loopback only.
+    /// Address of the admin listener (health, readiness, metrics, operator commands); loopback only.
     #[arg(long, env = "FREIGHT_ADMIN_LISTEN", default_value = "127.0.0.1:9464")]
     pub admin_listen: SocketAddr,
     /// PEM certificate chain; without it a self-signed certificate is generated into the data dir.
@@ -181,4 +190,32 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Accounts(command) => operator::accounts(command).await,
         Command::Keys(command) => operator::keys(command).await,
     }
+}
+
+/// Parses the command line, with `serve`'s `--config` file filled in under the
+/// flags and environment (see `config_file`). Exits with clap's message on a
+/// usage error, like `Cli::parse`.
+pub fn parse() -> anyhow::Result<Cli> {
+    use clap::{CommandFactory, FromArgMatches};
+
+    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    let command = Cli::command();
+    let matches = command.clone().get_matches_from(&args);
+    let extra = match matches.subcommand() {
+        Some(("serve", given)) => match given.get_one::<PathBuf>("config") {
+            Some(path) => {
+                let serve = command
+                    .find_subcommand("serve")
+                    .expect("serve is a subcommand");
+                config_file::flags_from_file(path, serve, given)?
+            }
+            None => Vec::new(),
+        },
+        _ => Vec::new(),
+    };
+    if extra.is_empty() {
+        return Ok(Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit()));
+    }
+    let merged = command.get_matches_from(args.into_iter().chain(extra));
+    Ok(Cli::from_arg_matches(&merged).unwrap_or_else(|e| e.exit()))
 }

@@ -167,3 +167,71 @@ async fn the_command_line_says_what_is_wrong() {
     assert!(!no_token.status.success());
     assert!(String::from_utf8_lossy(&no_token.stderr).contains("admin token"));
 }
+
+/// `freight serve --config`: the file's settings apply under flags and the
+/// environment, and a mistake in it stops the start with its name.
+#[actix_web::test]
+async fn serve_reads_a_config_file_under_flags_and_environment() {
+    let free = || {
+        std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port()
+    };
+    let (file_admin, env_admin) = (free(), free());
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let config = dir.path().join("freight.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "data-dir = {:?}\nlisten = \"127.0.0.1:{}\"\nadmin_listen = \"127.0.0.1:{file_admin}\"\nno-bootstrap-key = true\n",
+            data.display(),
+            free()
+        ),
+    )
+    .unwrap();
+    // The environment overrides the file's admin address; the rest comes from the file.
+    let mut server = tokio::process::Command::new(env!("CARGO_BIN_EXE_freight"))
+        .args(["serve", "--config"])
+        .arg(&config)
+        .env("FREIGHT_ADMIN_LISTEN", format!("127.0.0.1:{env_admin}"))
+        .env_remove("FREIGHT_DATA_DIR")
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut up = false;
+    for _ in 0..100 {
+        if reqwest::get(format!("http://127.0.0.1:{env_admin}/health"))
+            .await
+            .is_ok_and(|r| r.status() == StatusCode::OK)
+        {
+            up = true;
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    assert!(up, "the admin listener is where the environment put it");
+    assert!(
+        reqwest::get(format!("http://127.0.0.1:{file_admin}/health"))
+            .await
+            .is_err()
+    );
+    assert!(
+        data.join("admin.token").exists(),
+        "the file's data directory is used"
+    );
+    server.start_kill().unwrap();
+    server.wait().await.unwrap();
+
+    std::fs::write(&config, "listne = \"127.0.0.1:1\"\n").unwrap();
+    let refused = tokio::process::Command::new(env!("CARGO_BIN_EXE_freight"))
+        .args(["serve", "--config"])
+        .arg(&config)
+        .output()
+        .await
+        .unwrap();
+    assert!(!refused.status.success());
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("unknown setting `listne`"));
+}
