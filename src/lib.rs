@@ -10,6 +10,7 @@ pub mod clock;
 pub mod config;
 pub mod domain;
 pub mod geo;
+pub mod openapi;
 pub mod routes;
 pub mod server;
 pub mod services;

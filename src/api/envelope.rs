@@ -7,8 +7,10 @@ use actix_web::http::StatusCode;
 use serde::Serialize;
 use serde_json::{Map, Value, json};
 
-#[derive(Serialize)]
-struct Envelope<T> {
+/// A success answer: `{"success": true, "data": ...}`.
+#[derive(Serialize, utoipa::ToSchema)]
+pub struct Envelope<T> {
+    #[schema(schema_with = crate::openapi::schemas::always_true)]
     success: bool,
     data: T,
 }

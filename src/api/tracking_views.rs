@@ -1,21 +1,29 @@
 //! Response shapes of tracking: positions, the summary on a load, the live view.
 
 use serde::Serialize;
+use utoipa::ToSchema;
 
 use crate::actors::load_actor::TrackingState;
 use crate::domain::eta;
+use crate::domain::ids::LoadId;
 use crate::domain::load::LoadStatus;
 use crate::domain::timestamp::format;
 use crate::domain::tracking::GpsFix;
 use crate::geo;
 
 /// A stored GPS point. Speed in mph, heading in degrees clockwise from north.
-#[derive(Serialize)]
+#[derive(Serialize, ToSchema)]
+#[schema(as = GpsPoint)]
 pub struct PointView {
+    #[schema(minimum = -90.0, maximum = 90.0)]
     pub lat: f64,
+    #[schema(minimum = -180.0, maximum = 180.0)]
     pub lng: f64,
+    #[schema(schema_with = crate::openapi::rules::echoed_timestamp)]
     pub timestamp: String,
+    #[schema(required = true, minimum = 0.0, maximum = 200.0)]
     pub speed: Option<f64>,
+    #[schema(required = true, minimum = 0.0, maximum = 360.0)]
     pub heading: Option<f64>,
 }
 
@@ -33,11 +41,14 @@ impl PointView {
 
 /// Where a load is: its latest position and the nearest city (ZIP centroid
 /// within 50 miles; `city` and `state` are null beyond that).
-#[derive(Serialize)]
+#[derive(Serialize, ToSchema)]
 pub struct CurrentLocation {
     pub lat: f64,
     pub lng: f64,
+    #[schema(required = true, value_type = Option<String>)]
     pub city: Option<&'static str>,
+    /// The ZIP's two-letter state or territory code (US territories included).
+    #[schema(required = true, value_type = Option<String>, pattern = "^[A-Z]{2}$")]
     pub state: Option<&'static str>,
 }
 
@@ -54,10 +65,13 @@ impl CurrentLocation {
 }
 
 /// The spec's tracking summary on a load; fields are null until the first fix.
-#[derive(Serialize, Default)]
+#[derive(Serialize, Default, ToSchema)]
 pub struct TrackingSummary {
+    #[schema(required = true)]
     pub current_location: Option<CurrentLocation>,
+    #[schema(required = true, schema_with = crate::openapi::rules::optional_eta)]
     pub eta: Option<String>,
+    #[schema(required = true, schema_with = crate::openapi::rules::optional_echoed_timestamp)]
     pub last_update: Option<String>,
 }
 
@@ -80,25 +94,38 @@ impl TrackingSummary {
     }
 }
 
-#[derive(Serialize)]
+/// How the ETA was estimated.
+#[derive(Serialize, ToSchema)]
 pub struct EtaDetails {
     pub remaining_miles: f64,
     pub assumed_speed_mph: f64,
+    #[schema(value_type = String)]
     pub method: &'static str,
 }
 
 /// `GET /v1/loads/{id}/tracking`.
-#[derive(Serialize)]
+#[derive(Serialize, ToSchema)]
 pub struct LiveTracking<'a> {
+    #[schema(value_type = LoadId)]
     pub load_id: &'a str,
+    #[schema(value_type = LoadStatus)]
     pub status: &'static str,
+    #[schema(required = true)]
     pub current_location: Option<CurrentLocation>,
+    /// Of the latest fix, in mph.
+    #[schema(required = true)]
     pub speed: Option<f64>,
+    /// Of the latest fix, in degrees clockwise from true north.
+    #[schema(required = true)]
     pub heading: Option<f64>,
+    #[schema(required = true, schema_with = crate::openapi::rules::optional_echoed_timestamp)]
     pub last_update: Option<String>,
+    #[schema(required = true, schema_with = crate::openapi::rules::optional_eta)]
     pub eta: Option<String>,
+    #[schema(required = true)]
     pub eta_details: Option<EtaDetails>,
     /// Newest first.
+    #[schema(value_type = Vec<PointView>)]
     pub points: Vec<PointView>,
 }
 

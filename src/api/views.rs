@@ -1,39 +1,71 @@
 //! Response shapes. Records are stored in their own shape; these are what clients see.
+//!
+//! The client-facing views derive `ToSchema`: the OpenAPI document describes these
+//! very structs, so a field added here is documented by the same change.
 
 use serde::Serialize;
+use utoipa::ToSchema;
 
 use crate::domain::account::Account;
 use crate::domain::api_key::ApiKey;
 use crate::domain::carrier::{Carrier, Contact};
-use crate::domain::load::{CarrierSummary, Load, StatusEntry};
-use crate::domain::location::Location;
+use crate::domain::equipment::EquipmentType;
+use crate::domain::ids::{CarrierId, LoadId};
+use crate::domain::load::{CarrierSummary, Load, LoadStatus, StatusEntry};
+use crate::domain::location::{Location, UsState};
 use crate::domain::timestamp::format;
 
 pub use super::tracking_views::TrackingSummary;
 
-#[derive(Serialize)]
+/// A load. Optional fields are present as `null` when unset.
+#[derive(Serialize, ToSchema)]
+#[schema(as = Load)]
 pub struct LoadView<'a> {
+    #[schema(value_type = LoadId)]
     pub id: &'a str,
+    #[schema(value_type = LoadStatus)]
     pub status: &'static str,
+    #[schema(value_type = Location)]
     pub origin: &'a Location,
+    #[schema(value_type = Location)]
     pub destination: &'a Location,
     /// Pounds.
     pub weight: f64,
+    #[schema(value_type = EquipmentType)]
     pub equipment_type: &'static str,
+    #[schema(required = true, schema_with = crate::openapi::rules::optional_echoed_timestamp)]
     pub pickup_date: Option<String>,
+    #[schema(required = true, schema_with = crate::openapi::rules::optional_echoed_timestamp)]
     pub delivery_date: Option<String>,
     /// US dollars.
+    #[schema(required = true)]
     pub rate: Option<f64>,
+    #[schema(value_type = Currency)]
     pub currency: &'static str,
+    #[schema(required = true, value_type = Option<String>)]
     pub notes: Option<&'a str>,
+    /// The carrier as it was when the load was assigned; null while posted.
+    #[schema(required = true, value_type = Option<CarrierSummary>)]
     pub carrier: Option<&'a CarrierSummary>,
     /// On a retrieved load (spec 2.1); left out of list items, which would otherwise
     /// wake the actor of every listed load.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = TrackingSummary, required = false)]
     pub tracking: Option<TrackingSummary>,
+    /// The last 50 status changes, oldest first.
+    #[schema(value_type = Vec<StatusEntry>)]
     pub status_history: &'a [StatusEntry],
+    #[schema(format = DateTime)]
     pub created_at: String,
+    #[schema(format = DateTime)]
     pub updated_at: String,
+}
+
+/// Money is always US dollars.
+#[derive(ToSchema)]
+pub enum Currency {
+    #[schema(rename = "USD")]
+    Usd,
 }
 
 impl<'a> LoadView<'a> {
@@ -68,15 +100,27 @@ impl<'a> LoadView<'a> {
     }
 }
 
-#[derive(Serialize)]
+/// A carrier.
+#[derive(Serialize, ToSchema)]
+#[schema(as = Carrier)]
 pub struct CarrierView<'a> {
+    #[schema(value_type = CarrierId)]
     pub id: &'a str,
+    #[schema(value_type = String)]
     pub name: &'a str,
+    /// Digits only, without leading zeros.
+    #[schema(value_type = String, pattern = "^[1-9][0-9]*$")]
     pub mc_number: &'a str,
+    /// Digits only, without leading zeros.
+    #[schema(required = true, value_type = Option<String>, pattern = "^[1-9][0-9]*$")]
     pub dot_number: Option<&'a str>,
+    #[schema(value_type = Contact)]
     pub contact: &'a Contact,
+    #[schema(value_type = Vec<EquipmentType>)]
     pub equipment_types: Vec<&'static str>,
+    #[schema(value_type = Vec<UsState>)]
     pub service_areas: Vec<&'a str>,
+    #[schema(format = DateTime)]
     pub created_at: String,
 }
 

@@ -1,19 +1,31 @@
 //! Response shapes of webhook subscriptions and their delivery log.
 
 use serde::Serialize;
+use utoipa::ToSchema;
 
+use crate::domain::event::EventType;
+use crate::domain::ids::{EventId, WebhookId};
 use crate::domain::timestamp::format;
 use crate::domain::webhook::{Delivery, DeliveryStatus, Subscription};
 
 /// A subscription as clients see it: never its secret.
-#[derive(Serialize)]
+#[derive(Serialize, ToSchema)]
+#[schema(as = Webhook)]
 pub struct WebhookView<'a> {
+    #[schema(value_type = WebhookId)]
     pub id: &'a str,
+    #[schema(value_type = String)]
     pub url: &'a str,
+    #[schema(value_type = Vec<EventType>)]
     pub events: Vec<&'static str>,
     pub enabled: bool,
+    /// Why the service disabled it (the receiver answered 410, or failed for
+    /// about three days); null when enabled or disabled by the client.
+    #[schema(required = true, value_type = Option<String>)]
     pub disabled_reason: Option<&'a str>,
+    #[schema(format = DateTime)]
     pub created_at: String,
+    #[schema(format = DateTime)]
     pub updated_at: String,
 }
 
@@ -32,17 +44,27 @@ impl<'a> WebhookView<'a> {
 }
 
 /// One entry of the delivery log; its id is the event id.
-#[derive(Serialize)]
+#[derive(Serialize, ToSchema)]
+#[schema(as = Delivery)]
 pub struct DeliveryView<'a> {
+    #[schema(value_type = EventId)]
     pub id: &'a str,
+    #[schema(value_type = EventId)]
     pub event_id: &'a str,
+    #[schema(value_type = EventType)]
     pub event_type: &'static str,
     pub status: DeliveryStatus,
     pub attempts: u32,
+    /// The receiver's HTTP status on the last attempt; null if it did not answer.
+    #[schema(required = true)]
     pub last_status_code: Option<u16>,
+    #[schema(required = true, value_type = Option<String>)]
     pub last_error: Option<&'a str>,
+    #[schema(required = true, format = DateTime)]
     pub next_attempt_at: Option<String>,
+    #[schema(required = true, format = DateTime)]
     pub delivered_at: Option<String>,
+    #[schema(format = DateTime)]
     pub created_at: String,
 }
 

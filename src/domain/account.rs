@@ -10,7 +10,10 @@ pub const MAX_ACCOUNT_NAME_CHARS: usize = 200;
 /// Enterprise accounts get this quota until the operator sets another.
 pub const DEFAULT_ENTERPRISE_REQUESTS_PER_HOUR: u32 = 100_000;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+/// An account's plan, which sets its request quota.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum, utoipa::ToSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum PlanKind {
     Standard,

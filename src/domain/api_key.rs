@@ -18,7 +18,20 @@ pub const TOKEN_PREFIX: &str = "frk_";
 pub const MAX_DESCRIPTION_CHARS: usize = 200;
 const SECRET_BYTES: usize = 32;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+/// What an API key may do: `read` for GET, `write` for every other method.
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    PartialOrd,
+    Ord,
+    Serialize,
+    Deserialize,
+    utoipa::ToSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum Permission {
     Read,

@@ -17,11 +17,14 @@ pub const MAX_SERVICE_AREAS: usize = 52;
 /// Longest list accepted at all, repeats included.
 const MAX_LIST_INPUT: usize = 200;
 
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+/// How to reach a carrier; each part only if the carrier gave it.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct Contact {
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
     pub email: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
     pub phone: Option<String>,
 }
 
@@ -39,22 +42,32 @@ pub struct Carrier {
     pub created_at: DateTime<Utc>,
 }
 
-#[derive(Debug, Default, Deserialize)]
+/// How to reach a carrier; both parts optional.
+#[derive(Debug, Default, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ContactInput {
+    #[schema(schema_with = crate::openapi::rules::email)]
     pub email: Option<String>,
+    #[schema(schema_with = crate::openapi::rules::phone)]
     pub phone: Option<String>,
 }
 
 /// The body of `POST /v1/carriers` as sent.
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
+#[schema(description = "A carrier to register.")]
 pub struct NewCarrierInput {
+    #[schema(required = true, schema_with = crate::openapi::rules::carrier_name)]
     pub name: Option<String>,
+    /// Unique within the account.
+    #[schema(required = true, schema_with = crate::openapi::rules::mc_number)]
     pub mc_number: Option<String>,
+    #[schema(schema_with = crate::openapi::rules::dot_number)]
     pub dot_number: Option<String>,
     pub contact: Option<ContactInput>,
+    #[schema(schema_with = crate::openapi::rules::equipment_types)]
     pub equipment_types: Option<Vec<String>>,
+    #[schema(schema_with = crate::openapi::rules::service_areas)]
     pub service_areas: Option<Vec<String>>,
 }
 

@@ -12,7 +12,8 @@ use serde_json::value::RawValue;
 use super::ids::{AccountId, EventId, LoadId};
 use super::timestamp::{self, serde_utc};
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+/// What happened, as webhook subscribers name it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, utoipa::ToSchema)]
 pub enum EventType {
     #[serde(rename = "load.created")]
     LoadCreated,

@@ -18,7 +18,9 @@ pub const MAX_NOTES_CHARS: usize = 2_000;
 /// Status history entries kept on a load; older ones are dropped, the count kept.
 pub const MAX_STATUS_HISTORY: usize = 50;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+/// Where a load is in its lifecycle: `posted` → `assigned` → `in_transit` →
+/// `delivered` (and `assigned` → `posted` to unassign).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum LoadStatus {
     Posted,
@@ -69,7 +71,7 @@ impl std::fmt::Display for LoadStatus {
 }
 
 /// The carrier as the load remembers it: a snapshot taken at assignment.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct CarrierSummary {
     pub id: CarrierId,
     pub name: String,
@@ -77,14 +79,16 @@ pub struct CarrierSummary {
 }
 
 /// One status change, with where and why it happened if the client said.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct StatusEntry {
     pub status: LoadStatus,
     #[serde(with = "serde_utc")]
     pub at: DateTime<Utc>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
     pub location: Option<Coordinates>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
     pub notes: Option<String>,
 }
 
@@ -116,16 +120,33 @@ pub struct Load {
 }
 
 /// The body of `POST /v1/loads` as sent.
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
+#[schema(description = "A load to post.")]
 pub struct NewLoadInput {
+    #[schema(value_type = LocationInput)]
     pub origin: Option<LocationInput>,
+    #[schema(value_type = LocationInput)]
     pub destination: Option<LocationInput>,
+    /// Pounds, above 0 and at most 500,000.
+    #[schema(value_type = f64, exclusive_minimum = 0.0, maximum = 500_000.0, examples(42000))]
     pub weight: Option<f64>,
+    #[schema(value_type = EquipmentType)]
     pub equipment_type: Option<String>,
+    #[schema(schema_with = crate::openapi::rules::optional_utc_timestamp)]
     pub pickup_date: Option<String>,
+    /// Not before `pickup_date`.
+    #[schema(schema_with = crate::openapi::rules::optional_utc_timestamp)]
     pub delivery_date: Option<String>,
+    /// US dollars, 0 to 10,000,000, at most two decimal places.
+    #[schema(
+        minimum = 0.0,
+        maximum = 10_000_000.0,
+        multiple_of = 0.01,
+        examples(1850.5)
+    )]
     pub rate: Option<f64>,
+    #[schema(schema_with = crate::openapi::rules::notes)]
     pub notes: Option<String>,
 }
 
@@ -298,12 +319,18 @@ impl Load {
 }
 
 /// The body of `PATCH /v1/loads/{id}/status` as sent.
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
+#[schema(description = "A status change, with where and why it happened if the client says.")]
 pub struct StatusChangeInput {
+    #[schema(value_type = LoadStatus)]
     pub status: Option<String>,
+    /// Required to assign (`status: assigned`), refused with any other status.
+    #[schema(value_type = Option<CarrierId>)]
     pub carrier_id: Option<String>,
+    /// Where the change happened.
     pub location: Option<CoordinatesInput>,
+    #[schema(schema_with = crate::openapi::rules::notes)]
     pub notes: Option<String>,
 }
 

@@ -6,7 +6,7 @@ use super::validation::{ValidationErrors, text};
 
 /// The 50 states, the District of Columbia and Puerto Rico: where US freight
 /// lanes run. Other territories are refused until a customer needs them.
-const STATE_CODES: [&str; 52] = [
+pub const STATE_CODES: [&str; 52] = [
     "AL", "AK", "AZ", "AR", "CA", "CO", "CT", "DE", "DC", "FL", "GA", "HI", "ID", "IL", "IN", "IA",
     "KS", "KY", "LA", "ME", "MD", "MA", "MI", "MN", "MS", "MO", "MT", "NE", "NV", "NH", "NJ", "NM",
     "NY", "NC", "ND", "OH", "OK", "OR", "PA", "PR", "RI", "SC", "SD", "TN", "TX", "UT", "VT", "VA",
@@ -75,22 +75,30 @@ pub fn parse_zip(raw: &str) -> Result<String, String> {
 }
 
 /// A pickup or delivery place.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct Location {
+    #[schema(examples("Dallas"))]
     pub city: String,
     pub state: UsState,
+    #[schema(pattern = "^[0-9]{5}(?:-[0-9]{4})?$", examples("75201"))]
     pub zip: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
     pub address: Option<String>,
 }
 
 /// A location as the client sent it, before validation.
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
+#[schema(description = "A pickup or delivery place.")]
 pub struct LocationInput {
+    #[schema(required = true, schema_with = crate::openapi::rules::city)]
     pub city: Option<String>,
+    #[schema(value_type = crate::openapi::rules::StateCodeInput)]
     pub state: Option<String>,
+    #[schema(required = true, schema_with = crate::openapi::rules::zip)]
     pub zip: Option<String>,
+    #[schema(schema_with = crate::openapi::rules::address)]
     pub address: Option<String>,
 }
 
@@ -119,16 +127,21 @@ impl LocationInput {
 }
 
 /// A WGS 84 position in decimal degrees.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct Coordinates {
+    #[schema(minimum = -90.0, maximum = 90.0)]
     pub lat: f64,
+    #[schema(minimum = -180.0, maximum = 180.0)]
     pub lng: f64,
 }
 
-#[derive(Debug, Default, Deserialize)]
+/// A WGS 84 position in decimal degrees.
+#[derive(Debug, Default, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CoordinatesInput {
+    #[schema(required = true, nullable = false, minimum = -90.0, maximum = 90.0)]
     pub lat: Option<f64>,
+    #[schema(required = true, nullable = false, minimum = -180.0, maximum = 180.0)]
     pub lng: Option<f64>,
 }
 

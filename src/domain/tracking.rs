@@ -44,14 +44,29 @@ pub enum Appended {
 }
 
 /// The body of `POST /v1/loads/{id}/tracking` (and one element of a batch, with `load_id`).
-#[derive(Debug, Default, Deserialize)]
+// Documented as the single fix; the batch's point schema
+// (`openapi::schemas::BatchPoint`) adds `load_id`.
+#[derive(Debug, Default, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
+#[schema(description = "One GPS fix of a load.")]
 pub struct FixInput {
+    #[schema(ignore)]
     pub load_id: Option<String>,
+    /// Latitude, WGS 84 decimal degrees.
+    #[schema(required = true, nullable = false, minimum = -90.0, maximum = 90.0, examples(32.7767))]
     pub lat: Option<f64>,
+    /// Longitude, WGS 84 decimal degrees.
+    #[schema(required = true, nullable = false, minimum = -180.0, maximum = 180.0, examples(-96.797))]
     pub lng: Option<f64>,
+    /// When the device took the fix: at most 5 minutes ahead of the server's
+    /// clock and at most 30 days old.
+    #[schema(required = true, schema_with = crate::openapi::rules::utc_timestamp)]
     pub timestamp: Option<String>,
+    /// Ground speed in miles per hour.
+    #[schema(minimum = 0.0, maximum = 200.0, examples(61.5))]
     pub speed: Option<f64>,
+    /// Degrees clockwise from true north (0 = north, 90 = east).
+    #[schema(minimum = 0.0, maximum = 360.0, examples(92.0))]
     pub heading: Option<f64>,
 }
 

@@ -4,7 +4,7 @@ use std::fmt;
 
 /// One refused field: a dotted path as the client wrote it (`origin.state`,
 /// `equipment_types[2]`) and what is wrong with it.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, utoipa::ToSchema)]
 pub struct FieldError {
     pub field: String,
     pub message: String,

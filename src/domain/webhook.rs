@@ -46,21 +46,31 @@ impl Subscription {
 }
 
 /// The body of `POST /v1/webhooks`.
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
+#[schema(description = "A webhook subscription.")]
 pub struct NewSubscriptionInput {
+    #[schema(required = true, schema_with = crate::openapi::rules::url)]
     pub url: Option<String>,
+    #[schema(required = true, schema_with = crate::openapi::rules::webhook_events)]
     pub events: Option<Vec<String>>,
+    #[schema(required = true, schema_with = crate::openapi::rules::webhook_secret)]
     pub secret: Option<String>,
 }
 
 /// The body of `PATCH /v1/webhooks/{id}`: every field optional.
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
+#[schema(description = "Changes to a webhook subscription; fields left out are kept.")]
 pub struct SubscriptionPatchInput {
+    #[schema(schema_with = crate::openapi::rules::optional_url)]
     pub url: Option<String>,
+    #[schema(schema_with = crate::openapi::rules::optional_webhook_events)]
     pub events: Option<Vec<String>>,
+    /// A new secret takes effect from the next delivery attempt.
+    #[schema(schema_with = crate::openapi::rules::optional_webhook_secret)]
     pub secret: Option<String>,
+    /// `true` also clears `disabled_reason` and sends what waited meanwhile.
     pub enabled: Option<bool>,
 }
 
@@ -148,7 +158,7 @@ pub fn parse_secret(raw: &str) -> Result<String, String> {
 }
 
 /// Where one event stands with one subscription.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum DeliveryStatus {
     /// Waiting for its next attempt (or for the subscription to be enabled again).

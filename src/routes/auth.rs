@@ -1,14 +1,25 @@
 //! `GET /v1/auth/verify`.
 
-use actix_web::{HttpResponse, web};
+use actix_web::HttpResponse;
 use serde_json::json;
 
-use crate::api::envelope;
+use crate::api::envelope::{self, Envelope};
 use crate::api::extract::NoQuery;
+use crate::openapi::schemas::KeyVerification;
 use crate::services::auth::Principal;
 
-/// Confirms the key works and says whose it is (spec 4.5).
-async fn verify(principal: Principal, _: NoQuery) -> HttpResponse {
+/// Check an API key: whose it is and what it may do.
+///
+/// Needs a working key but no particular permission.
+#[utoipa::path(
+    get,
+    path = "/v1/auth/verify",
+    operation_id = "verify_api_key",
+    tag = "auth",
+    responses((status = 200, description = "The key works.", body = Envelope<KeyVerification>)),
+)]
+// Confirms the key works and says whose it is (spec 4.5).
+pub(crate) async fn verify(principal: Principal, _: NoQuery) -> HttpResponse {
     let permissions: Vec<&str> = principal.permissions.iter().map(|p| p.as_str()).collect();
     envelope::ok(json!({
         "authenticated": true,
@@ -20,10 +31,6 @@ async fn verify(principal: Principal, _: NoQuery) -> HttpResponse {
     }))
 }
 
-pub fn configure(cfg: &mut web::ServiceConfig) {
-    cfg.service(
-        web::resource("/auth/verify")
-            .route(web::get().to(verify))
-            .default_service(super::only("GET")),
-    );
+resources! {
+    "/auth/verify" => [GET => verify],
 }

@@ -2,17 +2,40 @@
 
 use actix_web::{HttpRequest, HttpResponse, web};
 
-use crate::api::envelope::{self, PageInfo};
+use crate::api::envelope::{self, Envelope, PageInfo};
 use crate::api::error::ApiError;
 use crate::api::extract::{JsonBody, NoQuery, QueryParams, page_request};
 use crate::api::views::{LoadView, TrackingSummary};
+use crate::domain::ids::LoadId;
 use crate::domain::load::{Load, LoadStatus, NewLoadInput, StatusChangeInput};
 use crate::domain::location::UsState;
+use crate::openapi::params;
+use crate::openapi::schemas::{Error, LoadList, StatusChangeBody};
 use crate::services::Services;
 use crate::services::auth::Principal;
 use crate::storage::LoadFilter;
 
-async fn create(
+/// Post a load.
+///
+/// The new load is `posted`, with an empty tracking summary.
+#[utoipa::path(
+    post,
+    path = "/v1/loads",
+    operation_id = "create_load",
+    tag = "loads",
+    request_body(content = NewLoadInput, example = json!({
+        "origin": {"city": "Dallas", "state": "TX", "zip": "75201", "address": "1200 Main St"},
+        "destination": {"city": "Atlanta", "state": "GA", "zip": "30301"},
+        "weight": 42000,
+        "equipment_type": "dry_van",
+        "pickup_date": "2026-03-02T08:00:00Z",
+        "delivery_date": "2026-03-03T17:00:00Z",
+        "rate": 1850.5,
+        "notes": "Dock 4, call ahead"
+    })),
+    responses((status = 201, description = "The load, as stored.", body = Envelope<LoadView>)),
+)]
+pub(crate) async fn create(
     principal: Principal,
     _: NoQuery,
     services: web::Data<Services>,
@@ -27,7 +50,16 @@ async fn create(
     )))
 }
 
-async fn get(
+/// Get a load, with its tracking summary.
+#[utoipa::path(
+    get,
+    path = "/v1/loads/{load_id}",
+    operation_id = "get_load",
+    tag = "loads",
+    params(("load_id" = LoadId, Path, description = "The load.")),
+    responses((status = 200, description = "The load.", body = Envelope<LoadView>)),
+)]
+pub(crate) async fn get(
     principal: Principal,
     _: NoQuery,
     services: web::Data<Services>,
@@ -60,7 +92,18 @@ async fn tracking_summary(
     }
 }
 
-async fn list(
+/// List loads, newest first.
+///
+/// List items leave out `tracking` (get a load by id for it).
+#[utoipa::path(
+    get,
+    path = "/v1/loads",
+    operation_id = "list_loads",
+    tag = "loads",
+    params(params::Paging, params::LoadFilters),
+    responses((status = 200, description = "A page of loads.", body = LoadList)),
+)]
+pub(crate) async fn list(
     principal: Principal,
     services: web::Data<Services>,
     req: HttpRequest,
@@ -89,7 +132,36 @@ async fn list(
     ))
 }
 
-async fn change_status(
+/// Change a load's status (assign, start, deliver, unassign).
+///
+/// Allowed moves: `posted` → `assigned` (with `carrier_id`), `assigned` →
+/// `in_transit` or `posted` (unassign), `in_transit` → `delivered`; `delivered`
+/// is final. Repeating the current status changes nothing and answers 200.
+#[utoipa::path(
+    patch,
+    path = "/v1/loads/{load_id}/status",
+    operation_id = "change_load_status",
+    tag = "loads",
+    params(("load_id" = LoadId, Path, description = "The load.")),
+    request_body(content = StatusChangeBody, examples(
+        ("assign" = (summary = "Assign to a carrier", value = json!({
+            "status": "assigned", "carrier_id": "carrier_01jd5ex0k3m2v8q4r6t9w1y3z5"
+        }))),
+        ("pick up" = (summary = "Start the trip", value = json!({
+            "status": "in_transit", "location": {"lat": 32.7767, "lng": -96.797}, "notes": "Picked up"
+        }))),
+    )),
+    responses(
+        (status = 200, description = "The load after the change.", body = Envelope<LoadView>),
+        (status = 400, description = "`VALIDATION_FAILED` (a field, or `carrier_id` missing when \
+         assigning or given with another status) or `UNKNOWN_CARRIER` (`carrier_id` names no \
+         carrier of this account).", body = Error),
+        (status = 409, description = "`INVALID_STATUS_TRANSITION` (`details.current_status`, \
+         `requested_status`, `allowed_next`) or `LOAD_ALREADY_ASSIGNED` (to another carrier; \
+         `details.current_carrier_id`): unassign first.", body = Error),
+    ),
+)]
+pub(crate) async fn change_status(
     principal: Principal,
     _: NoQuery,
     services: web::Data<Services>,
@@ -105,21 +177,8 @@ async fn change_status(
     Ok(envelope::ok(LoadView::with_tracking(&load, tracking)))
 }
 
-pub fn configure(cfg: &mut web::ServiceConfig) {
-    cfg.service(
-        web::resource("/loads")
-            .route(web::post().to(create))
-            .route(web::get().to(list))
-            .default_service(super::only("GET, POST")),
-    )
-    .service(
-        web::resource("/loads/{load_id}")
-            .route(web::get().to(get))
-            .default_service(super::only("GET")),
-    )
-    .service(
-        web::resource("/loads/{load_id}/status")
-            .route(web::patch().to(change_status))
-            .default_service(super::only("PATCH")),
-    );
+resources! {
+    "/loads" => [GET => list, POST => create],
+    "/loads/{load_id}" => [GET => get],
+    "/loads/{load_id}/status" => [PATCH => change_status],
 }

@@ -1,7 +1,62 @@
-//! The `/v1` API. Each module ends in `configure`; this one only chains them.
+//! The `/v1` API. Each module declares its resources with [`resources!`], which
+//! makes both its `configure` and its `ROUTES`; this one only chains them.
+
+/// Declares a module's resources once and generates from that one list:
+///
+/// - `configure`, registering each resource in the order given (actix tries them
+///   in that order), each method's handler, and a default service answering
+///   405 with an `Allow` header that lists the methods, in the order written;
+/// - `ROUTES`, the `(method, path)` pairs, which [`all_routes`] collects so the
+///   OpenAPI test can check the document lists exactly the routes served.
+///
+/// ```text
+/// resources! {
+///     "/tracking/batch" (web::Data::new(BodyLimit(BATCH))) => [POST => batch],
+///     "/loads/{load_id}" => [GET => get],
+/// }
+/// ```
+///
+/// The parenthesised expressions are app data of that resource.
+macro_rules! resources {
+    ($(
+        $path:literal $(($($data:expr),+ $(,)?))? => [
+            $first:ident => $first_handler:path $(, $method:ident => $handler:path)* $(,)?
+        ]
+    ),+ $(,)?) => {
+        /// `(method, path)` of every route this module registers, relative to its scope.
+        pub const ROUTES: &[(&str, &str)] = &[
+            $( (stringify!($first), $path), $( (stringify!($method), $path), )* )+
+        ];
+
+        pub fn configure(cfg: &mut ::actix_web::web::ServiceConfig) {
+            $(
+                cfg.service(
+                    ::actix_web::web::resource($path)
+                        $($( .app_data($data) )+)?
+                        .route(
+                            ::actix_web::web::route()
+                                .method(::actix_web::http::Method::$first)
+                                .to($first_handler),
+                        )
+                        $(
+                            .route(
+                                ::actix_web::web::route()
+                                    .method(::actix_web::http::Method::$method)
+                                    .to($handler),
+                            )
+                        )*
+                        .default_service($crate::routes::only(concat!(
+                            stringify!($first) $(, ", ", stringify!($method))*
+                        ))),
+                );
+            )+
+        }
+    };
+}
 
 pub mod auth;
 pub mod carriers;
+pub mod docs;
 pub mod loads;
 pub mod tracking;
 pub mod webhooks;
@@ -10,10 +65,15 @@ use actix_web::{HttpResponse, middleware::from_fn, web};
 
 use crate::api::error::ApiError;
 
-/// Mounts the whole authenticated API under `/v1`.
+/// The scope every authenticated route lives under.
+pub const API_SCOPE: &str = "/v1";
+
+/// Mounts the public documentation, then the whole authenticated API under `/v1`.
 pub fn configure(cfg: &mut web::ServiceConfig) {
+    // First, and outside the scope: the scope's middlewares would demand a key.
+    docs::configure(cfg);
     cfg.service(
-        web::scope("/v1")
+        web::scope(API_SCOPE)
             // The last wrapped runs first: authenticate (and count), then idempotency.
             .wrap(from_fn(crate::api::idempotency::idempotent_posts))
             .wrap(from_fn(crate::api::auth::authenticate))
@@ -25,6 +85,29 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
             .configure(webhooks::configure)
             .configure(auth::configure),
     );
+}
+
+/// Every `(method, full path)` the API listener routes, as registered by
+/// [`configure`]; the OpenAPI test compares it with the document.
+pub fn all_routes() -> Vec<(&'static str, String)> {
+    let scoped = [
+        tracking::ROUTES,
+        loads::ROUTES,
+        carriers::ROUTES,
+        webhooks::ROUTES,
+        auth::ROUTES,
+    ];
+    let public = docs::ROUTES
+        .iter()
+        .map(|&(method, path)| (method, path.to_owned()));
+    public
+        .chain(
+            scoped
+                .into_iter()
+                .flatten()
+                .map(|&(method, path)| (method, format!("{API_SCOPE}{path}"))),
+        )
+        .collect()
 }
 
 /// The default service of a resource: its path exists, the method does not.

@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use crate::actors::load_actor::RECENT_FIXES;
-use crate::api::envelope::{self, PageInfo};
+use crate::api::envelope::{self, Envelope, PageInfo};
 use crate::api::error::ApiError;
 use crate::api::extract::{
     BodyLimit, JsonBody, JsonBytes, NoQuery, QueryParams, parse_json, whole_number,
@@ -16,6 +16,8 @@ use crate::domain::ids::LoadId;
 use crate::domain::timestamp;
 use crate::domain::tracking::{Appended, FixInput};
 use crate::domain::validation::ValidationErrors;
+use crate::openapi::params;
+use crate::openapi::schemas::{BatchPoint, GpsHistory, RecordedFix};
 use crate::services::Services;
 use crate::services::auth::Principal;
 use crate::storage::PointRange;
@@ -34,7 +36,30 @@ fn fix_response(load_id: &str, point: &PointView, outcome: Appended) -> Value {
     body
 }
 
-async fn record(
+/// Record one GPS fix of a load.
+///
+/// Accepted only while the load is `assigned` or `in_transit`. Answered once the
+/// fix is durable and in the load's live state. A fix with the same timestamp as
+/// a stored one is a duplicate: nothing is written and the answer is 200 with
+/// `duplicate: true`.
+#[utoipa::path(
+    post,
+    path = "/v1/loads/{load_id}/tracking",
+    operation_id = "record_gps_fix",
+    tag = "tracking",
+    params(("load_id" = LoadId, Path, description = "The load the fix belongs to.")),
+    request_body(content = FixInput, example = json!({
+        "lat": 32.7767, "lng": -96.797, "timestamp": "2026-03-01T14:30:00Z", "speed": 61.5, "heading": 92
+    })),
+    responses(
+        (status = 201, description = "The fix was stored.", body = Envelope<RecordedFix>),
+        (status = 200, description = "A fix with this timestamp was already stored; nothing was written.",
+         body = Envelope<RecordedFix>),
+        (status = 409, description = "`LOAD_NOT_TRACKABLE`: the load is not `assigned` or `in_transit` \
+         (`details.current_status`).", body = crate::openapi::schemas::Error),
+    ),
+)]
+pub(crate) async fn record(
     principal: Principal,
     services: web::Data<Services>,
     id: web::Path<String>,
@@ -58,7 +83,21 @@ async fn record(
     })
 }
 
-async fn live(
+/// The live view of a load: latest position, ETA and recent fixes.
+///
+/// Read from the load's actor, not from storage. `city`/`state` name the nearest
+/// ZIP centroid within 50 miles.
+#[utoipa::path(
+    get,
+    path = "/v1/loads/{load_id}/tracking",
+    operation_id = "get_live_tracking",
+    tag = "tracking",
+    params(("load_id" = LoadId, Path, description = "The load."), params::LivePoints),
+    responses(
+        (status = 200, description = "The load's live tracking.", body = Envelope<LiveTracking>),
+    ),
+)]
+pub(crate) async fn live(
     principal: Principal,
     services: web::Data<Services>,
     id: web::Path<String>,
@@ -96,7 +135,21 @@ fn parse_cursor(raw: &str) -> Result<(u64, DateTime<Utc>), String> {
     Ok((page, at))
 }
 
-async fn history(
+/// The stored fixes of a load, newest first, a page at a time.
+///
+/// `from`/`to` are inclusive. Page with the cursor each answer gives in
+/// `pagination.next_cursor`.
+#[utoipa::path(
+    get,
+    path = "/v1/loads/{load_id}/tracking/history",
+    operation_id = "get_tracking_history",
+    tag = "tracking",
+    params(("load_id" = LoadId, Path, description = "The load."), params::HistoryQuery),
+    responses(
+        (status = 200, description = "A page of fixes.", body = GpsHistory),
+    ),
+)]
+pub(crate) async fn history(
     principal: Principal,
     services: web::Data<Services>,
     id: web::Path<String>,
@@ -151,9 +204,14 @@ async fn history(
     Ok(HttpResponse::Ok().json(response))
 }
 
-#[derive(Deserialize)]
+/// Up to 1,000 fixes of one or many loads.
+#[derive(Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
-struct BatchInput {
+#[schema(as = GpsBatch)]
+pub(crate) struct BatchInput {
+    /// The fixes. A point that does not match `BatchPoint` is not a refusal of
+    /// the request: it is rejected on its own, in the answer.
+    #[schema(value_type = Vec<BatchPoint>, min_items = 1, max_items = 1000)]
     points: Vec<FixInput>,
 }
 
@@ -202,27 +260,39 @@ fn check_size(len: usize) -> Result<(), ApiError> {
     Ok(())
 }
 
-#[derive(Serialize, Clone, Copy, PartialEq, Eq)]
+/// What became of one point of a batch.
+#[derive(Serialize, Clone, Copy, PartialEq, Eq, utoipa::ToSchema)]
 #[serde(rename_all = "snake_case")]
-enum PointStatus {
+#[schema(as = BatchPointStatus)]
+pub(crate) enum PointStatus {
     Created,
     Duplicate,
     Rejected,
 }
 
 /// The answer for one point of a batch, by its index in the request.
-#[derive(Serialize)]
-struct PointResult {
+#[derive(Serialize, utoipa::ToSchema)]
+#[schema(as = BatchPointResult)]
+pub(crate) struct PointResult {
+    #[schema(value_type = u32)]
     index: usize,
     status: PointStatus,
+    /// Why the point was rejected (only with `status: rejected`); field paths are
+    /// relative to the point.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = crate::openapi::schemas::ErrorDetail, required = false)]
     error: Option<Value>,
 }
 
-#[derive(Serialize)]
-struct BatchResult {
+/// The answer to a batch: one result per point, in request order.
+#[derive(Serialize, utoipa::ToSchema)]
+#[schema(as = GpsBatchResult)]
+pub(crate) struct BatchResult {
+    #[schema(value_type = u32)]
     accepted: usize,
+    #[schema(value_type = u32)]
     duplicates: usize,
+    #[schema(value_type = u32)]
     rejected: usize,
     results: Vec<PointResult>,
 }
@@ -235,7 +305,28 @@ fn rejected(index: usize, error: ApiError) -> PointResult {
     }
 }
 
-async fn batch(
+/// Record up to 1,000 GPS fixes of one or many loads.
+///
+/// Each point stands alone: stored durably or not at all, whatever happens to its
+/// neighbours. A point that fails validation (a wrong type or unknown field
+/// included) is rejected in the 200 answer without sinking the others; only a
+/// body that is not `{"points": [1 to 1000 items]}` is refused with 400.
+#[utoipa::path(
+    post,
+    path = "/v1/tracking/batch",
+    operation_id = "record_gps_batch",
+    tag = "tracking",
+    request_body(content = BatchInput, description = "At most 1 MiB.", example = json!({"points": [
+        {"load_id": "load_01jd5ex0k3m2v8q4r6t9w1y3z5", "lat": 32.7767, "lng": -96.797,
+         "timestamp": "2026-03-01T14:30:00Z", "speed": 61.5, "heading": 92},
+        {"load_id": "load_01jd5ex0k3m2v8q4r6t9w1y3z5", "lat": 32.79, "lng": -96.74,
+         "timestamp": "2026-03-01T14:31:00Z"}
+    ]})),
+    responses(
+        (status = 200, description = "One result per point, in order.", body = Envelope<BatchResult>),
+    ),
+)]
+pub(crate) async fn batch(
     principal: Principal,
     services: web::Data<Services>,
     _: NoQuery,
@@ -297,22 +388,8 @@ async fn batch(
     }))
 }
 
-pub fn configure(cfg: &mut web::ServiceConfig) {
-    cfg.service(
-        web::resource("/loads/{load_id}/tracking")
-            .route(web::post().to(record))
-            .route(web::get().to(live))
-            .default_service(super::only("GET, POST")),
-    )
-    .service(
-        web::resource("/loads/{load_id}/tracking/history")
-            .route(web::get().to(history))
-            .default_service(super::only("GET")),
-    )
-    .service(
-        web::resource("/tracking/batch")
-            .app_data(web::Data::new(BodyLimit(BATCH_BODY_LIMIT)))
-            .route(web::post().to(batch))
-            .default_service(super::only("POST")),
-    );
+resources! {
+    "/loads/{load_id}/tracking" => [GET => live, POST => record],
+    "/loads/{load_id}/tracking/history" => [GET => history],
+    "/tracking/batch" (web::Data::new(BodyLimit(BATCH_BODY_LIMIT))) => [POST => batch],
 }

@@ -2,15 +2,41 @@
 
 use actix_web::{HttpResponse, web};
 
-use crate::api::envelope;
+use crate::api::envelope::{self, Envelope};
 use crate::api::error::ApiError;
 use crate::api::extract::{JsonBody, NoQuery, Paging};
 use crate::api::webhook_views::{DeliveryView, WebhookView};
+use crate::domain::ids::{EventId, WebhookId};
 use crate::domain::webhook::{NewSubscriptionInput, SubscriptionPatchInput};
+use crate::openapi::params;
+use crate::openapi::schemas::{
+    DeletedWebhook, DeliveryList, Error, WebhookList, WebhookTestResult,
+};
 use crate::services::Services;
 use crate::services::auth::Principal;
 
-async fn create(
+/// Subscribe a URL to events.
+///
+/// Each event is POSTed to the URL signed as Standard Webhooks does
+/// (`webhook-id`, `webhook-timestamp`, `webhook-signature`), at least once,
+/// retried for about three days. The secret is never returned.
+#[utoipa::path(
+    post,
+    path = "/v1/webhooks",
+    operation_id = "create_webhook",
+    tag = "webhooks",
+    request_body(content = NewSubscriptionInput, example = json!({
+        "url": "https://hooks.example.com/freight",
+        "events": ["load.assigned", "delivery.completed"],
+        "secret": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
+    })),
+    responses(
+        (status = 201, description = "The subscription.", body = Envelope<WebhookView>),
+        (status = 409, description = "`TOO_MANY_WEBHOOKS`: an account may have at most 50; \
+         delete one first.", body = Error),
+    ),
+)]
+pub(crate) async fn create(
     principal: Principal,
     services: web::Data<Services>,
     _: NoQuery,
@@ -23,7 +49,16 @@ async fn create(
     Ok(envelope::created(WebhookView::new(&created)))
 }
 
-async fn list(
+/// List webhook subscriptions, newest first.
+#[utoipa::path(
+    get,
+    path = "/v1/webhooks",
+    operation_id = "list_webhooks",
+    tag = "webhooks",
+    params(params::Paging),
+    responses((status = 200, description = "A page of subscriptions.", body = WebhookList)),
+)]
+pub(crate) async fn list(
     principal: Principal,
     services: web::Data<Services>,
     paging: Paging,
@@ -35,7 +70,16 @@ async fn list(
     Ok(envelope::list("webhooks", views, paging.info(found.total)))
 }
 
-async fn get(
+/// Get a webhook subscription.
+#[utoipa::path(
+    get,
+    path = "/v1/webhooks/{id}",
+    operation_id = "get_webhook",
+    tag = "webhooks",
+    params(("id" = WebhookId, Path, description = "The subscription.")),
+    responses((status = 200, description = "The subscription.", body = Envelope<WebhookView>)),
+)]
+pub(crate) async fn get(
     principal: Principal,
     services: web::Data<Services>,
     _: NoQuery,
@@ -45,7 +89,17 @@ async fn get(
     Ok(envelope::ok(WebhookView::new(&found)))
 }
 
-async fn update(
+/// Change a webhook subscription; fields left out are kept.
+#[utoipa::path(
+    patch,
+    path = "/v1/webhooks/{id}",
+    operation_id = "update_webhook",
+    tag = "webhooks",
+    params(("id" = WebhookId, Path, description = "The subscription.")),
+    request_body(content = SubscriptionPatchInput, example = json!({"enabled": true})),
+    responses((status = 200, description = "The subscription after the change.", body = Envelope<WebhookView>)),
+)]
+pub(crate) async fn update(
     principal: Principal,
     services: web::Data<Services>,
     _: NoQuery,
@@ -59,7 +113,16 @@ async fn update(
     Ok(envelope::ok(WebhookView::new(&updated)))
 }
 
-async fn delete(
+/// Delete a webhook subscription and its pending deliveries.
+#[utoipa::path(
+    delete,
+    path = "/v1/webhooks/{id}",
+    operation_id = "delete_webhook",
+    tag = "webhooks",
+    params(("id" = WebhookId, Path, description = "The subscription.")),
+    responses((status = 200, description = "Deleted.", body = Envelope<DeletedWebhook>)),
+)]
+pub(crate) async fn delete(
     principal: Principal,
     services: web::Data<Services>,
     _: NoQuery,
@@ -74,7 +137,18 @@ async fn delete(
     ))
 }
 
-async fn test(
+/// Send a signed `webhook.test` event now and report how the receiver answered.
+///
+/// The answer is 200 whether or not the receiver accepted the event.
+#[utoipa::path(
+    post,
+    path = "/v1/webhooks/{id}/test",
+    operation_id = "test_webhook",
+    tag = "webhooks",
+    params(("id" = WebhookId, Path, description = "The subscription.")),
+    responses((status = 200, description = "The attempt was made.", body = Envelope<WebhookTestResult>)),
+)]
+pub(crate) async fn test(
     principal: Principal,
     services: web::Data<Services>,
     _: NoQuery,
@@ -90,7 +164,16 @@ async fn test(
     })))
 }
 
-async fn deliveries(
+/// The delivery log of a subscription, newest event first.
+#[utoipa::path(
+    get,
+    path = "/v1/webhooks/{id}/deliveries",
+    operation_id = "list_webhook_deliveries",
+    tag = "webhooks",
+    params(("id" = WebhookId, Path, description = "The subscription."), params::Paging),
+    responses((status = 200, description = "A page of deliveries.", body = DeliveryList)),
+)]
+pub(crate) async fn deliveries(
     principal: Principal,
     services: web::Data<Services>,
     id: web::Path<String>,
@@ -108,7 +191,23 @@ async fn deliveries(
     ))
 }
 
-async fn redeliver(
+/// Send a delivery again now, under the same event id.
+#[utoipa::path(
+    post,
+    path = "/v1/webhooks/{id}/deliveries/{delivery_id}/redeliver",
+    operation_id = "redeliver_webhook_delivery",
+    tag = "webhooks",
+    params(
+        ("id" = WebhookId, Path, description = "The subscription."),
+        ("delivery_id" = EventId, Path, description = "The delivery: its event id."),
+    ),
+    responses(
+        (status = 202, description = "Another attempt is scheduled now.", body = Envelope<DeliveryView>),
+        (status = 404, description = "`WEBHOOK_NOT_FOUND`, or `DELIVERY_NOT_FOUND` when this \
+         subscription has no delivery of that event.", body = Error),
+    ),
+)]
+pub(crate) async fn redeliver(
     principal: Principal,
     services: web::Data<Services>,
     _: NoQuery,
@@ -125,33 +224,10 @@ async fn redeliver(
     })))
 }
 
-pub fn configure(cfg: &mut web::ServiceConfig) {
-    cfg.service(
-        web::resource("/webhooks")
-            .route(web::post().to(create))
-            .route(web::get().to(list))
-            .default_service(super::only("GET, POST")),
-    )
-    .service(
-        web::resource("/webhooks/{id}")
-            .route(web::get().to(get))
-            .route(web::patch().to(update))
-            .route(web::delete().to(delete))
-            .default_service(super::only("GET, PATCH, DELETE")),
-    )
-    .service(
-        web::resource("/webhooks/{id}/test")
-            .route(web::post().to(test))
-            .default_service(super::only("POST")),
-    )
-    .service(
-        web::resource("/webhooks/{id}/deliveries")
-            .route(web::get().to(deliveries))
-            .default_service(super::only("GET")),
-    )
-    .service(
-        web::resource("/webhooks/{id}/deliveries/{delivery_id}/redeliver")
-            .route(web::post().to(redeliver))
-            .default_service(super::only("POST")),
-    );
+resources! {
+    "/webhooks" => [GET => list, POST => create],
+    "/webhooks/{id}" => [GET => get, PATCH => update, DELETE => delete],
+    "/webhooks/{id}/test" => [POST => test],
+    "/webhooks/{id}/deliveries" => [GET => deliveries],
+    "/webhooks/{id}/deliveries/{delivery_id}/redeliver" => [POST => redeliver],
 }

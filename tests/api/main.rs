@@ -6,6 +6,7 @@ mod crash;
 mod helpers;
 mod idempotency;
 mod loads;
+mod openapi;
 mod operations;
 mod operator;
 mod rate_limits;

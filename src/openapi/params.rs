@@ -1,0 +1,62 @@
+//! Query parameters as the handlers parse them (`api::extract::QueryParams`).
+//! Every endpoint refuses a parameter it does not name here, a repeated one, and
+//! more than 16 in all, with `400 INVALID_QUERY_PARAMETER`.
+//!
+//! These structs exist for the document only; numeric bounds are the handlers'
+//! constants, written as literals because attributes take no paths.
+
+use utoipa::IntoParams;
+
+use crate::domain::load::LoadStatus;
+use crate::openapi::rules::StateCodeInput;
+
+/// `page` and `limit` of a list (`QueryParams::pagination`).
+#[derive(IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct Paging {
+    /// Page number, from 1. A page past the end is empty, with the real `total`.
+    #[param(minimum = 1, maximum = 1_000_000, default = 1)]
+    pub page: Option<u64>,
+    /// Items per page.
+    #[param(minimum = 1, maximum = 100, default = 50)]
+    pub limit: Option<u32>,
+}
+
+/// Filters of `GET /v1/loads`; they combine (AND).
+#[derive(IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct LoadFilters {
+    pub status: Option<LoadStatus>,
+    #[param(value_type = Option<StateCodeInput>)]
+    pub origin_state: Option<String>,
+    #[param(value_type = Option<StateCodeInput>)]
+    pub destination_state: Option<String>,
+}
+
+/// `GET /v1/loads/{load_id}/tracking` (`routes::tracking::live`).
+#[derive(IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct LivePoints {
+    /// Recent fixes to include, newest first (`RECENT_FIXES`); use the history
+    /// for more.
+    #[param(minimum = 0, maximum = 10, default = 10)]
+    pub points: Option<u32>,
+}
+
+/// `GET /v1/loads/{load_id}/tracking/history` (`routes::tracking::history`).
+#[derive(IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct HistoryQuery {
+    /// Oldest fix time to include (inclusive), UTC.
+    #[param(schema_with = crate::openapi::rules::utc_timestamp)]
+    pub from: Option<String>,
+    /// Newest fix time to include (inclusive), UTC; not before `from`.
+    #[param(schema_with = crate::openapi::rules::utc_timestamp)]
+    pub to: Option<String>,
+    /// Fixes per page (`MAX_HISTORY_LIMIT`).
+    #[param(minimum = 1, maximum = 1000, default = 100)]
+    pub limit: Option<u32>,
+    /// `pagination.next_cursor` of the previous page.
+    #[param(value_type = Option<String>, pattern = r"^c[0-9]{1,9}\.-?[0-9]{1,18}$")]
+    pub cursor: Option<String>,
+}
