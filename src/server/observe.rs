@@ -22,7 +22,53 @@ fn request_id(req: &ServiceRequest) -> String {
         .and_then(|v| v.to_str().ok())
         .filter(|v| !v.is_empty() && v.len() <= 128 && v.bytes().all(|b| b.is_ascii_graphic()))
         .map(str::to_owned)
-        .unwrap_or_else(|| format!("req_{}", crate::domain::ids::new_suffix()))
+        .unwrap_or_else(new_request_id)
+}
+
+/// `req_` + this process's random tag + a counter: unique without a lock or a
+/// clock read on the hot path (a fresh tag per start keeps restarts apart).
+fn new_request_id() -> String {
+    use std::sync::OnceLock;
+    use std::sync::atomic::{AtomicU64, Ordering};
+
+    static TAG: OnceLock<String> = OnceLock::new();
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    let tag = TAG.get_or_init(|| {
+        let suffix = crate::domain::ids::new_suffix();
+        suffix[suffix.len() - 8..].to_owned()
+    });
+    format!("req_{tag}{:012x}", NEXT.fetch_add(1, Ordering::Relaxed))
+}
+
+/// Label values without an allocation for the usual methods and statuses.
+fn method_label(method: &actix_web::http::Method) -> std::borrow::Cow<'static, str> {
+    use actix_web::http::Method;
+    match *method {
+        Method::GET => "GET".into(),
+        Method::POST => "POST".into(),
+        Method::PATCH => "PATCH".into(),
+        Method::PUT => "PUT".into(),
+        Method::DELETE => "DELETE".into(),
+        Method::HEAD => "HEAD".into(),
+        Method::OPTIONS => "OPTIONS".into(),
+        ref other => other.as_str().to_owned().into(),
+    }
+}
+
+fn status_label(status: actix_web::http::StatusCode) -> std::borrow::Cow<'static, str> {
+    match status.as_u16() {
+        200 => "200".into(),
+        201 => "201".into(),
+        202 => "202".into(),
+        204 => "204".into(),
+        400 => "400".into(),
+        401 => "401".into(),
+        403 => "403".into(),
+        404 => "404".into(),
+        409 => "409".into(),
+        429 => "429".into(),
+        other => other.to_string().into(),
+    }
 }
 
 pub async fn observe(
@@ -49,13 +95,11 @@ pub async fn observe(
         .match_pattern()
         .unwrap_or_else(|| "unmatched".to_owned());
     let elapsed = started.elapsed();
-    let labels = [
-        ("route", route),
-        ("method", method.to_string()),
-        ("status", status.as_u16().to_string()),
-    ];
-    metrics::counter!(REQUESTS_METRIC, &labels).increment(1);
-    metrics::histogram!(LATENCY_METRIC, &labels).record(elapsed.as_secs_f64());
+    let (method_label, status_label) = (method_label(&method), status_label(status));
+    metrics::counter!(REQUESTS_METRIC, "route" => route.clone(), "method" => method_label.clone(), "status" => status_label.clone())
+        .increment(1);
+    metrics::histogram!(LATENCY_METRIC, "route" => route, "method" => method_label, "status" => status_label)
+        .record(elapsed.as_secs_f64());
     span.in_scope(|| {
         if status.is_server_error() {
             tracing::error!(

@@ -49,6 +49,8 @@ impl Quota {
 #[derive(Debug)]
 struct Window {
     counts: [u32; SLOTS],
+    /// The sum of `counts`, kept so a check does not add up 60 slots.
+    used: u64,
     /// The minute (Unix seconds / 60) the newest slot holds.
     newest: i64,
 }
@@ -57,6 +59,7 @@ impl Window {
     fn new(minute: i64) -> Self {
         Window {
             counts: [0; SLOTS],
+            used: 0,
             newest: minute,
         }
     }
@@ -68,13 +71,15 @@ impl Window {
         }
         let gone = (minute - self.newest).min(SLOTS as i64);
         for step in 1..=gone {
-            self.counts[slot(self.newest + step)] = 0;
+            let count = &mut self.counts[slot(self.newest + step)];
+            self.used -= u64::from(*count);
+            *count = 0;
         }
         self.newest = minute;
     }
 
     fn used(&self) -> u64 {
-        self.counts.iter().map(|c| u64::from(*c)).sum()
+        self.used
     }
 
     /// The minutes in the window, oldest first, with their counts.
@@ -139,6 +144,7 @@ impl RateLimiter {
             };
         }
         window.counts[slot(minute)] += 1;
+        window.used += 1;
         let used = used + 1;
         let oldest = window
             .oldest_first()
