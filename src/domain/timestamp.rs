@@ -1,6 +1,6 @@
 //! ISO 8601 UTC timestamps as the API exchanges them.
 
-use chrono::{DateTime, DurationRound, SecondsFormat, TimeDelta, Utc};
+use chrono::{DateTime, DurationRound, SecondsFormat, TimeDelta, Timelike, Utc};
 
 /// Parses an RFC 3339 timestamp (the strict profile of ISO 8601) that is in UTC:
 /// it ends in `Z` or carries a zero offset. Anything else is refused rather than
@@ -18,6 +18,14 @@ pub fn parse_utc(raw: &str) -> Result<DateTime<Utc>, String> {
     }
     // The service keeps millisecond precision, like the timestamps it makes itself.
     let utc = parsed.with_timezone(&Utc);
+    // A leap second (`23:59:60.5`) is kept as the last millisecond before it, so
+    // every time the service writes back is a plain RFC 3339 date-time (many
+    // parsers refuse `:60`) and order is kept.
+    let utc = if utc.nanosecond() >= 1_000_000_000 {
+        utc.with_nanosecond(999_000_000).unwrap_or(utc)
+    } else {
+        utc
+    };
     Ok(utc
         .duration_trunc(TimeDelta::milliseconds(1))
         .unwrap_or(utc))
@@ -81,6 +89,14 @@ mod tests {
         assert!(parse_utc("2026-03-01T14:30:00Z").is_ok());
         assert!(parse_utc("2026-03-01T14:30:00.250Z").is_ok());
         assert!(parse_utc("2026-03-01T14:30:00+00:00").is_ok());
+    }
+
+    #[test]
+    fn a_leap_second_becomes_the_millisecond_before_it() {
+        let leap = parse_utc("2016-12-31T23:59:60.5Z").unwrap();
+        assert_eq!(format(&leap), "2016-12-31T23:59:59.999Z");
+        assert!(leap < parse_utc("2017-01-01T00:00:00Z").unwrap());
+        assert!(leap > parse_utc("2016-12-31T23:59:59.998Z").unwrap());
     }
 
     #[test]

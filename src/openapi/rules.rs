@@ -8,7 +8,9 @@
 //! (a fix's age, dates across fields, state transitions, DNS of webhook hosts) are
 //! in descriptions.
 
-use utoipa::openapi::schema::{ArrayBuilder, ObjectBuilder, SchemaType, Type};
+use utoipa::openapi::schema::{
+    ArrayBuilder, KnownFormat, ObjectBuilder, SchemaFormat, SchemaType, Type,
+};
 use utoipa::openapi::{RefOr, Schema};
 use utoipa::{PartialSchema, ToSchema};
 
@@ -45,8 +47,7 @@ const UTC_TIMESTAMP: &str = concat!(
 );
 
 /// A timestamp as the service writes it back after a client sent it: UTC with
-/// `Z`. Not `format: date-time`, because a leap second the client sent
-/// (`...:60Z`) is kept, and date-time validators refuse those.
+/// `Z` (a leap second the client sent is written as `...:59.999Z`).
 const ECHOED_TIMESTAMP: &str =
     r"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]+)?Z$";
 
@@ -238,11 +239,13 @@ pub fn idempotency_key() -> ObjectBuilder {
 }
 
 fn echoed(base: ObjectBuilder) -> ObjectBuilder {
-    base.pattern(Some(ECHOED_TIMESTAMP))
+    base.format(Some(SchemaFormat::KnownFormat(KnownFormat::DateTime)))
+        .pattern(Some(ECHOED_TIMESTAMP))
         .examples(["2026-03-01T14:30:00Z"])
         .description(Some(
             "RFC 3339 timestamp in UTC (`Z`), from a time a client sent, to the \
-             millisecond. A leap second sent by the client is kept (`:60`).",
+             millisecond. A leap second sent by the client (`:60`) is written as the \
+             millisecond before it (`:59.999`).",
         ))
 }
 
@@ -258,12 +261,12 @@ pub fn optional_echoed_timestamp() -> ObjectBuilder {
 /// The estimated arrival: from the latest fix's time, so written like it.
 pub fn optional_eta() -> ObjectBuilder {
     nullable_string()
+        .format(Some(SchemaFormat::KnownFormat(KnownFormat::DateTime)))
         .pattern(Some(ECHOED_TIMESTAMP))
         .examples(["2026-03-01T19:05:00Z"])
         .description(Some(
             "Estimated arrival, RFC 3339 in UTC (`Z`); null unless the load is assigned or in \
-             transit, has a fix, and its destination ZIP is known. Computed from the latest \
-             fix's time, so it keeps that fix's leap second (`:60`) when it is the fix time itself.",
+             transit, has a fix, and its destination ZIP is known.",
         ))
 }
 
