@@ -97,6 +97,15 @@ pub struct Drain;
 #[rtype(result = "Result<(), StorageError>")]
 pub struct Requeue(pub WebhookId);
 
+/// An attempt finished (or could not be made).
+#[derive(Message)]
+#[rtype(result = "()")]
+struct Sent {
+    webhook: WebhookId,
+    key: (WebhookId, EventId),
+    result: Result<Outcome, StorageError>,
+}
+
 /// One attempt's result, waiting to be written.
 struct Outcome {
     previous: Delivery,
@@ -467,37 +476,25 @@ impl Dispatcher {
                 disable,
             })
         };
-        let work: futures_util::future::BoxFuture<'static, Result<Outcome, StorageError>> =
-            match &self.sender {
-                Some(sender) => {
-                    let sending = sender.spawn(work);
-                    Box::pin(async move {
-                        sending.await.unwrap_or_else(|e| {
-                            Err(StorageError::Unavailable(format!("webhook sender: {e}")))
-                        })
-                    })
-                }
-                None => Box::pin(work),
-            };
-        ctx.spawn(work.into_actor(self).map(move |result, actor, ctx| {
-            actor.sending -= 1;
-            if let Some(busy) = actor.busy.get_mut(&webhook) {
-                *busy = busy.saturating_sub(1);
-                if *busy == 0 {
-                    actor.busy.remove(&webhook);
-                }
+        // Each attempt is a task of its own that reports back by message. Spawned
+        // into the actor's context instead, every attempt in flight would be polled
+        // again whenever any of them woke: O(in flight) work per wake-up.
+        let me = ctx.address();
+        let report = move |result| {
+            me.do_send(Sent {
+                webhook,
+                key,
+                result,
+            })
+        };
+        match &self.sender {
+            Some(sender) => {
+                sender.spawn(async move { report(work.await) });
             }
-            match result {
-                Ok(outcome) => actor.record(ctx, outcome),
-                Err(error) => {
-                    // Nothing was sent; storage still has it pending, and a reload finds it.
-                    tracing::error!(%error, "a webhook delivery could not be sent");
-                    actor.in_flight.remove(&key);
-                    actor.schedule.mark_overflowed();
-                }
+            None => {
+                actix_rt::spawn(async move { report(work.await) });
             }
-            actor.dispatch_due(ctx);
-        }));
+        }
     }
 
     /// Queues an outcome for the next batched write.
@@ -802,6 +799,30 @@ impl Dispatcher {
                 let _ = waiter.send(());
             }
         }
+    }
+}
+
+impl Handler<Sent> for Dispatcher {
+    type Result = ();
+
+    fn handle(&mut self, sent: Sent, ctx: &mut Self::Context) {
+        self.sending -= 1;
+        if let Some(busy) = self.busy.get_mut(&sent.webhook) {
+            *busy = busy.saturating_sub(1);
+            if *busy == 0 {
+                self.busy.remove(&sent.webhook);
+            }
+        }
+        match sent.result {
+            Ok(outcome) => self.record(ctx, outcome),
+            Err(error) => {
+                // Nothing was sent; storage still has it pending, and a reload finds it.
+                tracing::error!(%error, "a webhook delivery could not be sent");
+                self.in_flight.remove(&sent.key);
+                self.schedule.mark_overflowed();
+            }
+        }
+        self.dispatch_due(ctx);
     }
 }
 

@@ -137,21 +137,22 @@ impl Schedule {
         limit: usize,
         mut room: impl FnMut(&WebhookId) -> usize,
     ) -> Vec<Queued> {
-        let ready: Vec<WebhookId> = self
-            .heads
-            .iter()
-            .take_while(|(at, _)| *at <= now)
-            .map(|(_, webhook)| webhook.clone())
-            .collect();
-        let mut taken = Vec::new();
-        for webhook in ready {
-            if taken.len() >= limit {
+        // The subscriptions with something due and room for it, soonest first, as
+        // many as could be served (usually one slot has just come free).
+        let mut ready: Vec<(WebhookId, usize)> = Vec::new();
+        let mut wanted = limit;
+        for (at, webhook) in &self.heads {
+            if *at > now || wanted == 0 {
                 break;
             }
-            let free = room(&webhook).min(limit - taken.len());
-            if free == 0 {
-                continue;
+            let free = room(webhook).min(wanted);
+            if free > 0 {
+                ready.push((webhook.clone(), free));
+                wanted -= free;
             }
+        }
+        let mut taken = Vec::new();
+        for (webhook, free) in ready {
             let Some(queue) = self.queues.get_mut(&webhook) else {
                 continue;
             };
