@@ -67,6 +67,9 @@ impl Default for DispatchSettings {
             max_in_flight: 256,
             max_per_webhook: 16,
             max_scheduled: 16_384,
+            // Measured on 2 cores: separate sender threads cost more in cross-thread
+            // wake-ups than they gained (22% of a bare loop at 128 in flight, against
+            // 40% from the dispatcher's own thread). Worth trying on larger machines.
             send_threads: 0,
         }
     }
