@@ -106,21 +106,31 @@ impl Schedule {
         let queue = self.queues.get_mut(webhook)?;
         let old_head = queue.keys().next().map(|(t, _)| *t);
         let removed = queue.remove(&(at, event.clone()));
-        let new_head = queue.keys().next().map(|(t, _)| *t);
-        if new_head != old_head {
-            if let Some(head) = old_head {
-                self.heads.remove(&(head, webhook.clone()));
+        self.head_moved(webhook, old_head);
+        removed
+    }
+
+    /// Keeps `heads` in step after a subscription's queue lost entries from its
+    /// front (its head was `old_head`), dropping the queue once it is empty.
+    fn head_moved(&mut self, webhook: &WebhookId, old_head: Option<DateTime<Utc>>) {
+        let new_head = self
+            .queues
+            .get(webhook)
+            .and_then(|queue| queue.keys().next().map(|(t, _)| *t));
+        if new_head == old_head {
+            return;
+        }
+        if let Some(head) = old_head {
+            self.heads.remove(&(head, webhook.clone()));
+        }
+        match new_head {
+            Some(head) => {
+                self.heads.insert((head, webhook.clone()));
             }
-            match new_head {
-                Some(head) => {
-                    self.heads.insert((head, webhook.clone()));
-                }
-                None => {
-                    self.queues.remove(webhook);
-                }
+            None => {
+                self.queues.remove(webhook);
             }
         }
-        removed
     }
 
     /// The earliest due time of anything queued.
@@ -168,20 +178,7 @@ impl Schedule {
                     _ => break,
                 }
             }
-            let new_head = queue.keys().next().map(|(t, _)| *t);
-            if new_head != old_head {
-                if let Some(head) = old_head {
-                    self.heads.remove(&(head, webhook.clone()));
-                }
-                match new_head {
-                    Some(head) => {
-                        self.heads.insert((head, webhook.clone()));
-                    }
-                    None => {
-                        self.queues.remove(&webhook);
-                    }
-                }
-            }
+            self.head_moved(&webhook, old_head);
         }
         taken
     }

@@ -119,6 +119,16 @@ impl TestApp {
         self.get_as(&self.key, path).await
     }
 
+    /// The whole response to a GET with the first-start key, for its headers.
+    pub async fn get_response(&self, path: &str) -> reqwest::Response {
+        self.client
+            .get(self.url(path))
+            .bearer_auth(&self.key)
+            .send()
+            .await
+            .expect("request reaches the server")
+    }
+
     pub async fn get_as(&self, key: &str, path: &str) -> (StatusCode, Value) {
         send(self.client.get(self.url(path)).bearer_auth(key)).await
     }

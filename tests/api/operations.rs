@@ -8,13 +8,7 @@ use crate::helpers::{load_body, spawn_app};
 #[actix_web::test]
 async fn every_response_carries_a_request_id() {
     let app = spawn_app().await;
-    let generated = app
-        .client
-        .get(app.url("/loads"))
-        .bearer_auth(&app.key)
-        .send()
-        .await
-        .unwrap();
+    let generated = app.get_response("/loads").await;
     let id = generated.headers()["x-request-id"]
         .to_str()
         .unwrap()

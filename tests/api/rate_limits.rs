@@ -30,13 +30,7 @@ async fn a_standard_account_drains_exactly_its_quota() {
         } else {
             "/loads/load_missing"
         };
-        let response = app
-            .client
-            .get(app.url(path))
-            .bearer_auth(&app.key)
-            .send()
-            .await
-            .unwrap();
+        let response = app.get_response(path).await;
         assert!(response.status() == StatusCode::OK || response.status() == StatusCode::NOT_FOUND);
         assert_eq!(header(&response, "x-ratelimit-limit"), "1000");
         assert_eq!(
@@ -88,13 +82,7 @@ async fn a_standard_account_drains_exactly_its_quota() {
         .await;
     assert_eq!(status, StatusCode::OK, "{changed}");
     assert_eq!(changed["data"]["requests_per_hour"], 10000);
-    let response = app
-        .client
-        .get(app.url("/loads"))
-        .bearer_auth(&app.key)
-        .send()
-        .await
-        .unwrap();
+    let response = app.get_response("/loads").await;
     assert_eq!(response.status(), StatusCode::OK);
     assert_eq!(header(&response, "x-ratelimit-limit"), "10000");
     assert_eq!(header(&response, "x-ratelimit-remaining"), "8999");
@@ -109,13 +97,7 @@ async fn a_standard_account_drains_exactly_its_quota() {
     let (status, _) = app.get_as(&app.key, "/loads").await;
     assert_eq!(status, StatusCode::TOO_MANY_REQUESTS);
     app.clock.advance(chrono::Duration::seconds(reset - now));
-    let response = app
-        .client
-        .get(app.url("/loads"))
-        .bearer_auth(&app.key)
-        .send()
-        .await
-        .unwrap();
+    let response = app.get_response("/loads").await;
     assert_eq!(response.status(), StatusCode::OK);
     assert_eq!(header(&response, "x-ratelimit-remaining"), "999");
 }
@@ -145,13 +127,7 @@ async fn plan_changes_are_validated() {
         .await;
     assert_eq!(status, StatusCode::OK, "{body}");
     for remaining in ["2", "1", "0"] {
-        let response = app
-            .client
-            .get(app.url("/loads"))
-            .bearer_auth(&app.key)
-            .send()
-            .await
-            .unwrap();
+        let response = app.get_response("/loads").await;
         assert_eq!(header(&response, "x-ratelimit-limit"), "3");
         assert_eq!(header(&response, "x-ratelimit-remaining"), remaining);
     }
