@@ -69,6 +69,12 @@ macro_rules! prefixed_id {
                 Self(format!("{}{}", $prefix, new_suffix()))
             }
 
+            /// The smallest id made at `at`: every id made before `at` sorts below it.
+            pub fn floor_at(at: chrono::DateTime<chrono::Utc>) -> Self {
+                let ms = at.timestamp_millis().max(0) as u128;
+                Self(format!("{}{}", $prefix, encode(ms << 80)))
+            }
+
 
             /// Parses an id as a client sent it; `None` when it cannot be one of ours.
             pub fn parse(raw: &str) -> Option<Self> {

@@ -11,6 +11,8 @@ use super::validation::ValidationErrors;
 pub const MIN_SECRET_CHARS: usize = 16;
 pub const MAX_SECRET_CHARS: usize = 256;
 pub const MAX_URL_CHARS: usize = 2_048;
+/// Delivered and failed deliveries, and events nobody waits for, are kept this long.
+pub const HISTORY_RETENTION_DAYS: i64 = 30;
 
 /// What the operator lets subscription URLs point at.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

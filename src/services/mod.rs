@@ -117,9 +117,18 @@ impl Services {
             storage.clone(),
             clock.clone(),
         ));
+        let webhooks = Arc::new(webhooks::WebhookService::new(
+            storage.clone(),
+            directory.clone(),
+            notifier.clone(),
+            http.clone(),
+            clock.clone(),
+            url_policy,
+        ));
         actix_rt::spawn(housekeeping(
             Arc::downgrade(&rate_limits),
             Arc::downgrade(&idempotency),
+            Arc::downgrade(&webhooks),
         ));
         Ok(Services {
             accounts: Arc::new(accounts::AccountService::new(
@@ -145,14 +154,7 @@ impl Services {
                 notifier.clone(),
                 clock.clone(),
             )),
-            webhooks: Arc::new(webhooks::WebhookService::new(
-                storage.clone(),
-                directory,
-                notifier,
-                http,
-                clock.clone(),
-                url_policy,
-            )),
+            webhooks,
             auth,
             rate_limits,
             idempotency,
@@ -164,19 +166,23 @@ impl Services {
     }
 }
 
-/// Every ten minutes: forget idle quota windows and expired idempotency answers.
-/// Holds the services weakly, so it ends once they are dropped (and never keeps
-/// the store open past them).
+/// Every ten minutes: forget idle quota windows, expired idempotency answers and
+/// webhook history past its retention. Holds the services weakly, so it ends once
+/// they are dropped (and never keeps the store open past them).
 async fn housekeeping(
     rate_limits: std::sync::Weak<rate_limits::RateLimiter>,
     idempotency: std::sync::Weak<idempotency::Idempotency>,
+    webhooks: std::sync::Weak<webhooks::WebhookService>,
 ) {
     let mut every = tokio::time::interval(std::time::Duration::from_secs(600));
     every.tick().await;
     loop {
         every.tick().await;
-        let (Some(rate_limits), Some(idempotency)) = (rate_limits.upgrade(), idempotency.upgrade())
-        else {
+        let (Some(rate_limits), Some(idempotency), Some(webhooks)) = (
+            rate_limits.upgrade(),
+            idempotency.upgrade(),
+            webhooks.upgrade(),
+        ) else {
             return;
         };
         rate_limits.forget_idle();
@@ -184,6 +190,11 @@ async fn housekeeping(
             Ok(0) => {}
             Ok(purged) => tracing::info!(purged, "expired idempotency keys forgotten"),
             Err(error) => tracing::warn!(%error, "purging idempotency keys failed"),
+        }
+        match webhooks.prune_history().await {
+            Ok(0) => {}
+            Ok(pruned) => tracing::info!(pruned, "webhook history past retention forgotten"),
+            Err(error) => tracing::warn!(%error, "pruning webhook history failed"),
         }
     }
 }

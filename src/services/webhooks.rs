@@ -6,8 +6,8 @@ use crate::clock::Clock;
 use crate::domain::ids::{AccountId, EventId, WebhookId};
 use crate::domain::validation::ValidationErrors;
 use crate::domain::webhook::{
-    Delivery, NewSubscriptionInput, Subscription, SubscriptionPatchInput, UrlPolicy, parse_events,
-    parse_secret, parse_url,
+    Delivery, HISTORY_RETENTION_DAYS, NewSubscriptionInput, Subscription, SubscriptionPatchInput,
+    UrlPolicy, parse_events, parse_secret, parse_url,
 };
 use crate::storage::{Page, PageRequest, Storage, StorageError};
 use crate::webhooks::client::check_host;
@@ -180,6 +180,21 @@ impl WebhookService {
             self.requeue_parked(&updated.id).await?;
         }
         Ok(updated)
+    }
+
+    /// Forgets webhook history past the retention period, in bounded steps so the
+    /// store is never held for long. Returns how many records went.
+    pub async fn prune_history(&self) -> Result<u64, StorageError> {
+        const STEP: usize = 10_000;
+        let before = self.clock.now() - chrono::Duration::days(HISTORY_RETENTION_DAYS);
+        let mut total = 0;
+        loop {
+            let gone = self.storage.prune_webhook_history(before, STEP).await?;
+            total += gone;
+            if (gone as usize) < STEP {
+                return Ok(total);
+            }
+        }
     }
 
     /// At shutdown: lets the attempts in flight finish and be recorded (at most

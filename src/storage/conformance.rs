@@ -627,3 +627,135 @@ pub async fn idempotency_answers_are_kept_and_purged(store: &dyn Storage) {
             .is_some()
     );
 }
+
+/// History pruning forgets finished deliveries and the events nobody waits for,
+/// and keeps pending deliveries, their events, unfanned events, recent history and
+/// every load's event numbering.
+pub async fn webhook_history_is_pruned_but_nothing_pending(store: &dyn Storage) {
+    use crate::domain::event::{Event, EventType};
+    use crate::domain::ids::WebhookId;
+    use crate::domain::webhook::{Delivery, DeliveryStatus, Subscription};
+
+    let owner = account();
+    let now = Utc::now();
+    let webhook = Subscription {
+        id: WebhookId::generate(),
+        account_id: owner.id.clone(),
+        url: "https://hooks.example.com/freight".into(),
+        events: vec![EventType::LoadCreated],
+        secret: "conformance-secret-0123".into(),
+        enabled: true,
+        disabled_reason: None,
+        created_at: now,
+        updated_at: now,
+    };
+    store.put_webhook(&webhook).await.unwrap();
+    // Four events: delivered, failed, still pending, and never fanned out.
+    let mut events = Vec::new();
+    for _ in 0..4 {
+        let load = sample_load(&owner.id, "TX", "GA");
+        let event = Event::new(
+            owner.id.clone(),
+            load.id.clone(),
+            EventType::LoadCreated,
+            1,
+            now,
+            serde_json::json!({}),
+        );
+        store
+            .insert_load(&load, std::slice::from_ref(&event))
+            .await
+            .unwrap();
+        events.push(event);
+    }
+    let delivery = |event: &Event| Delivery {
+        webhook_id: webhook.id.clone(),
+        event_id: event.id.clone(),
+        event_type: event.kind,
+        status: DeliveryStatus::Pending,
+        attempts: 0,
+        last_status_code: None,
+        last_error: None,
+        next_attempt_at: Some(now),
+        delivered_at: None,
+        created_at: now,
+    };
+    let fanned: Vec<Delivery> = events[..3].iter().map(delivery).collect();
+    let ids: Vec<_> = events[..3].iter().map(|e| e.id.clone()).collect();
+    store.fan_out(&fanned, &ids).await.unwrap();
+    let finish = |d: &Delivery, status| Delivery {
+        status,
+        attempts: 1,
+        next_attempt_at: None,
+        ..d.clone()
+    };
+    store
+        .put_deliveries(&[
+            (
+                fanned[0].clone(),
+                finish(&fanned[0], DeliveryStatus::Delivered),
+            ),
+            (
+                fanned[1].clone(),
+                finish(&fanned[1], DeliveryStatus::Failed),
+            ),
+        ])
+        .await
+        .unwrap();
+
+    // Nothing is older than a day ago.
+    let none = store
+        .prune_webhook_history(now - Duration::days(1), 100)
+        .await
+        .unwrap();
+    assert_eq!(none, 0);
+    // Everything so far is older than a minute from now; a limit bounds one call.
+    let first = store
+        .prune_webhook_history(now + Duration::minutes(1), 1)
+        .await
+        .unwrap();
+    assert_eq!(first, 1);
+    let rest = store
+        .prune_webhook_history(now + Duration::minutes(1), 100)
+        .await
+        .unwrap();
+    assert!(
+        first + rest >= 4,
+        "two deliveries and their two events, got {}",
+        first + rest
+    );
+    for finished in &events[..2] {
+        assert_eq!(
+            store.get_delivery(&webhook.id, &finished.id).await.unwrap(),
+            None
+        );
+        assert_eq!(store.get_event(&finished.id).await.unwrap(), None);
+    }
+    assert!(
+        store
+            .get_delivery(&webhook.id, &events[2].id)
+            .await
+            .unwrap()
+            .is_some()
+    );
+    assert!(
+        store.get_event(&events[2].id).await.unwrap().is_some(),
+        "a pending delivery's event"
+    );
+    assert!(
+        store.get_event(&events[3].id).await.unwrap().is_some(),
+        "an unfanned event"
+    );
+    for event in &events {
+        assert_eq!(
+            store.last_event_sequence(&event.load_id).await.unwrap(),
+            1,
+            "numbering never restarts"
+        );
+    }
+    let more = store
+        .prune_webhook_history(now + Duration::minutes(1), 100)
+        .await
+        .unwrap();
+    assert_eq!(more, 0, "nothing left to forget");
+}

@@ -207,6 +207,15 @@ pub trait Storage: Send + Sync + 'static {
         until: DateTime<Utc>,
         limit: usize,
     ) -> StorageResult<Vec<Delivery>>;
+    /// Forgets webhook history from before `before`, at most `limit` records per
+    /// call: delivered and failed deliveries, and outbox events that are fanned out
+    /// and have no pending delivery. A load's event sequence is kept (numbering
+    /// never restarts). Returns how many records went.
+    async fn prune_webhook_history(
+        &self,
+        before: DateTime<Utc>,
+        limit: usize,
+    ) -> StorageResult<u64>;
     /// Pending deliveries waiting for their webhook to be enabled again.
     async fn parked_deliveries(&self, webhook: &WebhookId) -> StorageResult<Vec<Delivery>>;
 

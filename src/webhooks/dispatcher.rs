@@ -28,7 +28,9 @@ use super::signing::signature;
 use crate::clock::Clock;
 use crate::domain::event::Event;
 use crate::domain::ids::{EventId, WebhookId};
-use crate::domain::webhook::{Delivery, DeliveryStatus, Subscription, UrlPolicy, parse_url};
+use crate::domain::webhook::{
+    Delivery, DeliveryStatus, HISTORY_RETENTION_DAYS, Subscription, UrlPolicy, parse_url,
+};
 use crate::storage::{Storage, StorageError};
 
 pub const BACKLOG_METRIC: &str = "freight_webhook_backlog";
@@ -454,12 +456,9 @@ impl Dispatcher {
                 Some(body) => body,
                 None => match storage.get_event(&delivery.event_id).await? {
                     Some(event) => Bytes::from(event.body()),
-                    None => {
-                        return Err(StorageError::Corrupt(format!(
-                            "delivery of missing event {}",
-                            delivery.event_id
-                        )));
-                    }
+                    // Only a delivery parked past the retention period can outlive its
+                    // event (history pruning keeps the events of pending deliveries).
+                    None => return Ok(expired(delivery)),
                 },
             };
             let attempt = attempt(
@@ -608,6 +607,25 @@ impl Dispatcher {
             }
         }
         self.set_backlog(backlog);
+    }
+}
+
+/// A delivery whose event is no longer stored fails, saying why.
+fn expired(delivery: Delivery) -> Outcome {
+    let next = Delivery {
+        status: DeliveryStatus::Failed,
+        next_attempt_at: None,
+        last_error: Some(format!(
+            "event {} is older than the {HISTORY_RETENTION_DAYS}-day history and was not sent",
+            delivery.event_id
+        )),
+        ..delivery.clone()
+    };
+    Outcome {
+        previous: delivery,
+        next,
+        body: None,
+        disable: None,
     }
 }
 
@@ -1005,6 +1023,21 @@ mod tests {
             waits,
             [5, 300, 1800, 7200, 18000, 36000, 50400, 72000, 86400]
         );
+    }
+
+    #[test]
+    fn a_delivery_outliving_its_event_fails_and_says_why() {
+        let now = Utc::now();
+        let parked = Delivery {
+            next_attempt_at: None,
+            ..delivery(now)
+        };
+        let outcome = expired(parked.clone());
+        assert_eq!(outcome.previous, parked);
+        assert_eq!(outcome.next.status, DeliveryStatus::Failed);
+        assert_eq!(outcome.next.next_attempt_at, None);
+        assert!(outcome.next.last_error.unwrap().contains("30-day history"));
+        assert!(outcome.disable.is_none());
     }
 
     #[test]

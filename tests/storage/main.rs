@@ -55,6 +55,12 @@ macro_rules! conformance_tests {
             }
 
             #[tokio::test]
+            async fn webhook_history_is_pruned_but_nothing_pending() {
+                let (_guard, store) = $open.await;
+                conformance::webhook_history_is_pruned_but_nothing_pending(&*store).await;
+            }
+
+            #[tokio::test]
             async fn answers_ping() {
                 let (_guard, store) = $open.await;
                 conformance::answers_ping(&*store).await;

@@ -847,6 +847,53 @@ impl Storage for EmbeddedStore {
         .await
     }
 
+    async fn prune_webhook_history(
+        &self,
+        before: DateTime<Utc>,
+        limit: usize,
+    ) -> StorageResult<u64> {
+        // Ids sort by creation time, so "before" is a key bound.
+        let floor = EventId::floor_at(before).as_str().as_bytes().to_vec();
+        self.run(move |s| {
+            let mut batch = s.durable_batch();
+            let mut gone = 0u64;
+            let mut still_pending = std::collections::HashSet::new();
+            for webhook in s.webhooks.iter() {
+                let webhook = webhook.key().map_err(unavailable)?.to_vec();
+                let mut end = webhook.clone();
+                end.extend_from_slice(&floor);
+                for guard in s.deliveries.range(webhook..end) {
+                    let (key, value) = guard.into_inner().map_err(unavailable)?;
+                    let delivery: Delivery = decode(&value)?;
+                    if delivery.status == DeliveryStatus::Pending {
+                        still_pending.insert(delivery.event_id.as_str().as_bytes().to_vec());
+                    } else if (gone as usize) < limit {
+                        batch.remove(&s.deliveries, key.to_vec());
+                        gone += 1;
+                    }
+                }
+            }
+            for guard in s.events.range(..floor) {
+                if gone as usize >= limit {
+                    break;
+                }
+                let id = guard.key().map_err(unavailable)?.to_vec();
+                if still_pending.contains(&id)
+                    || s.unfanned.contains_key(&id).map_err(unavailable)?
+                {
+                    continue;
+                }
+                batch.remove(&s.events, id);
+                gone += 1;
+            }
+            if gone > 0 {
+                s.commit_durably(batch)?;
+            }
+            Ok(gone)
+        })
+        .await
+    }
+
     async fn parked_deliveries(&self, webhook: &WebhookId) -> StorageResult<Vec<Delivery>> {
         let prefix = webhook.as_str().as_bytes().to_vec();
         self.run(move |s| {
