@@ -189,6 +189,30 @@ pub struct Delivery {
     pub created_at: DateTime<Utc>,
 }
 
+impl Delivery {
+    /// A new delivery of an event to a subscription: pending, never attempted,
+    /// first due at `at`.
+    pub fn new(
+        webhook_id: WebhookId,
+        event_id: EventId,
+        event_type: EventType,
+        at: DateTime<Utc>,
+    ) -> Self {
+        Delivery {
+            webhook_id,
+            event_id,
+            event_type,
+            status: DeliveryStatus::Pending,
+            attempts: 0,
+            last_status_code: None,
+            last_error: None,
+            next_attempt_at: Some(at),
+            delivered_at: None,
+            created_at: at,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -10,9 +10,9 @@ use crate::domain::webhook::{
     UrlPolicy, parse_events, parse_secret, parse_url,
 };
 use crate::storage::{Page, PageRequest, Storage, StorageError};
+use crate::webhooks::attempt::{Attempt, attempt, target};
 use crate::webhooks::client::check_host;
 use crate::webhooks::directory::Directory;
-use crate::webhooks::dispatcher::{Attempt, attempt, target};
 use crate::webhooks::notifier::Notifier;
 
 /// Subscriptions per account: each costs a little on every change of the account.

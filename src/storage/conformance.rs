@@ -448,16 +448,8 @@ pub async fn outbox_fan_out_and_delivery_schedule(store: &dyn Storage) {
         .iter()
         .enumerate()
         .map(|(n, event)| Delivery {
-            webhook_id: webhook.id.clone(),
-            event_id: event.id.clone(),
-            event_type: event.kind,
-            status: DeliveryStatus::Pending,
-            attempts: 0,
-            last_status_code: None,
-            last_error: None,
             next_attempt_at: Some(now + Duration::milliseconds(n as i64)),
-            delivered_at: None,
-            created_at: now,
+            ..Delivery::new(webhook.id.clone(), event.id.clone(), event.kind, now)
         })
         .collect();
     let recorded = store.fan_out(&deliveries, &ids).await.unwrap();
@@ -668,18 +660,8 @@ pub async fn webhook_history_is_pruned_but_nothing_pending(store: &dyn Storage) 
             .unwrap();
         events.push(event);
     }
-    let delivery = |event: &Event| Delivery {
-        webhook_id: webhook.id.clone(),
-        event_id: event.id.clone(),
-        event_type: event.kind,
-        status: DeliveryStatus::Pending,
-        attempts: 0,
-        last_status_code: None,
-        last_error: None,
-        next_attempt_at: Some(now),
-        delivered_at: None,
-        created_at: now,
-    };
+    let delivery =
+        |event: &Event| Delivery::new(webhook.id.clone(), event.id.clone(), event.kind, now);
     let fanned: Vec<Delivery> = events[..3].iter().map(delivery).collect();
     let ids: Vec<_> = events[..3].iter().map(|e| e.id.clone()).collect();
     store.fan_out(&fanned, &ids).await.unwrap();

@@ -1,6 +1,7 @@
 //! Outbound webhooks: who may be called (SSRF rules), how a delivery is signed,
 //! when it is retried, and the HTTP client that sends it.
 
+pub mod attempt;
 pub mod client;
 pub mod directory;
 pub mod dispatcher;

@@ -248,21 +248,14 @@ impl Schedule {
 mod tests {
     use super::*;
     use crate::domain::event::EventType;
-    use crate::domain::webhook::DeliveryStatus;
 
     fn delivery(webhook: &WebhookId, at: DateTime<Utc>) -> Delivery {
-        Delivery {
-            webhook_id: webhook.clone(),
-            event_id: EventId::generate(),
-            event_type: EventType::LoadCreated,
-            status: DeliveryStatus::Pending,
-            attempts: 0,
-            last_status_code: None,
-            last_error: None,
-            next_attempt_at: Some(at),
-            delivered_at: None,
-            created_at: at,
-        }
+        Delivery::new(
+            webhook.clone(),
+            EventId::generate(),
+            EventType::LoadCreated,
+            at,
+        )
     }
 
     fn queued(delivery: Delivery) -> Queued {

@@ -1,0 +1,212 @@
+//! One delivery attempt: where it may go, how it is signed and sent, and what
+//! the delivery becomes after it (delivered, retried on the schedule, or failed
+//! and its subscription disabled). Pure apart from the request itself, so the
+//! retry rules are tested without a dispatcher.
+
+use actix_web::web::Bytes;
+use chrono::{DateTime, Utc};
+
+use super::client::literal_forbidden;
+use super::retry::RetryPolicy;
+use super::signing::signature;
+use crate::clock::Clock;
+use crate::domain::ids::EventId;
+use crate::domain::webhook::{Delivery, DeliveryStatus, Subscription, UrlPolicy, parse_url};
+
+/// What one attempt came to.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Attempt {
+    pub status_code: Option<u16>,
+    pub error: Option<String>,
+}
+
+/// Where a subscription's deliveries go, checked against the URL rules again at
+/// send time (an IP literal never reaches the guarded resolver), or why not.
+pub fn target(subscription: &Subscription, url_policy: UrlPolicy) -> Result<reqwest::Url, String> {
+    let url = parse_url(&subscription.url, url_policy).map_err(|m| format!("the URL {m}"))?;
+    if literal_forbidden(&url.host, url_policy) {
+        return Err("the URL points at an address webhooks may not reach".into());
+    }
+    reqwest::Url::parse(&url.url).map_err(|e| format!("the URL is invalid: {e}"))
+}
+
+/// Sends one signed attempt to `target` (see `target`). Never fails: every
+/// problem is the attempt's outcome.
+pub async fn attempt(
+    client: &reqwest::Client,
+    clock: &Clock,
+    subscription: &Subscription,
+    target: Result<reqwest::Url, String>,
+    event_id: &EventId,
+    body: Bytes,
+) -> Attempt {
+    let refused = |error: String| Attempt {
+        status_code: None,
+        error: Some(error),
+    };
+    let url = match target {
+        Ok(url) => url,
+        Err(error) => return refused(error),
+    };
+    let timestamp = clock.now().timestamp();
+    let signature = signature(&subscription.secret, event_id.as_str(), timestamp, &body);
+    let sent = client
+        .post(url)
+        .header("content-type", "application/json")
+        .header("webhook-id", event_id.as_str())
+        .header("webhook-timestamp", timestamp.to_string())
+        .header("webhook-signature", signature)
+        .body(body)
+        .send()
+        .await;
+    match sent {
+        Ok(response) => {
+            let status = response.status();
+            // Read (a little of) the body so the connection can be reused.
+            let _ = response.bytes().await;
+            Attempt {
+                status_code: Some(status.as_u16()),
+                error: (!status.is_success()).then(|| format!("the receiver answered {status}")),
+            }
+        }
+        Err(error) => {
+            let mut message = error.to_string();
+            let mut source = std::error::Error::source(&error);
+            while let Some(cause) = source {
+                message.push_str(": ");
+                message.push_str(&cause.to_string());
+                source = cause.source();
+            }
+            refused(message)
+        }
+    }
+}
+
+/// The delivery after an attempt, and the reason to disable its subscription, if any.
+pub fn after_attempt(
+    delivery: &Delivery,
+    attempt: &Attempt,
+    retry: &RetryPolicy,
+    now: DateTime<Utc>,
+) -> (Delivery, Option<String>) {
+    let attempts = delivery.attempts + 1;
+    let mut next = Delivery {
+        attempts,
+        last_status_code: attempt.status_code,
+        last_error: attempt.error.clone(),
+        ..delivery.clone()
+    };
+    if attempt.status_code.is_some_and(|s| (200..300).contains(&s)) {
+        next.status = DeliveryStatus::Delivered;
+        next.delivered_at = Some(now);
+        next.next_attempt_at = None;
+        return (next, None);
+    }
+    if attempt.status_code == Some(410) {
+        next.status = DeliveryStatus::Failed;
+        next.next_attempt_at = None;
+        return (
+            next,
+            Some(format!(
+                "the receiver answered 410 Gone to {} at {}",
+                delivery.event_id,
+                crate::domain::timestamp::format(&now)
+            )),
+        );
+    }
+    match retry.delay_before(attempts + 1) {
+        Some(delay) => {
+            next.next_attempt_at =
+                Some(now + chrono::Duration::from_std(delay).unwrap_or_default());
+            (next, None)
+        }
+        None => {
+            next.status = DeliveryStatus::Failed;
+            next.next_attempt_at = None;
+            let since = crate::domain::timestamp::format(&delivery.created_at);
+            let reason = format!(
+                "every one of {attempts} attempts to deliver {} since {since} failed; the last: {}",
+                delivery.event_id,
+                attempt.error.as_deref().unwrap_or("unknown error")
+            );
+            (next, Some(reason))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::domain::event::EventType;
+    use crate::domain::ids::WebhookId;
+
+    fn delivery(now: DateTime<Utc>) -> Delivery {
+        Delivery::new(
+            WebhookId::generate(),
+            EventId::generate(),
+            EventType::LoadCreated,
+            now,
+        )
+    }
+
+    fn failed(code: Option<u16>) -> Attempt {
+        Attempt {
+            status_code: code,
+            error: Some("down".into()),
+        }
+    }
+
+    #[test]
+    fn failures_follow_the_schedule_then_fail_and_disable() {
+        let retry = RetryPolicy {
+            jitter: 0.0,
+            ..RetryPolicy::default()
+        };
+        let start = Utc::now();
+        let mut current = delivery(start);
+        let mut now = start;
+        let mut waits = Vec::new();
+        loop {
+            let (next, disable) = after_attempt(&current, &failed(Some(500)), &retry, now);
+            if next.status == DeliveryStatus::Failed {
+                assert_eq!(next.attempts, 10);
+                assert!(disable.unwrap().contains("every one of 10 attempts"));
+                break;
+            }
+            assert!(disable.is_none());
+            let at = next.next_attempt_at.unwrap();
+            waits.push((at - now).num_seconds());
+            now = at;
+            current = next;
+        }
+        assert_eq!(
+            waits,
+            [5, 300, 1800, 7200, 18000, 36000, 50400, 72000, 86400]
+        );
+    }
+
+    #[test]
+    fn success_and_gone() {
+        let now = Utc::now();
+        let ok = Attempt {
+            status_code: Some(204),
+            error: None,
+        };
+        let (delivered, disable) = after_attempt(&delivery(now), &ok, &RetryPolicy::default(), now);
+        assert_eq!(delivered.status, DeliveryStatus::Delivered);
+        assert_eq!(delivered.delivered_at, Some(now));
+        assert!(disable.is_none());
+        let (gone, disable) = after_attempt(
+            &delivery(now),
+            &failed(Some(410)),
+            &RetryPolicy::default(),
+            now,
+        );
+        assert_eq!(gone.status, DeliveryStatus::Failed);
+        assert!(disable.unwrap().contains("410"));
+        let (retrying, _) =
+            after_attempt(&delivery(now), &failed(None), &RetryPolicy::default(), now);
+        assert_eq!(retrying.status, DeliveryStatus::Pending);
+        assert_eq!(retrying.attempts, 1);
+    }
+}
