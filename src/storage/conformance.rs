@@ -378,22 +378,21 @@ pub async fn points_are_ordered_deduplicated_and_ranged(store: &dyn Storage) {
     assert!(store.load_points(&load, empty).await.unwrap().is_empty());
 }
 
-pub async fn answers_ping(store: &dyn Storage) {
-    store.ping().await.expect("store answers");
-}
-
-/// The outbox and the delivery log: events wait to be fanned out (a pass may
-/// continue after a given event), fan-out records each delivery once, the
-/// schedule of due deliveries follows every change, and a deleted webhook's
-/// deliveries are gone for good. Counts are deltas, and the outbox and schedule
-/// are filtered to this check's ids, so other checks may share the store.
-pub async fn outbox_fan_out_and_delivery_schedule(store: &dyn Storage) {
+/// An account subscribed to `load.created`, and `loads` new loads of it, each
+/// with its `load.created` event in the outbox (sequence 1).
+async fn webhook_and_loads(
+    store: &dyn Storage,
+    loads: usize,
+    now: DateTime<Utc>,
+) -> (
+    crate::domain::webhook::Subscription,
+    Vec<crate::domain::event::Event>,
+) {
     use crate::domain::event::{Event, EventType};
     use crate::domain::ids::WebhookId;
-    use crate::domain::webhook::{Delivery, DeliveryStatus, Subscription};
+    use crate::domain::webhook::Subscription;
 
     let owner = account();
-    let now = Utc::now();
     let webhook = Subscription {
         id: WebhookId::generate(),
         account_id: owner.id.clone(),
@@ -407,7 +406,7 @@ pub async fn outbox_fan_out_and_delivery_schedule(store: &dyn Storage) {
     };
     store.put_webhook(&webhook).await.unwrap();
     let mut events = Vec::new();
-    for _ in 0..2 {
+    for _ in 0..loads {
         let load = sample_load(&owner.id, "TX", "GA");
         let event = Event::new(
             owner.id.clone(),
@@ -424,6 +423,24 @@ pub async fn outbox_fan_out_and_delivery_schedule(store: &dyn Storage) {
         assert_eq!(store.last_event_sequence(&load.id).await.unwrap(), 1);
         events.push(event);
     }
+    (webhook, events)
+}
+
+pub async fn answers_ping(store: &dyn Storage) {
+    store.ping().await.expect("store answers");
+}
+
+/// The outbox and the delivery log: events wait to be fanned out (a pass may
+/// continue after a given event), fan-out records each delivery once, the
+/// schedule of due deliveries follows every change, and a deleted webhook's
+/// deliveries are gone for good. Counts are deltas, and the outbox and schedule
+/// are filtered to this check's ids, so other checks may share the store.
+pub async fn outbox_fan_out_and_delivery_schedule(store: &dyn Storage) {
+    use crate::domain::event::Event;
+    use crate::domain::webhook::{Delivery, DeliveryStatus};
+
+    let now = Utc::now();
+    let (webhook, events) = webhook_and_loads(store, 2, now).await;
     let ids: Vec<_> = events.iter().map(|e| e.id.clone()).collect();
     let mine = |found: Vec<Event>| -> Vec<_> {
         found
@@ -624,42 +641,12 @@ pub async fn idempotency_answers_are_kept_and_purged(store: &dyn Storage) {
 /// and keeps pending deliveries, their events, unfanned events, recent history and
 /// every load's event numbering.
 pub async fn webhook_history_is_pruned_but_nothing_pending(store: &dyn Storage) {
-    use crate::domain::event::{Event, EventType};
-    use crate::domain::ids::WebhookId;
-    use crate::domain::webhook::{Delivery, DeliveryStatus, Subscription};
+    use crate::domain::event::Event;
+    use crate::domain::webhook::{Delivery, DeliveryStatus};
 
-    let owner = account();
     let now = Utc::now();
-    let webhook = Subscription {
-        id: WebhookId::generate(),
-        account_id: owner.id.clone(),
-        url: "https://hooks.example.com/freight".into(),
-        events: vec![EventType::LoadCreated],
-        secret: "conformance-secret-0123".into(),
-        enabled: true,
-        disabled_reason: None,
-        created_at: now,
-        updated_at: now,
-    };
-    store.put_webhook(&webhook).await.unwrap();
     // Four events: delivered, failed, still pending, and never fanned out.
-    let mut events = Vec::new();
-    for _ in 0..4 {
-        let load = sample_load(&owner.id, "TX", "GA");
-        let event = Event::new(
-            owner.id.clone(),
-            load.id.clone(),
-            EventType::LoadCreated,
-            1,
-            now,
-            serde_json::json!({}),
-        );
-        store
-            .insert_load(&load, std::slice::from_ref(&event))
-            .await
-            .unwrap();
-        events.push(event);
-    }
+    let (webhook, events) = webhook_and_loads(store, 4, now).await;
     let delivery =
         |event: &Event| Delivery::new(webhook.id.clone(), event.id.clone(), event.kind, now);
     let fanned: Vec<Delivery> = events[..3].iter().map(delivery).collect();
