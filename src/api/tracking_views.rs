@@ -27,6 +27,45 @@ pub struct PointView {
     pub heading: Option<f64>,
 }
 
+/// The answer to `POST /v1/loads/{id}/tracking`: the stored point, its load, and
+/// whether it repeated a stored fix. Serialised straight from here: this is the
+/// GPS ingest path, answered tens of thousands of times a second.
+#[derive(Serialize, ToSchema)]
+pub struct RecordedFix<'a> {
+    #[schema(value_type = LoadId)]
+    pub load_id: &'a str,
+    #[schema(minimum = -90.0, maximum = 90.0)]
+    pub lat: f64,
+    #[schema(minimum = -180.0, maximum = 180.0)]
+    pub lng: f64,
+    #[schema(schema_with = crate::openapi::rules::echoed_timestamp)]
+    pub timestamp: String,
+    /// Miles per hour.
+    #[schema(required = true, minimum = 0.0, maximum = 200.0)]
+    pub speed: Option<f64>,
+    /// Degrees clockwise from true north.
+    #[schema(required = true, minimum = 0.0, maximum = 360.0)]
+    pub heading: Option<f64>,
+    /// True when a fix with the same timestamp was already stored: nothing was
+    /// written and the stored fix is the one shown.
+    pub duplicate: bool,
+}
+
+impl<'a> RecordedFix<'a> {
+    pub fn new(load_id: &'a str, fix: &GpsFix, duplicate: bool) -> Self {
+        let point = PointView::new(fix);
+        RecordedFix {
+            load_id,
+            lat: point.lat,
+            lng: point.lng,
+            timestamp: point.timestamp,
+            speed: point.speed,
+            heading: point.heading,
+            duplicate,
+        }
+    }
+}
+
 impl PointView {
     pub fn new(fix: &GpsFix) -> Self {
         PointView {

@@ -268,28 +268,6 @@ impl ToSchema for StatusChangeBody {
     }
 }
 
-/// `routes::tracking::fix_response`: the stored point, its load, and whether it
-/// repeated a stored fix.
-#[derive(ToSchema)]
-pub struct RecordedFix {
-    pub load_id: LoadId,
-    #[schema(minimum = -90.0, maximum = 90.0)]
-    pub lat: f64,
-    #[schema(minimum = -180.0, maximum = 180.0)]
-    pub lng: f64,
-    #[schema(schema_with = crate::openapi::rules::echoed_timestamp)]
-    pub timestamp: String,
-    /// Miles per hour.
-    #[schema(required = true)]
-    pub speed: Option<f64>,
-    /// Degrees clockwise from true north.
-    #[schema(required = true)]
-    pub heading: Option<f64>,
-    /// True when a fix with the same timestamp was already stored: nothing was
-    /// written and the stored fix is the one shown.
-    pub duplicate: bool,
-}
-
 /// `routes::webhooks::delete`.
 #[derive(ToSchema)]
 pub struct DeletedWebhook {

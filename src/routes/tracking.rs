@@ -11,13 +11,13 @@ use crate::api::error::ApiError;
 use crate::api::extract::{
     BodyLimit, JsonBody, JsonBytes, NoQuery, QueryParams, parse_json, whole_number,
 };
-use crate::api::tracking_views::{LiveTracking, PointView};
+use crate::api::tracking_views::{LiveTracking, PointView, RecordedFix};
 use crate::domain::ids::LoadId;
 use crate::domain::timestamp;
 use crate::domain::tracking::{Appended, FixInput};
 use crate::domain::validation::ValidationErrors;
 use crate::openapi::params;
-use crate::openapi::schemas::{BatchPoint, GpsHistory, RecordedFix};
+use crate::openapi::schemas::{BatchPoint, GpsHistory};
 use crate::services::Services;
 use crate::services::auth::Principal;
 use crate::storage::PointRange;
@@ -28,13 +28,6 @@ pub const MAX_BATCH_POINTS: usize = 1_000;
 pub const BATCH_BODY_LIMIT: usize = 1024 * 1024;
 pub const DEFAULT_HISTORY_LIMIT: usize = 100;
 pub const MAX_HISTORY_LIMIT: usize = 1_000;
-
-fn fix_response(load_id: &str, point: &PointView, outcome: Appended) -> Value {
-    let mut body = serde_json::to_value(point).expect("views serialise");
-    body["load_id"] = json!(load_id);
-    body["duplicate"] = json!(outcome == Appended::Duplicate);
-    body
-}
 
 /// Record one GPS fix of a load.
 ///
@@ -76,7 +69,7 @@ pub(crate) async fn record(
         .tracking
         .record(principal.account_id(), &id, fix)
         .await?;
-    let body = fix_response(&id, &PointView::new(&fix), outcome);
+    let body = RecordedFix::new(&id, &fix, outcome == Appended::Duplicate);
     Ok(match outcome {
         Appended::Stored => envelope::created(body),
         Appended::Duplicate => envelope::ok(body),
