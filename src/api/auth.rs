@@ -101,7 +101,6 @@ pub async fn authenticate<B: MessageBody>(
         principal.account_id(),
         principal.account.requests_per_hour(),
     );
-    let now = services.clock.now();
     if !quota.allowed {
         metrics::counter!(RATE_LIMITED_METRIC).increment(1);
         let retry_after = quota.retry_after.unwrap_or(1);
@@ -120,19 +119,19 @@ pub async fn authenticate<B: MessageBody>(
         }))
         .with_header("retry-after", retry_after.to_string());
         let mut response = refusal.error_response();
-        add_quota_headers(response.headers_mut(), &quota, now);
+        add_quota_headers(response.headers_mut(), &quota);
         return Ok(req.into_response(response).map_into_right_body());
     }
     req.extensions_mut().insert(principal);
     let mut response = next.call(req).await?;
-    add_quota_headers(response.headers_mut(), &quota, now);
+    add_quota_headers(response.headers_mut(), &quota);
     Ok(response.map_into_left_body())
 }
 
 /// The quota as `X-RateLimit-*` (GitHub's widely known trio: limit, remaining,
 /// reset as Unix seconds) and as the IETF draft's `RateLimit-Policy` and
 /// `RateLimit` fields (remaining `r` and seconds to reset `t`).
-fn add_quota_headers(headers: &mut HeaderMap, quota: &Quota, now: chrono::DateTime<chrono::Utc>) {
+fn add_quota_headers(headers: &mut HeaderMap, quota: &Quota) {
     let mut set = |name: &'static str, value: String| {
         if let Ok(value) = HeaderValue::from_str(&value) {
             headers.insert(HeaderName::from_static(name), value);
@@ -147,7 +146,7 @@ fn add_quota_headers(headers: &mut HeaderMap, quota: &Quota, now: chrono::DateTi
     );
     set(
         "ratelimit",
-        format!("\"hourly\";r={};t={}", quota.remaining, quota.reset_in(now)),
+        format!("\"hourly\";r={};t={}", quota.remaining, quota.reset_in()),
     );
 }
 

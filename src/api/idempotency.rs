@@ -29,8 +29,12 @@ pub async fn idempotent_posts<B>(
 where
     B: MessageBody + 'static,
 {
-    let raw = req.headers().get(HEADER).cloned();
-    let (Method::POST, Some(raw)) = (req.method().clone(), raw) else {
+    // Every other request (GETs, GPS fixes without a key) passes with two checks.
+    let raw = match *req.method() {
+        Method::POST => req.headers().get(HEADER).cloned(),
+        _ => None,
+    };
+    let Some(raw) = raw else {
         return Ok(next.call(req).await?.map_into_left_body());
     };
     let refuse = |req: ServiceRequest, error: ApiError| {

@@ -13,7 +13,6 @@
 
 use std::sync::Mutex;
 
-use chrono::{DateTime, Utc};
 use dashmap::DashMap;
 
 use crate::clock::Clock;
@@ -37,12 +36,14 @@ pub struct Quota {
     pub reset: i64,
     /// On a refusal: seconds to wait before a request will be admitted.
     pub retry_after: Option<u64>,
+    /// When (Unix seconds) the check was made.
+    pub checked_at: i64,
 }
 
 impl Quota {
-    /// Seconds from `now` to `reset`, at least 0.
-    pub fn reset_in(&self, now: DateTime<Utc>) -> i64 {
-        (self.reset - now.timestamp()).max(0)
+    /// Seconds from the check to `reset`, at least 0.
+    pub fn reset_in(&self) -> i64 {
+        (self.reset - self.checked_at).max(0)
     }
 }
 
@@ -141,6 +142,7 @@ impl RateLimiter {
                 remaining: 0,
                 reset: at,
                 retry_after: Some((at - now).max(1) as u64),
+                checked_at: now,
             };
         }
         window.counts[slot(minute)] += 1;
@@ -156,6 +158,7 @@ impl RateLimiter {
             remaining: (u64::from(limit) - used) as u32,
             reset: (oldest + SLOTS as i64) * SLOT_SECONDS,
             retry_after: None,
+            checked_at: now,
         }
     }
 

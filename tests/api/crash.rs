@@ -24,6 +24,21 @@ struct Server {
 }
 
 impl Server {
+    /// Creates `count` loads, each acknowledged with 201; returns their ids.
+    async fn create_loads(&self, client: &reqwest::Client, key: &str, count: usize) -> Vec<String> {
+        let mut ids = Vec::with_capacity(count);
+        for _ in 0..count {
+            let (status, load) = send(
+                self.call(client, key, Method::POST, "/loads")
+                    .json(&load_body("TX", "GA")),
+            )
+            .await;
+            assert_eq!(status, StatusCode::CREATED, "{load}");
+            ids.push(load["data"]["id"].as_str().unwrap().to_owned());
+        }
+        ids
+    }
+
     /// An authenticated request to `path` (under `/v1`) of this server.
     fn call(
         &self,
@@ -99,17 +114,7 @@ async fn acknowledged_writes_survive_sigkill() {
     let key = key.expect("first start prints a key");
     let client = https_client(dir.path());
 
-    let mut load_ids = Vec::new();
-    for _ in 0..20 {
-        let (status, load) = send(
-            server
-                .call(&client, &key, Method::POST, "/loads")
-                .json(&load_body("TX", "GA")),
-        )
-        .await;
-        assert_eq!(status, StatusCode::CREATED);
-        load_ids.push(load["data"]["id"].as_str().unwrap().to_owned());
-    }
+    let load_ids = server.create_loads(&client, &key, 20).await;
     let (status, carrier) = send(
         server
             .call(&client, &key, Method::POST, "/carriers")
@@ -326,17 +331,11 @@ async fn webhooks_pending_at_sigkill_arrive_after_restart_under_their_ids() {
     )
     .await;
     assert_eq!(status, StatusCode::CREATED, "{body}");
-    let mut loads = HashSet::new();
-    for _ in 0..30 {
-        let (status, load) = send(
-            server
-                .call(&client, &key, Method::POST, "/loads")
-                .json(&load_body("TX", "GA")),
-        )
-        .await;
-        assert_eq!(status, StatusCode::CREATED);
-        loads.insert(load["data"]["id"].as_str().unwrap().to_owned());
-    }
+    let loads: HashSet<String> = server
+        .create_loads(&client, &key, 30)
+        .await
+        .into_iter()
+        .collect();
     tokio::time::sleep(Duration::from_millis(300)).await; // first attempts fail
     server.child.start_kill().unwrap(); // SIGKILL mid-backlog
     server.child.wait().await.unwrap();
