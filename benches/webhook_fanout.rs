@@ -15,6 +15,7 @@
 //! share included), and, once, a live figure: loads created through the running
 //! service until every event is delivered (committing the loads included).
 
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
@@ -73,7 +74,7 @@ fn main() {
         // The receiver: counts and answers 200 at once.
         let count = Arc::new(AtomicUsize::new(0));
         // When the first request of a phase arrived (set by the receiver when empty).
-        let first = Arc::new(std::sync::Mutex::new(None::<(Instant, f64)>));
+        let first = Arc::new(std::sync::Mutex::new(None::<(Instant, f64, ThreadCpu)>));
         let (counter, first_seen) = (count.clone(), first.clone());
         let receiver = HttpServer::new(move || {
             let (counter, first_seen) = (counter.clone(), first_seen.clone());
@@ -82,7 +83,7 @@ fn main() {
                 first_seen
                     .lock()
                     .unwrap()
-                    .get_or_insert_with(|| (Instant::now(), cpu_seconds()));
+                    .get_or_insert_with(|| (Instant::now(), cpu_seconds(), thread_cpu()));
                 async { HttpResponse::Ok().finish() }
             }))
         })
@@ -121,11 +122,16 @@ fn main() {
             .expect("client");
         let (mut bare_rates, mut bare_cpus, mut drain_rates, mut drain_cpus) =
             (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+        let (mut bare_busiest, mut drain_busiest) = (Vec::new(), Vec::new());
         let mut last = None;
         for round in 0..rounds {
+            profile_window("bare", "enable");
+            let threads_before = thread_cpu();
             let (rate, cpu) = bare_loop(&client, &url, &sample, events, concurrency).await;
+            profile_window("bare", "disable");
             bare_rates.push(rate);
             bare_cpus.push(cpu);
+            bare_busiest.push(busiest(&threads_before, &thread_cpu()) / events as f64);
             if let Some((_, handles, _, _)) = last.take() {
                 stop(handles).await;
             }
@@ -147,14 +153,18 @@ fn main() {
             *first.lock().unwrap() = None;
             let started = Instant::now();
             let app = Application::build(settings).await.expect("freight starts");
+            profile_window("drain", "enable");
             let startup = started.elapsed();
             let services = app.services().clone();
             let handles = app.handles();
             actix_rt::spawn(app.run_until_stopped());
             wait_for(&count, before + events).await;
-            let (first_delivery, first_cpu) = first.lock().unwrap().expect("deliveries arrived");
+            profile_window("drain", "disable");
+            let (first_delivery, first_cpu, first_threads) =
+                first.lock().unwrap().take().expect("deliveries arrived");
             let draining = first_delivery.elapsed();
             drain_cpus.push((cpu_seconds() - first_cpu) / events as f64);
+            drain_busiest.push(busiest(&first_threads, &thread_cpu()) / events as f64);
             drain_rates.push(events as f64 / draining.as_secs_f64());
             println!(
                 "  round {}: bare {:>7.0} POSTs/s, freight drain {:>7.0} deliveries/s ({draining:.2?} from the first delivery; start-up {startup:.2?})",
@@ -167,6 +177,7 @@ fn main() {
         let (services, handles, accounts, _dir) = last.expect("at least one round");
         let (bare_rate, drain_rate) = (median(&mut bare_rates), median(&mut drain_rates));
         let (bare_cpu, drain_cpu) = (median(&mut bare_cpus), median(&mut drain_cpus));
+        let (bare_busiest, drain_busiest) = (median(&mut bare_busiest), median(&mut drain_busiest));
 
         // Live: create loads through the service and wait for their deliveries.
         let before = count.load(Ordering::Relaxed);
@@ -207,11 +218,33 @@ fn main() {
             drain_cpu / bare_cpu
         );
         println!(
+            "  CPU per delivery of the busiest thread (the sender's, for both): bare {:.1} µs, freight {:.1} µs = {:.2}x",
+            bare_busiest * 1e6,
+            drain_busiest * 1e6,
+            drain_busiest / bare_busiest
+        );
+        println!(
             "  freight, live            {live_rate:>9.0} deliveries/s  ({live:.2?}; loads committed in {committed:.2?})"
         );
         stop(handles).await;
         receiver_handle.stop(false).await;
     });
+}
+
+/// Brackets a phase for a profiler: with `PERF_CTL_FIFO` set to the control FIFO
+/// of `perf record --control fifo:<ctl> -D -1`, only the phase named by
+/// `PERF_PHASE` (`drain`, the default, or `bare`) is sampled.
+fn profile_window(phase: &str, command: &str) {
+    let wanted = std::env::var("PERF_PHASE").unwrap_or_else(|_| "drain".into());
+    if wanted != phase {
+        return;
+    }
+    if let Ok(path) = std::env::var("PERF_CTL_FIFO") {
+        use std::io::Write;
+        if let Ok(mut fifo) = std::fs::OpenOptions::new().write(true).open(path) {
+            let _ = writeln!(fifo, "{command}");
+        }
+    }
 }
 
 /// `POSTs` of `sample` to `url`, `concurrency` at a time on one client: the rate
@@ -342,9 +375,40 @@ async fn write_backlog(
     ids
 }
 
+/// CPU seconds used so far by each thread of this process.
+type ThreadCpu = HashMap<String, f64>;
+
+fn thread_cpu() -> ThreadCpu {
+    let Ok(tasks) = std::fs::read_dir("/proc/self/task") else {
+        return HashMap::new();
+    };
+    tasks
+        .flatten()
+        .filter_map(|task| {
+            let stat = std::fs::read_to_string(task.path().join("stat")).ok()?;
+            Some((
+                task.file_name().to_string_lossy().into_owned(),
+                stat_cpu_seconds(&stat),
+            ))
+        })
+        .collect()
+}
+
+/// The CPU seconds of the thread that used the most between two readings.
+fn busiest(before: &ThreadCpu, after: &ThreadCpu) -> f64 {
+    after
+        .iter()
+        .map(|(tid, cpu)| cpu - before.get(tid).copied().unwrap_or(0.0))
+        .fold(0.0, f64::max)
+}
+
 /// CPU time this process has used (user + system), in seconds.
 fn cpu_seconds() -> f64 {
-    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    stat_cpu_seconds(&std::fs::read_to_string("/proc/self/stat").unwrap_or_default())
+}
+
+/// utime + stime of a `/proc/.../stat` line, in seconds.
+fn stat_cpu_seconds(stat: &str) -> f64 {
     // Fields after the parenthesised command name; utime and stime are the 12th and 13th.
     let rest = stat.rsplit_once(')').map(|(_, r)| r).unwrap_or("");
     let fields: Vec<&str> = rest.split_whitespace().collect();

@@ -10,7 +10,7 @@ use crate::domain::webhook::{
     UrlPolicy, parse_events, parse_secret, parse_url,
 };
 use crate::storage::{Page, PageRequest, Storage, StorageError};
-use crate::webhooks::attempt::{Attempt, attempt, target};
+use crate::webhooks::attempt::{Attempt, Endpoint, attempt};
 use crate::webhooks::client::check_host;
 use crate::webhooks::directory::Directory;
 use crate::webhooks::notifier::Notifier;
@@ -231,16 +231,8 @@ impl WebhookService {
             "data": {"webhook_id": subscription.id},
         });
         let body = serde_json::to_vec(&body).expect("json serialises").into();
-        let target = target(&subscription, self.policy);
-        let outcome = attempt(
-            &self.client,
-            &self.clock,
-            &subscription,
-            target,
-            &event_id,
-            body,
-        )
-        .await;
+        let endpoint = Endpoint::new(&subscription, self.policy);
+        let outcome = attempt(&self.client, &self.clock, &endpoint, &event_id, body).await;
         Ok((event_id, outcome))
     }
 

@@ -469,10 +469,16 @@ pub async fn outbox_fan_out_and_delivery_schedule(store: &dyn Storage) {
             ..Delivery::new(webhook.id.clone(), event.id.clone(), event.kind, now)
         })
         .collect();
-    let recorded = store.fan_out(&deliveries, &ids).await.unwrap();
+    let recorded = store
+        .fan_out(deliveries.clone(), ids.clone())
+        .await
+        .unwrap();
     assert_eq!(recorded, deliveries);
     assert!(mine(store.unfanned_events(None, 10_000).await.unwrap()).is_empty());
-    let again = store.fan_out(&deliveries, &ids).await.unwrap();
+    let again = store
+        .fan_out(deliveries.clone(), ids.clone())
+        .await
+        .unwrap();
     assert!(again.is_empty(), "a repeated fan-out records nothing new");
     assert_eq!(store.count_due_deliveries().await.unwrap(), due_before + 2);
     let due_mine = |found: Vec<Delivery>| -> Vec<_> {
@@ -515,7 +521,7 @@ pub async fn outbox_fan_out_and_delivery_schedule(store: &dyn Storage) {
         ..deliveries[1].clone()
     };
     store
-        .put_deliveries(&[
+        .put_deliveries(vec![
             (deliveries[0].clone(), delivered.clone()),
             (deliveries[1].clone(), retry.clone()),
         ])
@@ -651,7 +657,7 @@ pub async fn webhook_history_is_pruned_but_nothing_pending(store: &dyn Storage) 
         |event: &Event| Delivery::new(webhook.id.clone(), event.id.clone(), event.kind, now);
     let fanned: Vec<Delivery> = events[..3].iter().map(delivery).collect();
     let ids: Vec<_> = events[..3].iter().map(|e| e.id.clone()).collect();
-    store.fan_out(&fanned, &ids).await.unwrap();
+    store.fan_out(fanned.clone(), ids).await.unwrap();
     let finish = |d: &Delivery, status| Delivery {
         status,
         attempts: 1,
@@ -659,7 +665,7 @@ pub async fn webhook_history_is_pruned_but_nothing_pending(store: &dyn Storage) 
         ..d.clone()
     };
     store
-        .put_deliveries(&[
+        .put_deliveries(vec![
             (
                 fanned[0].clone(),
                 finish(&fanned[0], DeliveryStatus::Delivered),

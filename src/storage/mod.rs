@@ -174,18 +174,20 @@ pub trait Storage: Send + Sync + 'static {
     /// kept as it is) and marks `events` as fanned out, atomically. Returns the
     /// deliveries it recorded, which the caller schedules: fan-out may repeat
     /// (after a crash, or an event found both by notice and by scan), a send must not.
+    /// Takes its arguments by value so that encoding them happens with the write,
+    /// off the (single) dispatcher thread.
     async fn fan_out(
         &self,
-        deliveries: &[Delivery],
-        events: &[EventId],
+        deliveries: Vec<Delivery>,
+        events: Vec<EventId>,
     ) -> StorageResult<Vec<Delivery>>;
     /// Replaces delivery records, each `(previous, updated)`, in one atomic write,
     /// keeping the schedule of due deliveries in step. A delivery of a webhook
     /// that no longer exists is not written back (it went with its webhook).
-    async fn put_deliveries(&self, changes: &[(Delivery, Delivery)]) -> StorageResult<()>;
+    async fn put_deliveries(&self, changes: Vec<(Delivery, Delivery)>) -> StorageResult<()>;
     /// Replaces one delivery record (see `put_deliveries`).
     async fn put_delivery(&self, previous: &Delivery, delivery: &Delivery) -> StorageResult<()> {
-        self.put_deliveries(&[(previous.clone(), delivery.clone())])
+        self.put_deliveries(vec![(previous.clone(), delivery.clone())])
             .await
     }
     /// How many pending deliveries have a next attempt scheduled (the backlog).

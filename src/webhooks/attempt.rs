@@ -6,9 +6,11 @@
 use actix_web::web::Bytes;
 use chrono::{DateTime, Utc};
 
+use reqwest::header::{CONTENT_TYPE, HeaderName, HeaderValue};
+
 use super::client::literal_forbidden;
 use super::retry::RetryPolicy;
-use super::signing::signature;
+use super::signing::Signer;
 use crate::clock::Clock;
 use crate::domain::ids::EventId;
 use crate::domain::webhook::{Delivery, DeliveryStatus, Subscription, UrlPolicy, parse_url};
@@ -20,9 +22,29 @@ pub struct Attempt {
     pub error: Option<String>,
 }
 
-/// Where a subscription's deliveries go, checked against the URL rules again at
-/// send time (an IP literal never reaches the guarded resolver), or why not.
-pub fn target(subscription: &Subscription, url_policy: UrlPolicy) -> Result<reqwest::Url, String> {
+const WEBHOOK_ID: HeaderName = HeaderName::from_static("webhook-id");
+const WEBHOOK_TIMESTAMP: HeaderName = HeaderName::from_static("webhook-timestamp");
+const WEBHOOK_SIGNATURE: HeaderName = HeaderName::from_static("webhook-signature");
+
+/// Where and how one version of a subscription is called: its URL, checked
+/// against the URL rules again at send time (an IP literal never reaches the
+/// guarded resolver), or why it may not be called; and its prepared signing key.
+/// Made once per subscription version, not per attempt.
+pub struct Endpoint {
+    url: Result<reqwest::Url, String>,
+    signer: Signer,
+}
+
+impl Endpoint {
+    pub fn new(subscription: &Subscription, url_policy: UrlPolicy) -> Self {
+        Endpoint {
+            url: checked_url(subscription, url_policy),
+            signer: Signer::new(&subscription.secret),
+        }
+    }
+}
+
+fn checked_url(subscription: &Subscription, url_policy: UrlPolicy) -> Result<reqwest::Url, String> {
     let url = parse_url(&subscription.url, url_policy).map_err(|m| format!("the URL {m}"))?;
     if literal_forbidden(&url.host, url_policy) {
         return Err("the URL points at an address webhooks may not reach".into());
@@ -30,13 +52,12 @@ pub fn target(subscription: &Subscription, url_policy: UrlPolicy) -> Result<reqw
     reqwest::Url::parse(&url.url).map_err(|e| format!("the URL is invalid: {e}"))
 }
 
-/// Sends one signed attempt to `target` (see `target`). Never fails: every
-/// problem is the attempt's outcome.
+/// Sends one signed attempt to `endpoint`. Never fails: every problem is the
+/// attempt's outcome.
 pub async fn attempt(
     client: &reqwest::Client,
     clock: &Clock,
-    subscription: &Subscription,
-    target: Result<reqwest::Url, String>,
+    endpoint: &Endpoint,
     event_id: &EventId,
     body: Bytes,
 ) -> Attempt {
@@ -44,21 +65,30 @@ pub async fn attempt(
         status_code: None,
         error: Some(error),
     };
-    let url = match target {
-        Ok(url) => url,
-        Err(error) => return refused(error),
+    let url = match &endpoint.url {
+        Ok(url) => url.clone(),
+        Err(error) => return refused(error.clone()),
     };
-    let timestamp = clock.now().timestamp();
-    let signature = signature(&subscription.secret, event_id.as_str(), timestamp, &body);
-    let sent = client
-        .post(url)
-        .header("content-type", "application/json")
-        .header("webhook-id", event_id.as_str())
-        .header("webhook-timestamp", timestamp.to_string())
-        .header("webhook-signature", signature)
-        .body(body)
-        .send()
-        .await;
+    let (Ok(id), timestamp) = (
+        HeaderValue::from_str(event_id.as_str()),
+        HeaderValue::from(clock.now().timestamp()),
+    ) else {
+        return refused(format!("the event id {event_id} cannot be a header"));
+    };
+    let signature = endpoint
+        .signer
+        .sign(event_id.as_str(), timestamp.as_bytes(), &body);
+    let mut request = reqwest::Request::new(reqwest::Method::POST, url);
+    let headers = request.headers_mut();
+    headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    headers.insert(WEBHOOK_ID, id);
+    headers.insert(WEBHOOK_TIMESTAMP, timestamp);
+    headers.insert(
+        WEBHOOK_SIGNATURE,
+        HeaderValue::try_from(signature).expect("base64 is a valid header value"),
+    );
+    *request.body_mut() = Some(body.into());
+    let sent = client.execute(request).await;
     match sent {
         Ok(response) => {
             let status = response.status();

@@ -20,7 +20,7 @@ use actix::prelude::*;
 use actix_web::web::Bytes;
 use chrono::{DateTime, Utc};
 
-use super::attempt::{after_attempt, attempt, target};
+use super::attempt::{Endpoint, after_attempt, attempt};
 use super::directory::Directory;
 use super::retry::RetryPolicy;
 use super::schedule::{Queued, Schedule};
@@ -132,8 +132,8 @@ pub struct Dispatcher {
     in_flight: HashSet<(WebhookId, EventId)>,
     /// Requests open per subscription.
     busy: HashMap<WebhookId, usize>,
-    /// Each subscription's URL and where it leads (see `target`).
-    targets: HashMap<WebhookId, (String, Result<reqwest::Url, String>)>,
+    /// Each subscription's endpoint, for the version of it the directory holds.
+    endpoints: HashMap<WebhookId, (Arc<Subscription>, Arc<Endpoint>)>,
     sending: usize,
     /// Events noticed in memory, awaiting fan-out.
     noticed: Vec<Event>,
@@ -177,7 +177,7 @@ impl Dispatcher {
             settings,
             in_flight: HashSet::new(),
             busy: HashMap::new(),
-            targets: HashMap::new(),
+            endpoints: HashMap::new(),
             sending: 0,
             noticed: Vec::new(),
             missed,
@@ -265,7 +265,7 @@ impl Dispatcher {
                 }));
             }
             let ids: Vec<EventId> = events.into_iter().map(|e| e.id).collect();
-            let recorded = storage.fan_out(&deliveries, &ids).await?;
+            let recorded = storage.fan_out(deliveries, ids).await?;
             Ok::<_, StorageError>((recorded, bodies, pass_goes_on))
         };
         ctx.spawn(work.into_actor(self).map(move |result, actor, ctx| {
@@ -381,7 +381,9 @@ impl Dispatcher {
         let delivery = &queued.delivery;
         match self.directory.get(&delivery.webhook_id) {
             // Deleted meanwhile; its deliveries went with it.
-            None => {}
+            None => {
+                self.endpoints.remove(&delivery.webhook_id);
+            }
             // A disabled subscription's delivery leaves the schedule until it is enabled again.
             Some(subscription) if !subscription.enabled => {
                 let parked = Delivery {
@@ -404,19 +406,20 @@ impl Dispatcher {
         }
     }
 
-    /// The subscription's parsed target, parsed once per URL rather than per send.
-    fn target(&mut self, subscription: &Subscription) -> Result<reqwest::Url, String> {
-        if let Some((url, target)) = self.targets.get(&subscription.id)
-            && *url == subscription.url
+    /// The subscription's endpoint, made once per version of the subscription
+    /// (the directory replaces the `Arc` on every change) rather than per send.
+    fn endpoint(&mut self, subscription: &Arc<Subscription>) -> Arc<Endpoint> {
+        if let Some((version, endpoint)) = self.endpoints.get(&subscription.id)
+            && Arc::ptr_eq(version, subscription)
         {
-            return target.clone();
+            return endpoint.clone();
         }
-        let target = target(subscription, self.settings.url_policy);
-        self.targets.insert(
+        let endpoint = Arc::new(Endpoint::new(subscription, self.settings.url_policy));
+        self.endpoints.insert(
             subscription.id.clone(),
-            (subscription.url.clone(), target.clone()),
+            (subscription.clone(), endpoint.clone()),
         );
-        target
+        endpoint
     }
 
     fn send(&mut self, ctx: &mut Context<Self>, subscription: Arc<Subscription>, queued: Queued) {
@@ -431,7 +434,7 @@ impl Dispatcher {
             self.clock.clone(),
         );
         let retry = self.settings.retry.clone();
-        let target = self.target(&subscription);
+        let endpoint = self.endpoint(&subscription);
         let webhook = subscription.id.clone();
         let key = delivery_key;
         let work = async move {
@@ -444,15 +447,8 @@ impl Dispatcher {
                     None => return Ok(expired(delivery)),
                 },
             };
-            let attempt = attempt(
-                &client,
-                &clock,
-                &subscription,
-                target,
-                &delivery.event_id,
-                body.clone(),
-            )
-            .await;
+            let attempt =
+                attempt(&client, &clock, &endpoint, &delivery.event_id, body.clone()).await;
             let (next, disable) = after_attempt(&delivery, &attempt, &retry, clock.now());
             Ok(Outcome {
                 previous: delivery,
@@ -499,7 +495,7 @@ impl Dispatcher {
             .map(|o| (o.previous.clone(), o.next.clone()))
             .collect();
         let storage = self.storage.clone();
-        let work = async move { storage.put_deliveries(&changes).await };
+        let work = async move { storage.put_deliveries(changes).await };
         ctx.spawn(work.into_actor(self).map(move |written, actor, ctx| {
             actor.recording = false;
             match written {
@@ -817,7 +813,7 @@ impl Handler<Requeue> for Dispatcher {
                         (parked, due)
                     })
                     .collect();
-                storage.put_deliveries(&changes).await?;
+                storage.put_deliveries(changes.clone()).await?;
                 Ok(changes)
             }
             .into_actor(self)

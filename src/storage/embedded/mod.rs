@@ -692,38 +692,26 @@ impl Storage for EmbeddedStore {
 
     async fn fan_out(
         &self,
-        deliveries: &[Delivery],
-        events: &[EventId],
+        deliveries: Vec<Delivery>,
+        events: Vec<EventId>,
     ) -> StorageResult<Vec<Delivery>> {
-        let mut records = Vec::with_capacity(deliveries.len());
-        for delivery in deliveries {
-            records.push((
-                keys::delivery(&delivery.webhook_id, &delivery.event_id),
-                keys::due(delivery),
-                encode(delivery)?,
-                delivery.clone(),
-            ));
-        }
-        let fanned: Vec<Vec<u8>> = events
-            .iter()
-            .map(|id| id.as_str().as_bytes().to_vec())
-            .collect();
         self.run(move |s| {
             let mut batch = s.durable_batch();
-            let mut recorded = Vec::with_capacity(records.len());
-            for (key, due, value, delivery) in records {
+            let mut recorded = Vec::with_capacity(deliveries.len());
+            for delivery in deliveries {
+                let key = keys::delivery(&delivery.webhook_id, &delivery.event_id);
                 // Fan-out repeats after a crash before the markers went: keep what exists.
                 if s.deliveries.contains_key(&key).map_err(unavailable)? {
                     continue;
                 }
-                batch.insert(&s.deliveries, key, value);
-                if let Some(due) = due {
+                batch.insert(&s.deliveries, key, encode(&delivery)?);
+                if let Some(due) = keys::due(&delivery) {
                     batch.insert(&s.due, due, Vec::<u8>::new());
                 }
                 recorded.push(delivery);
             }
-            for id in fanned {
-                batch.remove(&s.unfanned, id);
+            for id in events {
+                batch.remove(&s.unfanned, id.as_str().as_bytes().to_vec());
             }
             s.commit_durably(batch)?;
             Ok(recorded)
@@ -731,33 +719,29 @@ impl Storage for EmbeddedStore {
         .await
     }
 
-    async fn put_deliveries(&self, changes: &[(Delivery, Delivery)]) -> StorageResult<()> {
-        let mut records = Vec::with_capacity(changes.len());
-        for (previous, delivery) in changes {
-            records.push((
-                delivery.webhook_id.as_str().as_bytes().to_vec(),
-                keys::delivery(&delivery.webhook_id, &delivery.event_id),
-                keys::due(previous),
-                keys::due(delivery),
-                encode(delivery)?,
-            ));
-        }
+    async fn put_deliveries(&self, changes: Vec<(Delivery, Delivery)>) -> StorageResult<()> {
         self.run(move |s| {
             let mut batch = s.durable_batch();
-            let mut webhooks: HashMap<Vec<u8>, bool> = HashMap::new();
-            for (webhook, key, old_due, new_due, value) in records {
-                let exists = match webhooks.get(&webhook) {
+            let mut webhooks: HashMap<WebhookId, bool> = HashMap::new();
+            for (previous, delivery) in changes {
+                let exists = match webhooks.get(&delivery.webhook_id) {
                     Some(exists) => *exists,
                     None => {
-                        let exists = s.webhooks.contains_key(&webhook).map_err(unavailable)?;
-                        webhooks.insert(webhook, exists);
+                        let key = delivery.webhook_id.as_str().as_bytes();
+                        let exists = s.webhooks.contains_key(key).map_err(unavailable)?;
+                        webhooks.insert(delivery.webhook_id.clone(), exists);
                         exists
                     }
                 };
                 if !exists {
                     continue;
                 }
-                batch.insert(&s.deliveries, key, value);
+                let (old_due, new_due) = (keys::due(&previous), keys::due(&delivery));
+                batch.insert(
+                    &s.deliveries,
+                    keys::delivery(&delivery.webhook_id, &delivery.event_id),
+                    encode(&delivery)?,
+                );
                 if old_due != new_due {
                     if let Some(old) = old_due {
                         batch.remove(&s.due, old);
