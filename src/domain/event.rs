@@ -7,7 +7,6 @@
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use serde_json::value::RawValue;
 
 use super::ids::{AccountId, EventId, LoadId};
 use super::timestamp::{self, serde_utc};
@@ -69,8 +68,27 @@ pub struct Event {
     pub sequence: u64,
     #[serde(with = "serde_utc")]
     pub timestamp: DateTime<Utc>,
-    /// Kept as JSON text: it is written once and sent many times, never looked into.
-    pub data: Box<RawValue>,
+    /// Kept as JSON text (an object): it is written once and sent many times,
+    /// never looked into.
+    #[serde(with = "json_text")]
+    pub data: Box<str>,
+}
+
+/// `Event::data` as JSON text in a JSON document (the store's original record
+/// format): embedded as the value it is, not as a string.
+mod json_text {
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+    use serde_json::value::RawValue;
+
+    pub fn serialize<S: Serializer>(text: &str, s: S) -> Result<S::Ok, S::Error> {
+        RawValue::from_string(text.to_owned())
+            .map_err(serde::ser::Error::custom)?
+            .serialize(s)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Box<str>, D::Error> {
+        Ok(Box::<RawValue>::deserialize(d)?.get().into())
+    }
 }
 
 impl PartialEq for Event {
@@ -81,7 +99,7 @@ impl PartialEq for Event {
             && self.kind == other.kind
             && self.sequence == other.sequence
             && self.timestamp == other.timestamp
-            && self.data.get() == other.data.get()
+            && self.data == other.data
     }
 }
 
@@ -101,7 +119,7 @@ impl Event {
             kind,
             sequence,
             timestamp,
-            data: serde_json::value::to_raw_value(&data).expect("JSON values serialise"),
+            data: data.to_string().into(),
         }
     }
 
@@ -109,7 +127,7 @@ impl Event {
     /// with the load id and the sequence number inside `data`. Written straight
     /// from the stored text: fan-out makes one per event, at thousands a second.
     pub fn body(&self) -> Vec<u8> {
-        let data = self.data.get().trim();
+        let data = self.data.trim();
         let mut out = Vec::with_capacity(data.len() + 192);
         let string = |out: &mut Vec<u8>, text: &str| {
             serde_json::to_writer(out, text).expect("strings serialise")

@@ -1,10 +1,13 @@
 //! The embedded backend: fjall, an LSM store in the data directory.
 //!
-//! Every write is one atomic cross-keyspace batch synced to the journal
+//! Records are JSON, but for outbox events and delivery records, which have a
+//! compact binary layout (`codec`). Every write is one atomic cross-keyspace
+//! batch synced to the journal
 //! (`PersistMode::SyncData`) before it returns, so an acknowledged write survives
 //! a crash or power loss. fjall calls block, so they run on tokio's blocking pool,
 //! never on an HTTP worker thread.
 
+mod codec;
 mod keys;
 
 use std::collections::HashMap;
@@ -107,7 +110,7 @@ fn encode_events(events: &[Event]) -> StorageResult<Vec<EncodedEvent>> {
             Ok(EncodedEvent {
                 id: event.id.as_str().as_bytes().to_vec(),
                 sequence_key: keys::load_event(&event.load_id, event.sequence),
-                value: encode(event)?,
+                value: codec::encode_event(event),
             })
         })
         .collect()
@@ -242,6 +245,18 @@ impl Inner {
             }
             self.synced.notify_all();
             result.map_err(unavailable)?;
+        }
+    }
+
+    fn get_decoded<T>(
+        &self,
+        keyspace: &Keyspace,
+        key: &[u8],
+        decode: fn(&[u8]) -> StorageResult<T>,
+    ) -> StorageResult<Option<T>> {
+        match keyspace.get(key).map_err(unavailable)? {
+            Some(bytes) => decode(&bytes).map(Some),
+            None => Ok(None),
         }
     }
 
@@ -636,7 +651,7 @@ impl Storage for EmbeddedStore {
             let mut out = Vec::new();
             for guard in s.unfanned.range((start, Bound::Unbounded)).take(limit) {
                 let id = guard.key().map_err(unavailable)?;
-                match s.get_json(&s.events, &id)? {
+                match s.get_decoded(&s.events, &id, codec::decode_event)? {
                     Some(event) => out.push(event),
                     None => {
                         return Err(StorageError::Corrupt(
@@ -652,7 +667,8 @@ impl Storage for EmbeddedStore {
 
     async fn get_event(&self, id: &EventId) -> StorageResult<Option<Event>> {
         let key = id.as_str().as_bytes().to_vec();
-        self.run(move |s| s.get_json(&s.events, &key)).await
+        self.run(move |s| s.get_decoded(&s.events, &key, codec::decode_event))
+            .await
     }
 
     async fn put_webhook(&self, webhook: &Subscription) -> StorageResult<()> {
@@ -670,7 +686,7 @@ impl Storage for EmbeddedStore {
             // Its deliveries go with it, and so do their places in the schedule.
             for guard in s.deliveries.prefix(&prefix) {
                 let (key, value) = guard.into_inner().map_err(unavailable)?;
-                let delivery: Delivery = decode(&value)?;
+                let delivery = codec::decode_delivery(&value)?;
                 if let Some(due) = keys::due(&delivery) {
                     batch.remove(&s.due, due);
                 }
@@ -704,7 +720,7 @@ impl Storage for EmbeddedStore {
                 if s.deliveries.contains_key(&key).map_err(unavailable)? {
                     continue;
                 }
-                batch.insert(&s.deliveries, key, encode(&delivery)?);
+                batch.insert(&s.deliveries, key, codec::encode_delivery(&delivery));
                 if let Some(due) = keys::due(&delivery) {
                     batch.insert(&s.due, due, Vec::<u8>::new());
                 }
@@ -740,7 +756,7 @@ impl Storage for EmbeddedStore {
                 batch.insert(
                     &s.deliveries,
                     keys::delivery(&delivery.webhook_id, &delivery.event_id),
-                    encode(&delivery)?,
+                    codec::encode_delivery(&delivery),
                 );
                 if old_due != new_due {
                     if let Some(old) = old_due {
@@ -774,7 +790,8 @@ impl Storage for EmbeddedStore {
         event: &EventId,
     ) -> StorageResult<Option<Delivery>> {
         let key = keys::delivery(webhook, event);
-        self.run(move |s| s.get_json(&s.deliveries, &key)).await
+        self.run(move |s| s.get_decoded(&s.deliveries, &key, codec::decode_delivery))
+            .await
     }
 
     async fn list_deliveries(
@@ -794,7 +811,7 @@ impl Storage for EmbeddedStore {
                 .take(page.limit as usize)
             {
                 let (_, value) = guard.into_inner().map_err(unavailable)?;
-                items.push(decode(&value)?);
+                items.push(codec::decode_delivery(&value)?);
             }
             Ok(Page { items, total })
         })
@@ -822,7 +839,7 @@ impl Storage for EmbeddedStore {
                 let Some(key) = due.get(8..) else {
                     return Err(StorageError::Corrupt("short due key".into()));
                 };
-                if let Some(delivery) = s.get_json(&s.deliveries, key)? {
+                if let Some(delivery) = s.get_decoded(&s.deliveries, key, codec::decode_delivery)? {
                     out.push(delivery);
                 }
             }
@@ -848,7 +865,7 @@ impl Storage for EmbeddedStore {
                 end.extend_from_slice(&floor);
                 for guard in s.deliveries.range(webhook..end) {
                     let (key, value) = guard.into_inner().map_err(unavailable)?;
-                    let delivery: Delivery = decode(&value)?;
+                    let delivery = codec::decode_delivery(&value)?;
                     if delivery.status == DeliveryStatus::Pending {
                         still_pending.insert(delivery.event_id.as_str().as_bytes().to_vec());
                     } else if (gone as usize) < limit {
@@ -884,7 +901,7 @@ impl Storage for EmbeddedStore {
             let mut out = Vec::new();
             for guard in s.deliveries.prefix(&prefix) {
                 let (_, value) = guard.into_inner().map_err(unavailable)?;
-                let delivery: Delivery = decode(&value)?;
+                let delivery = codec::decode_delivery(&value)?;
                 if delivery.status == DeliveryStatus::Pending && delivery.next_attempt_at.is_none()
                 {
                     out.push(delivery);
