@@ -153,6 +153,7 @@ pub struct Dispatcher {
     draining: Option<Vec<tokio::sync::oneshot::Sender<()>>>,
     /// Pending deliveries with a next attempt, in memory and storage alike.
     backlog: u64,
+    outcome_counters: OutcomeCounters,
 }
 
 impl Dispatcher {
@@ -190,6 +191,7 @@ impl Dispatcher {
             ticks: 0,
             draining: None,
             backlog: 0,
+            outcome_counters: OutcomeCounters::new(),
         }
     }
 
@@ -250,21 +252,16 @@ impl Dispatcher {
                 true => events.last().map(|e| e.id.clone()),
                 false => None,
             };
+            // Rendering bodies and matching subscriptions is CPU work; the
+            // dispatcher's thread is the busiest in a drain, so it runs beside it.
             let now = clock.now();
-            let mut bodies = HashMap::with_capacity(events.len());
-            let mut deliveries = Vec::new();
-            for event in &events {
-                let matching = directory.matching(&event.account_id, event.kind);
-                if matching.is_empty() {
-                    continue;
-                }
-                let body = event.body();
-                bodies.insert(event.id.clone(), Bytes::from(body));
-                deliveries.extend(matching.into_iter().map(|subscription| {
-                    Delivery::new(subscription.id.clone(), event.id.clone(), event.kind, now)
-                }));
-            }
-            let ids: Vec<EventId> = events.into_iter().map(|e| e.id).collect();
+            let FanOut {
+                deliveries,
+                ids,
+                bodies,
+            } = tokio::task::spawn_blocking(move || FanOut::prepare(&directory, events, now))
+                .await
+                .map_err(|e| StorageError::Unavailable(e.to_string()))?;
             let recorded = storage.fan_out(deliveries, ids).await?;
             Ok::<_, StorageError>((recorded, bodies, pass_goes_on))
         };
@@ -534,8 +531,7 @@ impl Dispatcher {
                 backlog = backlog.saturating_sub(1);
             }
             if outcome.previous.status == DeliveryStatus::Pending && !parked {
-                metrics::counter!(DELIVERIES_METRIC, "outcome" => outcome_label(&next))
-                    .increment(1);
+                self.outcome_counters.count(&next);
             }
             if parked {
                 // Enabled again while it was being parked: the requeue missed it.
@@ -589,6 +585,37 @@ impl Dispatcher {
     }
 }
 
+/// A batch of events turned into the deliveries they make, before recording.
+struct FanOut {
+    deliveries: Vec<Delivery>,
+    /// Every event of the batch, matched or not: all are marked fanned out.
+    ids: Vec<EventId>,
+    /// Each matched event's body, signed and sent as it is.
+    bodies: HashMap<EventId, Bytes>,
+}
+
+impl FanOut {
+    fn prepare(directory: &Directory, events: Vec<Event>, now: DateTime<Utc>) -> Self {
+        let mut bodies = HashMap::with_capacity(events.len());
+        let mut deliveries = Vec::new();
+        for event in &events {
+            let matching = directory.matching(&event.account_id, event.kind);
+            if matching.is_empty() {
+                continue;
+            }
+            bodies.insert(event.id.clone(), Bytes::from(event.body()));
+            deliveries.extend(matching.into_iter().map(|subscription| {
+                Delivery::new(subscription.id.clone(), event.id.clone(), event.kind, now)
+            }));
+        }
+        FanOut {
+            deliveries,
+            ids: events.into_iter().map(|e| e.id).collect(),
+            bodies,
+        }
+    }
+}
+
 /// A delivery whose event is no longer stored fails, saying why.
 fn expired(delivery: Delivery) -> Outcome {
     let next = Delivery {
@@ -608,11 +635,31 @@ fn expired(delivery: Delivery) -> Outcome {
     }
 }
 
-fn outcome_label(delivery: &Delivery) -> &'static str {
-    match delivery.status {
-        DeliveryStatus::Delivered => "delivered",
-        DeliveryStatus::Pending => "retrying",
-        DeliveryStatus::Failed => "failed",
+/// `DELIVERIES_METRIC` by outcome, looked up once rather than per attempt.
+struct OutcomeCounters {
+    delivered: metrics::Counter,
+    retrying: metrics::Counter,
+    failed: metrics::Counter,
+}
+
+impl OutcomeCounters {
+    fn new() -> Self {
+        let counter =
+            |outcome: &'static str| metrics::counter!(DELIVERIES_METRIC, "outcome" => outcome);
+        OutcomeCounters {
+            delivered: counter("delivered"),
+            retrying: counter("retrying"),
+            failed: counter("failed"),
+        }
+    }
+
+    fn count(&self, delivery: &Delivery) {
+        match delivery.status {
+            DeliveryStatus::Delivered => &self.delivered,
+            DeliveryStatus::Pending => &self.retrying,
+            DeliveryStatus::Failed => &self.failed,
+        }
+        .increment(1);
     }
 }
 
