@@ -431,7 +431,8 @@ pub async fn answers_ping(store: &dyn Storage) {
 }
 
 /// The outbox and the delivery log: events wait to be fanned out (a pass may
-/// continue after a given event), fan-out records each delivery once, the
+/// continue after a given event) until their deliveries' first records mark them
+/// fanned out, storage tells which deliveries it has no record of, the
 /// schedule of due deliveries follows every change, and a deleted webhook's
 /// deliveries are gone for good. Counts are deltas, and the outbox and schedule
 /// are filtered to this check's ids, so other checks may share the store.
@@ -469,17 +470,36 @@ pub async fn outbox_fan_out_and_delivery_schedule(store: &dyn Storage) {
             ..Delivery::new(webhook.id.clone(), event.id.clone(), event.kind, now)
         })
         .collect();
-    let recorded = store
-        .fan_out(deliveries.clone(), ids.clone())
+    assert_eq!(
+        store.without_records(deliveries.clone()).await.unwrap(),
+        deliveries,
+        "nothing recorded yet"
+    );
+    // First records, each with its event marked fanned out in the same write.
+    store
+        .put_deliveries(vec![(None, deliveries[0].clone())], vec![ids[0].clone()])
         .await
         .unwrap();
-    assert_eq!(recorded, deliveries);
+    assert_eq!(
+        mine(store.unfanned_events(None, 10_000).await.unwrap()),
+        ids[1..]
+    );
+    assert_eq!(
+        store.without_records(deliveries.clone()).await.unwrap(),
+        deliveries[1..]
+    );
+    store
+        .put_deliveries(vec![(None, deliveries[1].clone())], vec![ids[1].clone()])
+        .await
+        .unwrap();
     assert!(mine(store.unfanned_events(None, 10_000).await.unwrap()).is_empty());
-    let again = store
-        .fan_out(deliveries.clone(), ids.clone())
-        .await
-        .unwrap();
-    assert!(again.is_empty(), "a repeated fan-out records nothing new");
+    assert!(
+        store
+            .without_records(deliveries.clone())
+            .await
+            .unwrap()
+            .is_empty()
+    );
     assert_eq!(store.count_due_deliveries().await.unwrap(), due_before + 2);
     let due_mine = |found: Vec<Delivery>| -> Vec<_> {
         found
@@ -521,10 +541,13 @@ pub async fn outbox_fan_out_and_delivery_schedule(store: &dyn Storage) {
         ..deliveries[1].clone()
     };
     store
-        .put_deliveries(vec![
-            (deliveries[0].clone(), delivered.clone()),
-            (deliveries[1].clone(), retry.clone()),
-        ])
+        .put_deliveries(
+            vec![
+                (Some(deliveries[0].clone()), delivered.clone()),
+                (Some(deliveries[1].clone()), retry.clone()),
+            ],
+            Vec::new(),
+        )
         .await
         .unwrap();
     assert_eq!(store.count_due_deliveries().await.unwrap(), due_before + 1);
@@ -657,7 +680,10 @@ pub async fn webhook_history_is_pruned_but_nothing_pending(store: &dyn Storage) 
         |event: &Event| Delivery::new(webhook.id.clone(), event.id.clone(), event.kind, now);
     let fanned: Vec<Delivery> = events[..3].iter().map(delivery).collect();
     let ids: Vec<_> = events[..3].iter().map(|e| e.id.clone()).collect();
-    store.fan_out(fanned.clone(), ids).await.unwrap();
+    store
+        .put_deliveries(fanned.iter().map(|d| (None, d.clone())).collect(), ids)
+        .await
+        .unwrap();
     let finish = |d: &Delivery, status| Delivery {
         status,
         attempts: 1,
@@ -665,16 +691,19 @@ pub async fn webhook_history_is_pruned_but_nothing_pending(store: &dyn Storage) 
         ..d.clone()
     };
     store
-        .put_deliveries(vec![
-            (
-                fanned[0].clone(),
-                finish(&fanned[0], DeliveryStatus::Delivered),
-            ),
-            (
-                fanned[1].clone(),
-                finish(&fanned[1], DeliveryStatus::Failed),
-            ),
-        ])
+        .put_deliveries(
+            vec![
+                (
+                    Some(fanned[0].clone()),
+                    finish(&fanned[0], DeliveryStatus::Delivered),
+                ),
+                (
+                    Some(fanned[1].clone()),
+                    finish(&fanned[1], DeliveryStatus::Failed),
+                ),
+            ],
+            Vec::new(),
+        )
         .await
         .unwrap();
 

@@ -170,24 +170,25 @@ pub trait Storage: Send + Sync + 'static {
     /// Every subscription, for the in-memory directory the dispatcher matches with.
     async fn all_webhooks(&self) -> StorageResult<Vec<Subscription>>;
 
-    /// Records new deliveries (an existing one of the same webhook and event is
-    /// kept as it is) and marks `events` as fanned out, atomically. Returns the
-    /// deliveries it recorded, which the caller schedules: fan-out may repeat
-    /// (after a crash, or an event found both by notice and by scan), a send must not.
-    /// Takes its arguments by value so that encoding them happens with the write,
-    /// off the (single) dispatcher thread.
-    async fn fan_out(
+    /// The deliveries among `deliveries` that storage has no record of. A
+    /// dispatcher that finds an event still marked unfanned (after a restart)
+    /// sends only these: the others were attempted before it stopped.
+    async fn without_records(&self, deliveries: Vec<Delivery>) -> StorageResult<Vec<Delivery>>;
+    /// Writes delivery records, each `(previous, updated)` where `previous` is the
+    /// record as storage holds it (`None`: this is the delivery's first record),
+    /// keeping the schedule of due deliveries in step, and marks the `fanned_out`
+    /// events as fanned out (every delivery of theirs is now recorded), in one
+    /// atomic write. A delivery of a webhook that no longer exists is not written
+    /// (it went with its webhook). Takes its arguments by value so that encoding
+    /// them happens with the write, off the (single) dispatcher thread.
+    async fn put_deliveries(
         &self,
-        deliveries: Vec<Delivery>,
-        events: Vec<EventId>,
-    ) -> StorageResult<Vec<Delivery>>;
-    /// Replaces delivery records, each `(previous, updated)`, in one atomic write,
-    /// keeping the schedule of due deliveries in step. A delivery of a webhook
-    /// that no longer exists is not written back (it went with its webhook).
-    async fn put_deliveries(&self, changes: Vec<(Delivery, Delivery)>) -> StorageResult<()>;
+        changes: Vec<(Option<Delivery>, Delivery)>,
+        fanned_out: Vec<EventId>,
+    ) -> StorageResult<()>;
     /// Replaces one delivery record (see `put_deliveries`).
     async fn put_delivery(&self, previous: &Delivery, delivery: &Delivery) -> StorageResult<()> {
-        self.put_deliveries(vec![(previous.clone(), delivery.clone())])
+        self.put_deliveries(vec![(Some(previous.clone()), delivery.clone())], Vec::new())
             .await
     }
     /// How many pending deliveries have a next attempt scheduled (the backlog).

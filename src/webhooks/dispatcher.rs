@@ -1,6 +1,13 @@
 //! The webhook dispatch actor: fans committed events out to the subscriptions
-//! that want them (durable delivery records), sends due deliveries, signed, and
-//! records each attempt.
+//! that want them, sends due deliveries, signed, and records each attempt.
+//!
+//! A fresh delivery is written once, with its first attempt's outcome: until
+//! then the event's outbox marker stands for it (a restart fans the event out
+//! again, and sends only the deliveries storage has no record of), and the write
+//! that records an event's last fresh delivery also marks the event fanned out.
+//! One write per delivery that succeeds at once, instead of one to create it and
+//! one to record it. A fresh delivery still waiting after `FRESH_RECORD_AFTER`
+//! (a slow receiver) is recorded as pending, so the delivery log shows it.
 //!
 //! Storage holds the backlog; memory holds a bounded window of it (`Schedule`):
 //! the soonest pending deliveries, with their bodies when fan-out had them. When
@@ -42,6 +49,8 @@ const MAX_NOTICED: usize = 16_384;
 /// Every this many ticks the outbox is scanned even without a missed notice: a
 /// safety net that costs one short scan.
 const OUTBOX_SCAN_TICKS: u64 = 30;
+/// A fresh delivery waiting this long for its first attempt is recorded as pending.
+const FRESH_RECORD_AFTER: chrono::TimeDelta = chrono::TimeDelta::seconds(2);
 
 #[derive(Debug, Clone)]
 pub struct DispatchSettings {
@@ -107,15 +116,18 @@ pub struct Requeue(pub WebhookId);
 struct Sent {
     webhook: WebhookId,
     key: (WebhookId, EventId),
-    result: Result<Outcome, StorageError>,
+    /// Not attempted: the delivery as it was taken, and why.
+    result: Result<Outcome, (Queued, StorageError)>,
 }
 
-/// One attempt's result, waiting to be written.
+/// One attempt's result (or a delivery's new state), waiting to be written.
 struct Outcome {
     previous: Delivery,
     next: Delivery,
     body: Option<Bytes>,
     disable: Option<String>,
+    /// Storage has no record of `previous`: this write is the delivery's first.
+    first_record: bool,
 }
 
 pub struct Dispatcher {
@@ -154,6 +166,19 @@ pub struct Dispatcher {
     /// Pending deliveries with a next attempt, in memory and storage alike.
     backlog: u64,
     outcome_counters: OutcomeCounters,
+    /// Events fanned out in memory whose deliveries are not all recorded yet, and
+    /// how many are not; an event stays here until the write that marks it
+    /// fanned out is durable.
+    unrecorded: HashMap<EventId, usize>,
+    /// Events with every delivery recorded (or none at all), to be marked fanned
+    /// out by the next write.
+    fanned_out: Vec<EventId>,
+    /// Events fanned out from outbox scans in this scan period and the one before:
+    /// a notice of one of them arriving late is not fanned out again.
+    scanned: [HashSet<EventId>; 2],
+    /// While a scan reads the outbox: the events marked fanned out meanwhile,
+    /// whose markers the read may still have seen.
+    settled_during_scan: Option<HashSet<EventId>>,
 }
 
 impl Dispatcher {
@@ -192,6 +217,10 @@ impl Dispatcher {
             draining: None,
             backlog: 0,
             outcome_counters: OutcomeCounters::new(),
+            unrecorded: HashMap::new(),
+            fanned_out: Vec::new(),
+            scanned: Default::default(),
+            settled_during_scan: None,
         }
     }
 
@@ -204,8 +233,8 @@ impl Dispatcher {
         self.dispatch_due(ctx);
     }
 
-    /// Turns events into durable delivery records and schedules those it recorded:
-    /// events noticed in memory first, the outbox when a notice was missed.
+    /// Turns events into fresh deliveries and schedules them: events noticed in
+    /// memory first, the outbox when a notice was missed (or at start).
     fn fan_out(&mut self, ctx: &mut Context<Self>) {
         // Back-pressure: while the schedule is half full, events wait (in the
         // outbox, and a bounded list of notices) rather than spill deliveries to
@@ -232,6 +261,9 @@ impl Dispatcher {
             }
         }
         let scan = scan_from.is_some();
+        if scan {
+            self.settled_during_scan = Some(HashSet::new());
+        }
         self.fanning_out = true;
         let (storage, directory, clock) = (
             self.storage.clone(),
@@ -262,23 +294,24 @@ impl Dispatcher {
             } = tokio::task::spawn_blocking(move || FanOut::prepare(&directory, events, now))
                 .await
                 .map_err(|e| StorageError::Unavailable(e.to_string()))?;
-            let recorded = storage.fan_out(deliveries, ids).await?;
-            Ok::<_, StorageError>((recorded, bodies, pass_goes_on))
+            // An event still in the outbox may have had some deliveries recorded
+            // before a restart: those were attempted, and are not sent again.
+            let deliveries = match scan {
+                true => storage.without_records(deliveries).await?,
+                false => deliveries,
+            };
+            Ok::<_, StorageError>((deliveries, ids, bodies, pass_goes_on))
         };
         ctx.spawn(work.into_actor(self).map(move |result, actor, ctx| {
             actor.fanning_out = false;
+            let settled_meanwhile = actor.settled_during_scan.take().unwrap_or_default();
             match result {
-                Ok((recorded, bodies, pass_goes_on)) => {
-                    let backlog = actor.backlog + recorded.len() as u64;
-                    actor.set_backlog(backlog);
-                    for delivery in recorded {
-                        actor.touch(&delivery);
-                        let body = bodies.get(&delivery.event_id).cloned();
-                        actor.schedule.push(Queued { delivery, body });
-                    }
+                Ok((deliveries, ids, bodies, pass_goes_on)) => {
+                    actor.schedule_fresh(deliveries, ids, bodies, scan, &settled_meanwhile);
                     if let Some(last) = pass_goes_on {
                         actor.outbox_pass = Some(Some(last));
                     }
+                    actor.write_outcomes(ctx);
                     actor.dispatch_due(ctx);
                 }
                 Err(error) => {
@@ -290,6 +323,86 @@ impl Dispatcher {
             }
             actor.fan_out(ctx);
         }));
+    }
+
+    /// Schedules the fresh deliveries of a batch of events, but for events that
+    /// are being (or have been) fanned out already: in progress here, found by a
+    /// scan and now noticed late, or marked fanned out while a scan read them.
+    fn schedule_fresh(
+        &mut self,
+        deliveries: Vec<Delivery>,
+        events: Vec<EventId>,
+        bodies: HashMap<EventId, Bytes>,
+        scan: bool,
+        settled_meanwhile: &HashSet<EventId>,
+    ) {
+        let mut counts: HashMap<&EventId, usize> = HashMap::with_capacity(events.len());
+        for delivery in &deliveries {
+            *counts.entry(&delivery.event_id).or_default() += 1;
+        }
+        let mut taken = HashSet::with_capacity(events.len());
+        for event in &events {
+            let seen_by_scan = self.scanned.iter().any(|set| set.contains(event));
+            if self.unrecorded.contains_key(event)
+                || settled_meanwhile.contains(event)
+                || (!scan && seen_by_scan)
+            {
+                continue;
+            }
+            if scan {
+                self.scanned[0].insert(event.clone());
+            }
+            let count = counts.get(event).copied().unwrap_or(0);
+            self.unrecorded.insert(event.clone(), count);
+            if count == 0 {
+                self.fanned_out.push(event.clone());
+            }
+            taken.insert(event);
+        }
+        let mut added = 0;
+        for delivery in &deliveries {
+            if !taken.contains(&delivery.event_id) {
+                continue;
+            }
+            added += 1;
+            self.schedule.push(Queued {
+                body: bodies.get(&delivery.event_id).cloned(),
+                delivery: delivery.clone(),
+                recorded: false,
+            });
+        }
+        self.set_backlog(self.backlog + added);
+    }
+
+    /// A fresh delivery left memory without a record (its webhook was deleted):
+    /// it no longer holds its event's marker.
+    fn forget_fresh(&mut self, event: &EventId) {
+        if let Some(count) = self.unrecorded.get_mut(event) {
+            *count = count.saturating_sub(1);
+            if *count == 0 {
+                self.fanned_out.push(event.clone());
+            }
+        }
+    }
+
+    /// Records as pending the fresh deliveries that have waited too long for
+    /// their first attempt (a slow receiver), so that the delivery log shows them.
+    fn record_waiting_fresh(&mut self, ctx: &mut Context<Self>) {
+        let cutoff = self.clock.now() - FRESH_RECORD_AFTER;
+        for queued in self.schedule.take_waiting_unrecorded(cutoff) {
+            self.in_flight.insert((
+                queued.delivery.webhook_id.clone(),
+                queued.delivery.event_id.clone(),
+            ));
+            self.outcomes.push(Outcome {
+                previous: queued.delivery.clone(),
+                next: queued.delivery,
+                body: queued.body,
+                disable: None,
+                first_record: true,
+            });
+        }
+        self.write_outcomes(ctx);
     }
 
     /// Starts every due delivery there is room for, and reads the soonest ones
@@ -380,6 +493,10 @@ impl Dispatcher {
             // Deleted meanwhile; its deliveries went with it.
             None => {
                 self.endpoints.remove(&delivery.webhook_id);
+                if !queued.recorded {
+                    self.forget_fresh(&queued.delivery.event_id);
+                    self.write_outcomes(ctx);
+                }
             }
             // A disabled subscription's delivery leaves the schedule until it is enabled again.
             Some(subscription) if !subscription.enabled => {
@@ -396,6 +513,7 @@ impl Dispatcher {
                         next: parked,
                         body: queued.body,
                         disable: None,
+                        first_record: !queued.recorded,
                     },
                 );
             }
@@ -420,7 +538,11 @@ impl Dispatcher {
     }
 
     fn send(&mut self, ctx: &mut Context<Self>, subscription: Arc<Subscription>, queued: Queued) {
-        let Queued { delivery, body } = queued;
+        let Queued {
+            delivery,
+            body,
+            recorded,
+        } = queued;
         let delivery_key = (delivery.webhook_id.clone(), delivery.event_id.clone());
         self.in_flight.insert(delivery_key.clone());
         *self.busy.entry(subscription.id.clone()).or_default() += 1;
@@ -437,11 +559,19 @@ impl Dispatcher {
         let work = async move {
             let body = match body {
                 Some(body) => body,
-                None => match storage.get_event(&delivery.event_id).await? {
-                    Some(event) => Bytes::from(event.body()),
+                None => match storage.get_event(&delivery.event_id).await {
+                    Ok(Some(event)) => Bytes::from(event.body()),
                     // Only a delivery parked past the retention period can outlive its
                     // event (history pruning keeps the events of pending deliveries).
-                    None => return Ok(expired(delivery)),
+                    Ok(None) => return Ok(expired(delivery, recorded)),
+                    Err(error) => {
+                        let queued = Queued {
+                            delivery,
+                            body: None,
+                            recorded,
+                        };
+                        return Err((queued, error));
+                    }
                 },
             };
             let attempt =
@@ -452,6 +582,7 @@ impl Dispatcher {
                 next,
                 body: Some(body),
                 disable,
+                first_record: !recorded,
             })
         };
         // Each attempt is a task of its own that reports back by message. Spawned
@@ -481,27 +612,61 @@ impl Dispatcher {
         self.write_outcomes(ctx);
     }
 
+    /// Writes the outcomes waiting, and marks fanned out the events whose last
+    /// fresh delivery is among them (or that are waiting for it), in one write.
     fn write_outcomes(&mut self, ctx: &mut Context<Self>) {
-        if self.recording || self.outcomes.is_empty() {
+        if self.recording || (self.outcomes.is_empty() && self.fanned_out.is_empty()) {
             return;
         }
         self.recording = true;
         let outcomes = std::mem::take(&mut self.outcomes);
-        let changes: Vec<(Delivery, Delivery)> = outcomes
+        let waiting = std::mem::take(&mut self.fanned_out);
+        let mut fanned_out = waiting.clone();
+        for outcome in outcomes.iter().filter(|o| o.first_record) {
+            let event = &outcome.previous.event_id;
+            if let Some(count) = self.unrecorded.get_mut(event) {
+                *count = count.saturating_sub(1);
+                if *count == 0 {
+                    fanned_out.push(event.clone());
+                }
+            }
+        }
+        let changes: Vec<(Option<Delivery>, Delivery)> = outcomes
             .iter()
-            .map(|o| (o.previous.clone(), o.next.clone()))
+            .map(|o| {
+                (
+                    (!o.first_record).then(|| o.previous.clone()),
+                    o.next.clone(),
+                )
+            })
             .collect();
         let storage = self.storage.clone();
-        let work = async move { storage.put_deliveries(changes).await };
+        let marked = fanned_out.clone();
+        let work = async move { storage.put_deliveries(changes, marked).await };
         ctx.spawn(work.into_actor(self).map(move |written, actor, ctx| {
             actor.recording = false;
             match written {
-                Ok(()) => actor.recorded(ctx, outcomes),
+                Ok(()) => {
+                    for event in fanned_out {
+                        actor.unrecorded.remove(&event);
+                        if let Some(settled) = &mut actor.settled_during_scan {
+                            settled.insert(event);
+                        }
+                    }
+                    actor.recorded(ctx, outcomes);
+                }
                 Err(error) => {
                     tracing::error!(%error, "recording webhook attempts failed; they will be retried");
-                    // Storage still has each as it was before the attempt.
+                    actor.fanned_out.extend(waiting);
+                    // Storage still has each as it was before the attempt (or, for a
+                    // fresh one, nothing: its event's marker stands for it still).
                     for outcome in outcomes {
                         let previous = outcome.previous;
+                        if outcome.first_record
+                            && let Some(count) = actor.unrecorded.get_mut(&previous.event_id)
+                        {
+                            *count += 1;
+                        }
                         actor.touch(&previous);
                         actor
                             .in_flight
@@ -509,6 +674,7 @@ impl Dispatcher {
                         actor.schedule.push(Queued {
                             delivery: previous,
                             body: outcome.body,
+                            recorded: !outcome.first_record,
                         });
                     }
                 }
@@ -530,7 +696,11 @@ impl Dispatcher {
             if outcome.previous.next_attempt_at.is_some() && next.next_attempt_at.is_none() {
                 backlog = backlog.saturating_sub(1);
             }
-            if outcome.previous.status == DeliveryStatus::Pending && !parked {
+            // Counted once per attempt (or failure); not a parking, nor a fresh
+            // delivery recorded as still pending.
+            let attempted =
+                next.attempts > outcome.previous.attempts || next.status != DeliveryStatus::Pending;
+            if outcome.previous.status == DeliveryStatus::Pending && !parked && attempted {
                 self.outcome_counters.count(&next);
             }
             if parked {
@@ -549,6 +719,7 @@ impl Dispatcher {
                         next: due,
                         body: outcome.body,
                         disable: None,
+                        first_record: false,
                     });
                     continue;
                 }
@@ -578,6 +749,7 @@ impl Dispatcher {
                 self.schedule.push(Queued {
                     delivery: next,
                     body: outcome.body,
+                    recorded: true,
                 });
             }
         }
@@ -599,7 +771,10 @@ impl FanOut {
         let mut bodies = HashMap::with_capacity(events.len());
         let mut deliveries = Vec::new();
         for event in &events {
-            let matching = directory.matching(&event.account_id, event.kind);
+            // A subscription made after the event never gets it (the event may be
+            // fanned out again after a restart, when more subscriptions exist).
+            let mut matching = directory.matching(&event.account_id, event.kind);
+            matching.retain(|subscription| subscription.created_at <= event.timestamp);
             if matching.is_empty() {
                 continue;
             }
@@ -617,7 +792,7 @@ impl FanOut {
 }
 
 /// A delivery whose event is no longer stored fails, saying why.
-fn expired(delivery: Delivery) -> Outcome {
+fn expired(delivery: Delivery, recorded: bool) -> Outcome {
     let next = Delivery {
         status: DeliveryStatus::Failed,
         next_attempt_at: None,
@@ -632,6 +807,7 @@ fn expired(delivery: Delivery) -> Outcome {
         next,
         body: None,
         disable: None,
+        first_record: !recorded,
     }
 }
 
@@ -697,7 +873,10 @@ impl Actor for Dispatcher {
             actor.ticks += 1;
             if actor.ticks % OUTBOX_SCAN_TICKS == 0 {
                 actor.missed.store(true, Ordering::Relaxed);
+                let recent = std::mem::take(&mut actor.scanned[0]);
+                actor.scanned[1] = recent;
             }
+            actor.record_waiting_fresh(ctx);
             // A retry that came due in storage while memory was full is found here.
             if actor.schedule.overflowed() {
                 actor.reload(ctx);
@@ -748,11 +927,15 @@ impl Handler<Sent> for Dispatcher {
         }
         match sent.result {
             Ok(outcome) => self.record(ctx, outcome),
-            Err(error) => {
-                // Nothing was sent; storage still has it pending, and a reload finds it.
+            Err((queued, error)) => {
+                // Nothing was sent; storage still has it pending, and a reload finds
+                // it (a fresh one, which storage has no record of, goes back here).
                 tracing::error!(%error, "a webhook delivery could not be sent");
                 self.in_flight.remove(&sent.key);
-                self.schedule.mark_overflowed();
+                match queued.recorded {
+                    true => self.schedule.mark_overflowed(),
+                    false => self.schedule.push(queued),
+                }
             }
         }
         self.dispatch_due(ctx);
@@ -784,6 +967,15 @@ impl Handler<Redeliver> for Dispatcher {
                 async move { storage.get_delivery(&msg.webhook, &msg.event).await }
                     .into_actor(self),
             );
+        }
+        // A fresh delivery (not recorded yet) is due already: that is its redelivery.
+        if let Some(fresh) = self
+            .schedule
+            .get(&msg.webhook, &msg.event)
+            .filter(|queued| !queued.recorded)
+        {
+            let delivery = fresh.delivery.clone();
+            return Box::pin(async move { Ok(Some(delivery)) }.into_actor(self));
         }
         // Held here until the write is durable, so nothing else sends or changes it.
         let queued = self.schedule.remove(&msg.webhook, &msg.event);
@@ -819,6 +1011,7 @@ impl Handler<Redeliver> for Dispatcher {
                         actor.schedule.push(Queued {
                             delivery: again.clone(),
                             body,
+                            recorded: true,
                         });
                         actor.dispatch_due(ctx);
                         Ok(Some(again))
@@ -860,7 +1053,10 @@ impl Handler<Requeue> for Dispatcher {
                         (parked, due)
                     })
                     .collect();
-                storage.put_deliveries(changes.clone()).await?;
+                let writes = changes
+                    .iter()
+                    .map(|(parked, due)| (Some(parked.clone()), due.clone()));
+                storage.put_deliveries(writes.collect(), Vec::new()).await?;
                 Ok(changes)
             }
             .into_actor(self)
@@ -872,6 +1068,7 @@ impl Handler<Requeue> for Dispatcher {
                     actor.schedule.push(Queued {
                         delivery: due,
                         body: None,
+                        recorded: true,
                     });
                 }
                 actor.dispatch_due(ctx);
@@ -898,12 +1095,13 @@ mod tests {
                 now,
             )
         };
-        let outcome = expired(parked.clone());
+        let outcome = expired(parked.clone(), true);
         assert_eq!(outcome.previous, parked);
         assert_eq!(outcome.next.status, DeliveryStatus::Failed);
         assert_eq!(outcome.next.next_attempt_at, None);
         assert!(outcome.next.last_error.unwrap().contains("30-day history"));
         assert!(outcome.disable.is_none());
+        assert!(!outcome.first_record);
     }
 
     /// The dispatcher follows the retry schedule: under paused tokio time (the

@@ -21,6 +21,11 @@ use crate::domain::webhook::Delivery;
 pub struct Queued {
     pub delivery: Delivery,
     pub body: Option<Bytes>,
+    /// Storage has a record of this delivery. A fresh one from fan-out has none
+    /// until its first attempt is recorded (its event's outbox marker stands for
+    /// it meanwhile), so memory is its only copy in this process: it is never
+    /// turned away or evicted.
+    pub recorded: bool,
 }
 
 type Key = (WebhookId, EventId);
@@ -83,7 +88,7 @@ impl Schedule {
         let Some(at) = queued.delivery.next_attempt_at else {
             return;
         };
-        if self.index.len() >= self.capacity {
+        if self.index.len() >= self.capacity && queued.recorded {
             self.overflowed = true;
             self.turned_away += 1;
             return;
@@ -98,6 +103,12 @@ impl Schedule {
             self.heads.insert((at, key.0.clone()));
         }
         self.index.insert(key, at);
+    }
+
+    /// A queued delivery, left where it is.
+    pub fn get(&self, webhook: &WebhookId, event: &EventId) -> Option<&Queued> {
+        let at = self.index.get(&(webhook.clone(), event.clone()))?;
+        self.queues.get(webhook)?.get(&(*at, event.clone()))
     }
 
     /// Takes a queued delivery out (a redelivery reschedules it).
@@ -131,6 +142,31 @@ impl Schedule {
                 self.queues.remove(webhook);
             }
         }
+    }
+
+    /// Takes out the deliveries storage has no record of that were due at
+    /// `cutoff` or before: they have waited that long for their first attempt.
+    pub fn take_waiting_unrecorded(&mut self, cutoff: DateTime<Utc>) -> Vec<Queued> {
+        let mut waiting = Vec::new();
+        for (head, webhook) in &self.heads {
+            if *head > cutoff {
+                break;
+            }
+            let Some(queue) = self.queues.get(webhook) else {
+                continue;
+            };
+            waiting.extend(
+                queue
+                    .iter()
+                    .take_while(|((at, _), _)| *at <= cutoff)
+                    .filter(|(_, queued)| !queued.recorded)
+                    .map(|((_, event), _)| (webhook.clone(), event.clone())),
+            );
+        }
+        waiting
+            .into_iter()
+            .filter_map(|(webhook, event)| self.remove(&webhook, &event))
+            .collect()
     }
 
     /// The earliest due time of anything queued.
@@ -199,7 +235,11 @@ impl Schedule {
             };
             if self.index.len() >= self.capacity {
                 match self.latest() {
-                    Some((latest, webhook, event)) if at < latest => {
+                    // Only a recorded delivery gives way: storage has it still.
+                    Some((latest, webhook, event))
+                        if at < latest
+                            && self.get(&webhook, &event).is_some_and(|q| q.recorded) =>
+                    {
                         self.remove(&webhook, &event);
                         left_out = true;
                     }
@@ -212,6 +252,7 @@ impl Schedule {
             self.push(Queued {
                 delivery,
                 body: None,
+                recorded: true,
             });
         }
         // Whatever was left out is in storage still.
@@ -262,7 +303,49 @@ mod tests {
         Queued {
             delivery,
             body: None,
+            recorded: true,
         }
+    }
+
+    #[test]
+    fn a_delivery_storage_has_no_record_of_is_never_turned_away_or_evicted() {
+        let now = Utc::now();
+        let webhook = WebhookId::generate();
+        let mut schedule = Schedule::new(1);
+        schedule.merge(Vec::new(), true);
+        let fresh = |at| Queued {
+            delivery: delivery(&webhook, at),
+            body: None,
+            recorded: false,
+        };
+        let first = fresh(now + chrono::Duration::seconds(10));
+        let first_event = first.delivery.event_id.clone();
+        schedule.push(first);
+        schedule.push(fresh(now + chrono::Duration::seconds(20)));
+        assert_eq!(schedule.len(), 2, "over capacity rather than lost");
+        assert_eq!(schedule.turned_away(), 0);
+        // A sooner delivery read from storage does not push a fresh one out.
+        schedule.merge(vec![delivery(&webhook, now)], true);
+        assert_eq!(schedule.len(), 2);
+        assert!(schedule.overflowed(), "the stored one stays in storage");
+        // A recorded one is turned away when memory is full.
+        schedule.push(queued(delivery(&webhook, now)));
+        assert_eq!(schedule.turned_away(), 1);
+        assert!(
+            schedule
+                .get(&webhook, &first_event)
+                .is_some_and(|q| !q.recorded)
+        );
+        // Waiting since before the cutoff, and not recorded: taken out.
+        let waiting = schedule.take_waiting_unrecorded(now + chrono::Duration::seconds(15));
+        assert_eq!(waiting.len(), 1);
+        assert_eq!(waiting[0].delivery.event_id, first_event);
+        assert_eq!(schedule.len(), 1);
+        assert!(
+            schedule
+                .take_waiting_unrecorded(now + chrono::Duration::seconds(15))
+                .is_empty()
+        );
     }
 
     #[test]

@@ -706,36 +706,25 @@ impl Storage for EmbeddedStore {
         self.all_of(|s| &s.webhooks).await
     }
 
-    async fn fan_out(
-        &self,
-        deliveries: Vec<Delivery>,
-        events: Vec<EventId>,
-    ) -> StorageResult<Vec<Delivery>> {
+    async fn without_records(&self, deliveries: Vec<Delivery>) -> StorageResult<Vec<Delivery>> {
         self.run(move |s| {
-            let mut batch = s.durable_batch();
-            let mut recorded = Vec::with_capacity(deliveries.len());
+            let mut out = Vec::with_capacity(deliveries.len());
             for delivery in deliveries {
                 let key = keys::delivery(&delivery.webhook_id, &delivery.event_id);
-                // Fan-out repeats after a crash before the markers went: keep what exists.
-                if s.deliveries.contains_key(&key).map_err(unavailable)? {
-                    continue;
+                if !s.deliveries.contains_key(&key).map_err(unavailable)? {
+                    out.push(delivery);
                 }
-                batch.insert(&s.deliveries, key, codec::encode_delivery(&delivery));
-                if let Some(due) = keys::due(&delivery) {
-                    batch.insert(&s.due, due, Vec::<u8>::new());
-                }
-                recorded.push(delivery);
             }
-            for id in events {
-                batch.remove(&s.unfanned, id.as_str().as_bytes().to_vec());
-            }
-            s.commit_durably(batch)?;
-            Ok(recorded)
+            Ok(out)
         })
         .await
     }
 
-    async fn put_deliveries(&self, changes: Vec<(Delivery, Delivery)>) -> StorageResult<()> {
+    async fn put_deliveries(
+        &self,
+        changes: Vec<(Option<Delivery>, Delivery)>,
+        fanned_out: Vec<EventId>,
+    ) -> StorageResult<()> {
         self.run(move |s| {
             let mut batch = s.durable_batch();
             let mut webhooks: HashMap<WebhookId, bool> = HashMap::new();
@@ -752,7 +741,8 @@ impl Storage for EmbeddedStore {
                 if !exists {
                     continue;
                 }
-                let (old_due, new_due) = (keys::due(&previous), keys::due(&delivery));
+                let (old_due, new_due) =
+                    (previous.as_ref().and_then(keys::due), keys::due(&delivery));
                 batch.insert(
                     &s.deliveries,
                     keys::delivery(&delivery.webhook_id, &delivery.event_id),
@@ -766,6 +756,9 @@ impl Storage for EmbeddedStore {
                         batch.insert(&s.due, new, Vec::<u8>::new());
                     }
                 }
+            }
+            for id in fanned_out {
+                batch.remove(&s.unfanned, id.as_str().as_bytes().to_vec());
             }
             s.commit_durably(batch)
         })
