@@ -1104,6 +1104,106 @@ mod tests {
         assert!(!outcome.first_record);
     }
 
+    /// A restart finds an event still in the outbox after some of its deliveries
+    /// were recorded: only the others are sent, a subscription made after the
+    /// event gets nothing, and the event is marked fanned out once all are.
+    #[actix_rt::test]
+    async fn a_restart_sends_only_the_deliveries_never_recorded() {
+        use crate::domain::event::Event;
+        use crate::domain::ids::AccountId;
+        use crate::storage::conformance::sample_load;
+        use crate::storage::embedded::EmbeddedStore;
+
+        let dir = tempfile::tempdir().unwrap();
+        let storage: Arc<dyn Storage> = Arc::new(EmbeddedStore::open(dir.path()).await.unwrap());
+        let account = AccountId::generate();
+        let now = Utc::now();
+        let subscription = |created_at| Subscription {
+            id: WebhookId::generate(),
+            account_id: account.clone(),
+            // Port 1 on loopback refuses at once: an attempt fails fast, and is recorded.
+            url: "http://127.0.0.1:1/hook".into(),
+            events: vec![EventType::LoadCreated],
+            secret: "0123456789abcdef0123".into(),
+            enabled: true,
+            disabled_reason: None,
+            created_at,
+            updated_at: created_at,
+        };
+        let (done, waiting) = (subscription(now), subscription(now));
+        let later = subscription(now + chrono::Duration::seconds(1));
+        for s in [&done, &waiting, &later] {
+            storage.put_webhook(s).await.unwrap();
+        }
+        let load = sample_load(&account, "TX", "GA");
+        let event = Event::new(
+            account,
+            load.id.clone(),
+            EventType::LoadCreated,
+            1,
+            now,
+            serde_json::json!({}),
+        );
+        storage
+            .insert_load(&load, std::slice::from_ref(&event))
+            .await
+            .unwrap();
+        // Before the "crash": one delivery attempted and recorded, the marker still there.
+        let delivered = Delivery {
+            status: DeliveryStatus::Delivered,
+            attempts: 1,
+            last_status_code: Some(200),
+            next_attempt_at: None,
+            delivered_at: Some(now),
+            ..Delivery::new(done.id.clone(), event.id.clone(), event.kind, now)
+        };
+        storage
+            .put_deliveries(vec![(None, delivered.clone())], Vec::new())
+            .await
+            .unwrap();
+
+        let policy = UrlPolicy {
+            allow_http: true,
+            allow_private: true,
+        };
+        let settings = DispatchSettings {
+            url_policy: policy,
+            ..DispatchSettings::default()
+        };
+        let subscriptions = vec![done.clone(), waiting.clone(), later.clone()];
+        let _dispatcher = Dispatcher::new(
+            storage.clone(),
+            Arc::new(Directory::new(subscriptions)),
+            super::super::client::build(policy),
+            Clock::system(),
+            settings,
+            Arc::new(AtomicBool::new(true)),
+            None,
+        )
+        .start();
+        tokio::time::pause();
+        let mut steps = 0;
+        while storage
+            .unfanned_events(None, 10)
+            .await
+            .unwrap()
+            .contains(&event)
+        {
+            // No timers are involved: the start-up scan, one attempt and its write.
+            tokio::time::sleep(Duration::from_millis(1)).await;
+            steps += 1;
+            assert!(steps < 10_000, "the event was never marked fanned out");
+        }
+        let stored = storage.get_delivery(&done.id, &event.id).await.unwrap();
+        assert_eq!(stored, Some(delivered), "not sent again");
+        let attempted = storage.get_delivery(&waiting.id, &event.id).await.unwrap();
+        let attempted = attempted.expect("recorded");
+        assert_eq!(attempted.attempts, 1);
+        assert!(attempted.last_error.unwrap().contains("onnect"));
+        let never = storage.get_delivery(&later.id, &event.id).await.unwrap();
+        assert_eq!(never, None, "made after the event");
+    }
+
     /// The dispatcher follows the retry schedule: under paused tokio time (the
     /// ticks) and a manual clock (the due times), moved forward together.
     #[actix_rt::test]
