@@ -595,3 +595,50 @@ async fn subscriptions_can_be_listed_changed_and_deleted() {
     tokio::time::sleep(Duration::from_millis(300)).await;
     assert!(receiver.received().is_empty());
 }
+
+/// Deliveries queued behind a receiver that does not answer are not attempted
+/// yet, but the delivery log shows them as pending within seconds.
+#[actix_web::test]
+async fn deliveries_waiting_behind_a_silent_receiver_show_in_the_log() {
+    let app = spawn_app_with(|s| {
+        s.webhooks = DispatchSettings {
+            max_per_webhook: 1,
+            ..webhook_settings()
+        }
+    })
+    .await;
+    // Accepts connections and never answers.
+    let silent = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/hook", silent.local_addr().unwrap());
+    let held = tokio::spawn(async move {
+        let mut open = Vec::new();
+        while let Ok((socket, _)) = silent.accept().await {
+            open.push(socket);
+        }
+    });
+    let webhook = subscribe(&app, &app.key, &url, &["load.created"], SECRET).await;
+    for _ in 0..3 {
+        app.create_load(load_body("TX", "GA")).await;
+    }
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    let log = loop {
+        // Past the time a fresh delivery may wait unrecorded.
+        app.clock.advance(chrono::Duration::milliseconds(500));
+        let (status, log) = app.get(&format!("/webhooks/{webhook}/deliveries")).await;
+        assert_eq!(status, StatusCode::OK, "{log}");
+        if log["data"]["deliveries"].as_array().unwrap().len() >= 2 {
+            break log;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the waiting deliveries never showed: {log}"
+        );
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    };
+    for delivery in log["data"]["deliveries"].as_array().unwrap() {
+        assert_eq!(delivery["status"], "pending", "{delivery}");
+        assert_eq!(delivery["attempts"], 0, "{delivery}");
+        assert_eq!(delivery["event_type"], "load.created", "{delivery}");
+    }
+    held.abort();
+}
