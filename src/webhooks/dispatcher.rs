@@ -18,7 +18,6 @@
 //! sends it twice at once. A slow or dead receiver holds at most
 //! `max_per_webhook` requests and never slows GPS ingest or other receivers.
 
-use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
@@ -31,6 +30,7 @@ use super::attempt::{Endpoint, after_attempt, attempt};
 use super::directory::Directory;
 use super::retry::RetryPolicy;
 use super::schedule::{Queued, Schedule};
+use super::{FastMap, FastSet};
 use crate::clock::Clock;
 use crate::domain::event::Event;
 use crate::domain::ids::{EventId, WebhookId};
@@ -141,11 +141,11 @@ pub struct Dispatcher {
     settings: DispatchSettings,
     schedule: Schedule,
     /// Taken from the schedule and not yet durably recorded.
-    in_flight: HashSet<(WebhookId, EventId)>,
+    in_flight: FastSet<(WebhookId, EventId)>,
     /// Requests open per subscription.
-    busy: HashMap<WebhookId, usize>,
+    busy: FastMap<WebhookId, usize>,
     /// Each subscription's endpoint, for the version of it the directory holds.
-    endpoints: HashMap<WebhookId, (Arc<Subscription>, Arc<Endpoint>)>,
+    endpoints: FastMap<WebhookId, (Arc<Subscription>, Arc<Endpoint>)>,
     sending: usize,
     /// Events noticed in memory, awaiting fan-out.
     noticed: Vec<Event>,
@@ -157,7 +157,7 @@ pub struct Dispatcher {
     outcomes: Vec<Outcome>,
     recording: bool,
     /// While a reload reads storage: the deliveries changed meanwhile.
-    touched: Option<HashSet<(WebhookId, EventId)>>,
+    touched: Option<FastSet<(WebhookId, EventId)>>,
     /// The backlog was counted from storage (once, at the first reload).
     counted: bool,
     ticks: u64,
@@ -169,16 +169,16 @@ pub struct Dispatcher {
     /// Events fanned out in memory whose deliveries are not all recorded yet, and
     /// how many are not; an event stays here until the write that marks it
     /// fanned out is durable.
-    unrecorded: HashMap<EventId, usize>,
+    unrecorded: FastMap<EventId, usize>,
     /// Events with every delivery recorded (or none at all), to be marked fanned
     /// out by the next write.
     fanned_out: Vec<EventId>,
     /// Events fanned out from outbox scans in this scan period and the one before:
     /// a notice of one of them arriving late is not fanned out again.
-    scanned: [HashSet<EventId>; 2],
+    scanned: [FastSet<EventId>; 2],
     /// While a scan reads the outbox: the events marked fanned out meanwhile,
     /// whose markers the read may still have seen.
-    settled_during_scan: Option<HashSet<EventId>>,
+    settled_during_scan: Option<FastSet<EventId>>,
 }
 
 impl Dispatcher {
@@ -201,9 +201,9 @@ impl Dispatcher {
             clock,
             schedule: Schedule::new(settings.max_scheduled),
             settings,
-            in_flight: HashSet::new(),
-            busy: HashMap::new(),
-            endpoints: HashMap::new(),
+            in_flight: FastSet::default(),
+            busy: FastMap::default(),
+            endpoints: FastMap::default(),
             sending: 0,
             noticed: Vec::new(),
             missed,
@@ -217,7 +217,7 @@ impl Dispatcher {
             draining: None,
             backlog: 0,
             outcome_counters: OutcomeCounters::new(),
-            unrecorded: HashMap::new(),
+            unrecorded: FastMap::default(),
             fanned_out: Vec::new(),
             scanned: Default::default(),
             settled_during_scan: None,
@@ -262,7 +262,7 @@ impl Dispatcher {
         }
         let scan = scan_from.is_some();
         if scan {
-            self.settled_during_scan = Some(HashSet::new());
+            self.settled_during_scan = Some(FastSet::default());
         }
         self.fanning_out = true;
         let (storage, directory, clock) = (
@@ -287,27 +287,24 @@ impl Dispatcher {
             // Rendering bodies and matching subscriptions is CPU work; the
             // dispatcher's thread is the busiest in a drain, so it runs beside it.
             let now = clock.now();
-            let FanOut {
-                deliveries,
-                ids,
-                bodies,
-            } = tokio::task::spawn_blocking(move || FanOut::prepare(&directory, events, now))
-                .await
-                .map_err(|e| StorageError::Unavailable(e.to_string()))?;
+            let FanOut { events, deliveries } =
+                tokio::task::spawn_blocking(move || FanOut::prepare(&directory, events, now))
+                    .await
+                    .map_err(|e| StorageError::Unavailable(e.to_string()))?;
             // An event still in the outbox may have had some deliveries recorded
             // before a restart: those were attempted, and are not sent again.
             let deliveries = match scan {
                 true => storage.without_records(deliveries).await?,
                 false => deliveries,
             };
-            Ok::<_, StorageError>((deliveries, ids, bodies, pass_goes_on))
+            Ok::<_, StorageError>((events, deliveries, pass_goes_on))
         };
         ctx.spawn(work.into_actor(self).map(move |result, actor, ctx| {
             actor.fanning_out = false;
             let settled_meanwhile = actor.settled_during_scan.take().unwrap_or_default();
             match result {
-                Ok((deliveries, ids, bodies, pass_goes_on)) => {
-                    actor.schedule_fresh(deliveries, ids, bodies, scan, &settled_meanwhile);
+                Ok((events, deliveries, pass_goes_on)) => {
+                    actor.schedule_fresh(events, deliveries, scan, &settled_meanwhile);
                     if let Some(last) = pass_goes_on {
                         actor.outbox_pass = Some(Some(last));
                     }
@@ -330,46 +327,40 @@ impl Dispatcher {
     /// scan and now noticed late, or marked fanned out while a scan read them.
     fn schedule_fresh(
         &mut self,
+        events: Vec<(EventId, Option<Bytes>)>,
         deliveries: Vec<Delivery>,
-        events: Vec<EventId>,
-        bodies: HashMap<EventId, Bytes>,
         scan: bool,
-        settled_meanwhile: &HashSet<EventId>,
+        settled_meanwhile: &FastSet<EventId>,
     ) {
-        let mut counts: HashMap<&EventId, usize> = HashMap::with_capacity(events.len());
-        for delivery in &deliveries {
-            *counts.entry(&delivery.event_id).or_default() += 1;
-        }
-        let mut taken = HashSet::with_capacity(events.len());
-        for event in &events {
-            let seen_by_scan = self.scanned.iter().any(|set| set.contains(event));
-            if self.unrecorded.contains_key(event)
-                || settled_meanwhile.contains(event)
-                || (!scan && seen_by_scan)
-            {
+        let mut deliveries = deliveries.into_iter().peekable();
+        let mut added = 0;
+        for (event, body) in events {
+            let seen_by_scan = || self.scanned.iter().any(|set| set.contains(&event));
+            let skip = self.unrecorded.contains_key(&event)
+                || settled_meanwhile.contains(&event)
+                || (!scan && seen_by_scan());
+            let mut count = 0;
+            while let Some(delivery) = deliveries.next_if(|d| d.event_id == event) {
+                if !skip {
+                    count += 1;
+                    self.schedule.push(Queued {
+                        delivery,
+                        body: body.clone(),
+                        recorded: false,
+                    });
+                }
+            }
+            if skip {
                 continue;
             }
             if scan {
                 self.scanned[0].insert(event.clone());
             }
-            let count = counts.get(event).copied().unwrap_or(0);
-            self.unrecorded.insert(event.clone(), count);
             if count == 0 {
                 self.fanned_out.push(event.clone());
             }
-            taken.insert(event);
-        }
-        let mut added = 0;
-        for delivery in &deliveries {
-            if !taken.contains(&delivery.event_id) {
-                continue;
-            }
-            added += 1;
-            self.schedule.push(Queued {
-                body: bodies.get(&delivery.event_id).cloned(),
-                delivery: delivery.clone(),
-                recorded: false,
-            });
+            self.unrecorded.insert(event, count);
+            added += count as u64;
         }
         self.set_backlog(self.backlog + added);
     }
@@ -435,7 +426,7 @@ impl Dispatcher {
         if self.touched.is_some() {
             return;
         }
-        self.touched = Some(HashSet::new());
+        self.touched = Some(FastSet::default());
         let turned_away = self.schedule.turned_away();
         let storage = self.storage.clone();
         let limit = self.schedule.capacity();
@@ -759,34 +750,34 @@ impl Dispatcher {
 
 /// A batch of events turned into the deliveries they make, before recording.
 struct FanOut {
+    /// Every event of the batch, matched or not (all are marked fanned out once
+    /// their deliveries are recorded), with the body its subscribers get.
+    events: Vec<(EventId, Option<Bytes>)>,
+    /// The deliveries, in the order of their events.
     deliveries: Vec<Delivery>,
-    /// Every event of the batch, matched or not: all are marked fanned out.
-    ids: Vec<EventId>,
-    /// Each matched event's body, signed and sent as it is.
-    bodies: HashMap<EventId, Bytes>,
 }
 
 impl FanOut {
     fn prepare(directory: &Directory, events: Vec<Event>, now: DateTime<Utc>) -> Self {
-        let mut bodies = HashMap::with_capacity(events.len());
         let mut deliveries = Vec::new();
-        for event in &events {
+        let mut batch = Vec::with_capacity(events.len());
+        for event in events {
             // A subscription made after the event never gets it (the event may be
             // fanned out again after a restart, when more subscriptions exist).
             let mut matching = directory.matching(&event.account_id, event.kind);
             matching.retain(|subscription| subscription.created_at <= event.timestamp);
             if matching.is_empty() {
+                batch.push((event.id, None));
                 continue;
             }
-            bodies.insert(event.id.clone(), Bytes::from(event.body()));
             deliveries.extend(matching.into_iter().map(|subscription| {
                 Delivery::new(subscription.id.clone(), event.id.clone(), event.kind, now)
             }));
+            batch.push((event.id.clone(), Some(Bytes::from(event.body()))));
         }
         FanOut {
+            events: batch,
             deliveries,
-            ids: events.into_iter().map(|e| e.id).collect(),
-            bodies,
         }
     }
 }

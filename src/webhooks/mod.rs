@@ -11,3 +11,8 @@ pub mod retry;
 pub mod schedule;
 pub mod signing;
 pub mod ssrf;
+
+/// Maps and sets keyed by the service's own ids, on the dispatcher's hot path:
+/// a fast (randomly seeded) hasher rather than SipHash.
+pub(crate) type FastMap<K, V> = std::collections::HashMap<K, V, foldhash::fast::RandomState>;
+pub(crate) type FastSet<K> = std::collections::HashSet<K, foldhash::fast::RandomState>;

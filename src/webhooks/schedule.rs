@@ -7,11 +7,12 @@
 //! fit, the schedule remembers that storage holds more than memory does
 //! (`overflowed`), and the dispatcher reloads the soonest ones from storage.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet};
 
 use actix_web::web::Bytes;
 use chrono::{DateTime, Utc};
 
+use super::FastMap;
 use crate::domain::ids::{EventId, WebhookId};
 use crate::domain::webhook::Delivery;
 
@@ -33,11 +34,11 @@ type Key = (WebhookId, EventId);
 #[derive(Debug)]
 pub struct Schedule {
     capacity: usize,
-    queues: HashMap<WebhookId, BTreeMap<(DateTime<Utc>, EventId), Queued>>,
+    queues: FastMap<WebhookId, BTreeMap<(DateTime<Utc>, EventId), Queued>>,
     /// Each non-empty queue's soonest due time.
     heads: BTreeSet<(DateTime<Utc>, WebhookId)>,
     /// Where each queued delivery sits, to find it again (redelivery, dedupe).
-    index: HashMap<Key, DateTime<Utc>>,
+    index: FastMap<Key, DateTime<Utc>>,
     overflowed: bool,
     turned_away: u64,
 }
@@ -47,9 +48,9 @@ impl Schedule {
     pub fn new(capacity: usize) -> Self {
         Schedule {
             capacity: capacity.max(1),
-            queues: HashMap::new(),
+            queues: FastMap::default(),
             heads: BTreeSet::new(),
-            index: HashMap::new(),
+            index: FastMap::default(),
             overflowed: true,
             turned_away: 0,
         }
