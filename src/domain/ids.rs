@@ -49,6 +49,67 @@ fn encode(mut value: u128) -> String {
     String::from_utf8(out.to_vec()).expect("crockford alphabet is ascii")
 }
 
+/// Room for the longest id: `carrier_` and a 26-character suffix.
+const ID_CAPACITY: usize = 34;
+
+/// An id's text, kept inline rather than on the heap: ids are short ASCII, and
+/// hot paths (the webhook dispatcher, the load actors) clone and hash them at
+/// thousands a second, which cost an allocation per clone as a `String`.
+#[derive(Clone)]
+struct IdText {
+    len: u8,
+    bytes: [u8; ID_CAPACITY],
+}
+
+impl IdText {
+    /// `text` is one of ours: a prefix and a suffix, at most `ID_CAPACITY` bytes.
+    fn new(text: &str) -> Self {
+        assert!(
+            text.len() <= ID_CAPACITY,
+            "ids are at most {ID_CAPACITY} bytes"
+        );
+        let mut bytes = [0; ID_CAPACITY];
+        bytes[..text.len()].copy_from_slice(text.as_bytes());
+        IdText {
+            len: text.len() as u8,
+            bytes,
+        }
+    }
+
+    fn as_str(&self) -> &str {
+        let text = &self.bytes[..self.len as usize];
+        // SAFETY: `new` copied these bytes from a `&str`, whole (`len` is that
+        // string's length), so they are valid UTF-8.
+        unsafe { std::str::from_utf8_unchecked(text) }
+    }
+}
+
+impl PartialEq for IdText {
+    fn eq(&self, other: &Self) -> bool {
+        self.as_str() == other.as_str()
+    }
+}
+
+impl Eq for IdText {}
+
+impl std::hash::Hash for IdText {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.as_str().hash(state)
+    }
+}
+
+impl PartialOrd for IdText {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for IdText {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.as_str().cmp(other.as_str())
+    }
+}
+
 fn is_valid_suffix(suffix: &str) -> bool {
     suffix.len() == SUFFIX_LEN
         && suffix.bytes().all(|b| CROCKFORD.contains(&b))
@@ -60,56 +121,57 @@ macro_rules! prefixed_id {
     ($(#[$doc:meta])* $name:ident, $prefix:literal) => {
         $(#[$doc])*
         #[derive(Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
-        pub struct $name(String);
+        pub struct $name(IdText);
 
         impl $name {
             pub const PREFIX: &'static str = $prefix;
 
                         pub fn generate() -> Self {
-                Self(format!("{}{}", $prefix, new_suffix()))
+                Self(IdText::new(&format!("{}{}", $prefix, new_suffix())))
             }
 
             /// The smallest id made at `at`: every id made before `at` sorts below it.
             pub fn floor_at(at: chrono::DateTime<chrono::Utc>) -> Self {
                 let ms = at.timestamp_millis().max(0) as u128;
-                Self(format!("{}{}", $prefix, encode(ms << 80)))
+                Self(IdText::new(&format!("{}{}", $prefix, encode(ms << 80))))
             }
 
 
             /// Parses an id as a client sent it; `None` when it cannot be one of ours.
             pub fn parse(raw: &str) -> Option<Self> {
                 let suffix = raw.strip_prefix($prefix)?;
-                is_valid_suffix(suffix).then(|| Self(raw.to_owned()))
+                is_valid_suffix(suffix).then(|| Self(IdText::new(raw)))
             }
 
             pub fn as_str(&self) -> &str {
-                &self.0
+                self.0.as_str()
             }
 
             /// An id read back from this service's own storage, where only ids that
-            /// passed `parse` or came from `generate` are written: not checked again.
+            /// passed `parse` or came from `generate` are written: only its shape is
+            /// checked again, not every character. `None` when it is not one of ours.
             #[allow(dead_code)] // not every kind of id is read from a binary record
-            pub(crate) fn from_stored(raw: String) -> Self {
-                debug_assert!(Self::parse(&raw).is_some(), "a stored id is well formed");
-                Self(raw)
+            pub(crate) fn from_stored(raw: &str) -> Option<Self> {
+                let shaped = raw.len() == $prefix.len() + SUFFIX_LEN && raw.starts_with($prefix);
+                shaped.then(|| Self(IdText::new(raw)))
             }
         }
 
         impl fmt::Display for $name {
             fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str(&self.0)
+                f.write_str(self.as_str())
             }
         }
 
         impl fmt::Debug for $name {
             fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str(&self.0)
+                f.write_str(self.as_str())
             }
         }
 
         impl Serialize for $name {
             fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-                s.serialize_str(&self.0)
+                s.serialize_str(self.as_str())
             }
         }
 
@@ -178,5 +240,27 @@ mod tests {
         assert!(LoadId::parse("load_01jd00000000000000000000u0").is_none());
         assert!(LoadId::parse("load_91jd0000000000000000000000").is_none());
         assert!(LoadId::parse("load_01jd0000000000000000000000").is_some());
+    }
+
+    /// Kept inline, an id still compares, orders and hashes as its text.
+    #[test]
+    fn inline_ids_behave_as_their_text() {
+        use std::collections::HashSet;
+        let longest = CarrierId::generate();
+        assert_eq!(longest.as_str().len(), ID_CAPACITY);
+        let (a, b) = (EventId::generate(), EventId::generate());
+        assert_eq!(a.cmp(&b), a.as_str().cmp(b.as_str()));
+        assert_eq!(a.clone(), a);
+        let set: HashSet<EventId> = [a.clone(), a.clone(), b.clone()].into();
+        assert_eq!(set.len(), 2);
+        assert_eq!(format!("{a}"), a.as_str());
+        assert_eq!(serde_json::to_string(&a).unwrap(), format!("\"{a}\""));
+        assert_eq!(EventId::from_stored(a.as_str()), Some(a.clone()));
+        assert_eq!(EventId::from_stored("evt_short"), None);
+        assert_eq!(EventId::from_stored(&format!("{a}x")), None);
+        assert_eq!(
+            EventId::from_stored(b.as_str().replace("evt_", "wh_x").as_str()),
+            None
+        );
     }
 }

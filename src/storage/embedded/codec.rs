@@ -55,9 +55,9 @@ pub fn decode_event(bytes: &[u8]) -> StorageResult<Event> {
             let kind = event_type(r.u8()?)?;
             let sequence = r.u64()?;
             let timestamp = r.time()?;
-            let id = EventId::from_stored(r.id()?);
-            let account_id = AccountId::from_stored(r.id()?);
-            let load_id = LoadId::from_stored(r.id()?);
+            let id = r.id(EventId::from_stored)?;
+            let account_id = r.id(AccountId::from_stored)?;
+            let load_id = r.id(LoadId::from_stored)?;
             let data = r.rest_str()?.into();
             Ok(Event {
                 id,
@@ -128,8 +128,8 @@ pub fn decode_delivery(bytes: &[u8]) -> StorageResult<Delivery> {
                 0 => None,
                 _ => Some(r.time()?),
             };
-            let webhook_id = WebhookId::from_stored(r.id()?);
-            let event_id = EventId::from_stored(r.id()?);
+            let webhook_id = r.id(WebhookId::from_stored)?;
+            let event_id = r.id(EventId::from_stored)?;
             let last_error = match flags & HAS_LAST_ERROR {
                 0 => None,
                 _ => {
@@ -242,9 +242,10 @@ impl<'a> Reader<'a> {
             .map_err(|_| StorageError::Corrupt(format!("a {what} record's text")))
     }
 
-    fn id(&mut self) -> StorageResult<String> {
+    fn id<T>(&mut self, make: fn(&str) -> Option<T>) -> StorageResult<T> {
         let len = self.u8()? as usize;
-        Ok(self.str(len)?.to_owned())
+        let what = self.what;
+        make(self.str(len)?).ok_or_else(|| StorageError::Corrupt(format!("a {what} record's id")))
     }
 
     fn rest_str(&mut self) -> StorageResult<&'a str> {
