@@ -139,6 +139,8 @@ pub struct Dispatcher {
     sender: Option<tokio::runtime::Handle>,
     clock: Clock,
     settings: DispatchSettings,
+    /// `settings.retry`, shared with the attempts rather than copied into each.
+    retry: Arc<RetryPolicy>,
     schedule: Schedule,
     /// Taken from the schedule and not yet durably recorded.
     in_flight: FastSet<(WebhookId, EventId)>,
@@ -200,6 +202,7 @@ impl Dispatcher {
             sender,
             clock,
             schedule: Schedule::new(settings.max_scheduled),
+            retry: Arc::new(settings.retry.clone()),
             settings,
             in_flight: FastSet::default(),
             busy: FastMap::default(),
@@ -340,12 +343,17 @@ impl Dispatcher {
                 || settled_meanwhile.contains(&event)
                 || (!scan && seen_by_scan());
             let mut count = 0;
+            let mut body = body;
             while let Some(delivery) = deliveries.next_if(|d| d.event_id == event) {
                 if !skip {
                     count += 1;
+                    // The last of the event's deliveries takes the body itself: a
+                    // clone would make its buffer shared (an allocation) for nothing.
+                    let last = deliveries.peek().is_none_or(|d| d.event_id != event);
+                    let body = if last { body.take() } else { body.clone() };
                     self.schedule.push(Queued {
                         delivery,
-                        body: body.clone(),
+                        body,
                         recorded: false,
                     });
                 }
@@ -543,7 +551,7 @@ impl Dispatcher {
             self.client.clone(),
             self.clock.clone(),
         );
-        let retry = self.settings.retry.clone();
+        let retry = self.retry.clone();
         let endpoint = self.endpoint(&subscription);
         let webhook = subscription.id.clone();
         let key = delivery_key;
