@@ -121,7 +121,21 @@ impl Application {
     /// before they are answered), then webhook attempts in flight are let finish
     /// and recorded. Every event not yet delivered is in the outbox already.
     pub async fn run_until_stopped(self) -> std::io::Result<()> {
+        // The servers are built with actix-server's signal handling off: on SIGTERM
+        // it stops the whole actix System once its listeners have drained, which
+        // also stopped the webhook dispatcher's arbiter before it could finish the
+        // attempts in flight (a race, lost now and then). Here a signal stops the
+        // listeners only, and the System ends when this returns.
+        let handles = self.handles();
+        let signals = tokio::spawn(async move {
+            let signal = stop_signal().await;
+            tracing::info!("{signal} received; starting graceful shutdown");
+            for handle in handles {
+                handle.stop(true).await;
+            }
+        });
         let (api, admin) = tokio::join!(self.api, self.admin);
+        signals.abort();
         if !self.services.webhooks.drain(WEBHOOK_DRAIN).await {
             tracing::warn!(
                 "webhook attempts still in flight at shutdown; they are retried after the next start"
@@ -155,7 +169,9 @@ fn api_server(
     };
     let builder = Server::build()
         .workers(settings.workers)
-        .shutdown_timeout(SHUTDOWN_GRACE_SECS);
+        .shutdown_timeout(SHUTDOWN_GRACE_SECS)
+        // Signals are handled by `run_until_stopped`.
+        .disable_signals();
     // Tells idle keep-alive connections to close when a graceful shutdown starts,
     // so shutdown waits only for requests actually in flight.
     let shutdown = builder.graceful_shutdown_signal();
@@ -188,6 +204,22 @@ fn api_server(
     Ok(builder.run())
 }
 
+/// The first SIGTERM or SIGINT (never, if they cannot be listened for).
+async fn stop_signal() -> &'static str {
+    use tokio::signal::unix::{SignalKind, signal};
+    let (Ok(mut term), Ok(mut int)) = (
+        signal(SignalKind::terminate()),
+        signal(SignalKind::interrupt()),
+    ) else {
+        tracing::warn!("cannot listen for SIGTERM and SIGINT; stop the service by other means");
+        return std::future::pending().await;
+    };
+    tokio::select! {
+        _ = term.recv() => "SIGTERM",
+        _ = int.recv() => "SIGINT",
+    }
+}
+
 fn admin_server(
     services: &Services,
     token: String,
@@ -204,6 +236,7 @@ fn admin_server(
     })
     .workers(1)
     .shutdown_timeout(SHUTDOWN_GRACE_SECS)
+    .disable_signals()
     .listen(listener)?
     .run();
     Ok(server)

@@ -176,8 +176,11 @@ pub struct Dispatcher {
     /// out by the next write.
     fanned_out: Vec<EventId>,
     /// Events fanned out from outbox scans in this scan period and the one before:
-    /// a notice of one of them arriving late is not fanned out again.
+    /// a notice of one of them arriving late is not fanned out again. Only events
+    /// made since this dispatcher started can have a notice still to come.
     scanned: [FastSet<EventId>; 2],
+    /// The smallest id of an event made since this dispatcher started.
+    started: EventId,
     /// While a scan reads the outbox: the events marked fanned out meanwhile,
     /// whose markers the read may still have seen.
     settled_during_scan: Option<FastSet<EventId>>,
@@ -195,6 +198,7 @@ impl Dispatcher {
     ) -> Self {
         // Whatever committed before this start was never noticed.
         missed.store(true, Ordering::Relaxed);
+        let started = EventId::floor_at(clock.now());
         Dispatcher {
             storage,
             directory,
@@ -223,6 +227,7 @@ impl Dispatcher {
             unrecorded: FastMap::default(),
             fanned_out: Vec::new(),
             scanned: Default::default(),
+            started,
             settled_during_scan: None,
         }
     }
@@ -361,7 +366,7 @@ impl Dispatcher {
             if skip {
                 continue;
             }
-            if scan {
+            if scan && event >= self.started {
                 self.scanned[0].insert(event.clone());
             }
             if count == 0 {

@@ -271,6 +271,11 @@ async fn stop_mid_stream(stop: Stop) {
                 .expect("the server stops within its grace period")
                 .unwrap();
             assert!(exit.success(), "a graceful stop exits 0, not {exit}");
+            // The webhook dispatcher was still running when it was asked to finish
+            // (actix-server's own SIGTERM handling used to stop it first, at times).
+            let log = std::fs::read_to_string(dir.path().join("server.log")).unwrap();
+            assert!(log.contains("SIGTERM received"), "{log}");
+            assert!(!log.contains("still in flight at shutdown"), "{log}");
         }
     }
     for poster in posters {
