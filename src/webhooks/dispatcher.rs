@@ -1086,6 +1086,9 @@ impl Handler<Requeue> for Dispatcher {
 mod tests {
     use super::*;
     use crate::domain::event::EventType;
+    use crate::domain::ids::AccountId;
+    use crate::storage::conformance::sample_load;
+    use crate::storage::embedded::EmbeddedStore;
 
     #[test]
     fn a_delivery_outliving_its_event_fails_and_says_why() {
@@ -1108,24 +1111,12 @@ mod tests {
         assert!(!outcome.first_record);
     }
 
-    /// A restart finds an event still in the outbox after some of its deliveries
-    /// were recorded: only the others are sent, a subscription made after the
-    /// event gets nothing, and the event is marked fanned out once all are.
-    #[actix_rt::test]
-    async fn a_restart_sends_only_the_deliveries_never_recorded() {
-        use crate::domain::event::Event;
-        use crate::domain::ids::AccountId;
-        use crate::storage::conformance::sample_load;
-        use crate::storage::embedded::EmbeddedStore;
-
-        let dir = tempfile::tempdir().unwrap();
-        let storage: Arc<dyn Storage> = Arc::new(EmbeddedStore::open(dir.path()).await.unwrap());
-        let account = AccountId::generate();
-        let now = Utc::now();
-        let subscription = |created_at| Subscription {
+    /// A subscription to `load.created` at port 1 on loopback, which refuses at
+    /// once: every attempt fails fast, and is recorded.
+    fn refused_subscription(account: &AccountId, created_at: DateTime<Utc>) -> Subscription {
+        Subscription {
             id: WebhookId::generate(),
             account_id: account.clone(),
-            // Port 1 on loopback refuses at once: an attempt fails fast, and is recorded.
             url: "http://127.0.0.1:1/hook".into(),
             events: vec![EventType::LoadCreated],
             secret: "0123456789abcdef0123".into(),
@@ -1133,25 +1124,75 @@ mod tests {
             disabled_reason: None,
             created_at,
             updated_at: created_at,
-        };
-        let (done, waiting) = (subscription(now), subscription(now));
-        let later = subscription(now + chrono::Duration::seconds(1));
-        for s in [&done, &waiting, &later] {
-            storage.put_webhook(s).await.unwrap();
         }
-        let load = sample_load(&account, "TX", "GA");
+    }
+
+    /// A load of `account` and its `load.created` event, committed to the outbox.
+    async fn committed_event(
+        storage: &dyn Storage,
+        account: &AccountId,
+        at: DateTime<Utc>,
+    ) -> Event {
+        let load = sample_load(account, "TX", "GA");
         let event = Event::new(
-            account,
+            account.clone(),
             load.id.clone(),
             EventType::LoadCreated,
             1,
-            now,
+            at,
             serde_json::json!({}),
         );
         storage
             .insert_load(&load, std::slice::from_ref(&event))
             .await
             .unwrap();
+        event
+    }
+
+    /// A dispatcher over `storage` that may call loopback over http.
+    fn start_dispatcher(
+        storage: &Arc<dyn Storage>,
+        subscriptions: Vec<Subscription>,
+        clock: Clock,
+        settings: DispatchSettings,
+    ) -> Addr<Dispatcher> {
+        let policy = UrlPolicy {
+            allow_http: true,
+            allow_private: true,
+        };
+        Dispatcher::new(
+            storage.clone(),
+            Arc::new(Directory::new(subscriptions)),
+            super::super::client::build(policy),
+            clock,
+            DispatchSettings {
+                url_policy: policy,
+                ..settings
+            },
+            Arc::new(AtomicBool::new(true)),
+            None,
+        )
+        .start()
+    }
+
+    /// A restart finds an event still in the outbox after some of its deliveries
+    /// were recorded: only the others are sent, a subscription made after the
+    /// event gets nothing, and the event is marked fanned out once all are.
+    #[actix_rt::test]
+    async fn a_restart_sends_only_the_deliveries_never_recorded() {
+        let dir = tempfile::tempdir().unwrap();
+        let storage: Arc<dyn Storage> = Arc::new(EmbeddedStore::open(dir.path()).await.unwrap());
+        let account = AccountId::generate();
+        let now = Utc::now();
+        let (done, waiting) = (
+            refused_subscription(&account, now),
+            refused_subscription(&account, now),
+        );
+        let later = refused_subscription(&account, now + chrono::Duration::seconds(1));
+        for s in [&done, &waiting, &later] {
+            storage.put_webhook(s).await.unwrap();
+        }
+        let event = committed_event(&*storage, &account, now).await;
         // Before the "crash": one delivery attempted and recorded, the marker still there.
         let delivered = Delivery {
             status: DeliveryStatus::Delivered,
@@ -1166,25 +1207,13 @@ mod tests {
             .await
             .unwrap();
 
-        let policy = UrlPolicy {
-            allow_http: true,
-            allow_private: true,
-        };
-        let settings = DispatchSettings {
-            url_policy: policy,
-            ..DispatchSettings::default()
-        };
         let subscriptions = vec![done.clone(), waiting.clone(), later.clone()];
-        let _dispatcher = Dispatcher::new(
-            storage.clone(),
-            Arc::new(Directory::new(subscriptions)),
-            super::super::client::build(policy),
+        let _dispatcher = start_dispatcher(
+            &storage,
+            subscriptions,
             Clock::system(),
-            settings,
-            Arc::new(AtomicBool::new(true)),
-            None,
-        )
-        .start();
+            DispatchSettings::default(),
+        );
         tokio::time::pause();
         let mut steps = 0;
         while storage
@@ -1212,11 +1241,7 @@ mod tests {
     /// ticks) and a manual clock (the due times), moved forward together.
     #[actix_rt::test]
     async fn retries_come_due_on_schedule() {
-        use crate::clock::{Clock, ManualClock};
-        use crate::domain::event::Event;
-        use crate::domain::ids::AccountId;
-        use crate::storage::conformance::sample_load;
-        use crate::storage::embedded::EmbeddedStore;
+        use crate::clock::ManualClock;
 
         let dir = tempfile::tempdir().unwrap();
         let storage: Arc<dyn Storage> = Arc::new(EmbeddedStore::open(dir.path()).await.unwrap());
@@ -1224,39 +1249,11 @@ mod tests {
         let clock = Clock::manual(manual.clone());
         let account = AccountId::generate();
         let now = clock.now();
-        let subscription = Subscription {
-            id: WebhookId::generate(),
-            account_id: account.clone(),
-            // Port 1 on loopback refuses at once: every attempt fails fast.
-            url: "http://127.0.0.1:1/hook".into(),
-            events: vec![EventType::LoadCreated],
-            secret: "0123456789abcdef0123".into(),
-            enabled: true,
-            disabled_reason: None,
-            created_at: now,
-            updated_at: now,
-        };
+        let subscription = refused_subscription(&account, now);
         storage.put_webhook(&subscription).await.unwrap();
-        let load = sample_load(&account, "TX", "GA");
-        let event = Event::new(
-            account,
-            load.id.clone(),
-            EventType::LoadCreated,
-            1,
-            now,
-            serde_json::json!({}),
-        );
-        storage
-            .insert_load(&load, std::slice::from_ref(&event))
-            .await
-            .unwrap();
+        let event = committed_event(&*storage, &account, now).await;
 
-        let policy = UrlPolicy {
-            allow_http: true,
-            allow_private: true,
-        };
         let settings = DispatchSettings {
-            url_policy: policy,
             retry: RetryPolicy {
                 jitter: 0.0,
                 ..RetryPolicy::default()
@@ -1264,17 +1261,7 @@ mod tests {
             tick: Duration::from_secs(1),
             ..DispatchSettings::default()
         };
-        let directory = Arc::new(Directory::new(vec![subscription.clone()]));
-        let _dispatcher = Dispatcher::new(
-            storage.clone(),
-            directory,
-            super::super::client::build(policy),
-            clock,
-            settings,
-            Arc::new(AtomicBool::new(true)),
-            None,
-        )
-        .start();
+        let _dispatcher = start_dispatcher(&storage, vec![subscription.clone()], clock, settings);
         tokio::time::pause();
 
         // Moves both clocks by `seconds`, one tick at a time, letting the work run.
