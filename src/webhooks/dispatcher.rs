@@ -198,7 +198,8 @@ impl Dispatcher {
     ) -> Self {
         // Whatever committed before this start was never noticed.
         missed.store(true, Ordering::Relaxed);
-        let started = EventId::floor_at(clock.now());
+        // Ids are made from the wall clock, whatever clock the service is given.
+        let started = EventId::floor_at(Utc::now());
         Dispatcher {
             storage,
             directory,
