@@ -9,10 +9,12 @@
 //! one to record it. A fresh delivery still waiting after `FRESH_RECORD_AFTER`
 //! (a slow receiver) is recorded as pending, so the delivery log shows it.
 //!
-//! Storage holds the backlog; memory holds a bounded window of it (`Schedule`):
-//! the soonest pending deliveries, with their bodies when fan-out had them. When
-//! the window overflows, the rest stay in storage and are read back, soonest
-//! first, as the window drains. Attempt outcomes are written in batches (one
+//! Storage holds the backlog (recorded deliveries, and outbox markers for fresh
+//! ones); memory holds a bounded window of it (`Schedule`): the soonest pending
+//! deliveries, with their bodies when fan-out had them. When the window
+//! overflows, recorded deliveries stay in storage and are read back, soonest
+//! first, as the window drains; fresh ones always stay in memory (fan-out pauses
+//! while the window is half full, which bounds them). Attempt outcomes are written in batches (one
 //! atomic write for whatever finished while the previous write was syncing), and
 //! a delivery counts as in flight until its outcome is durable, so a reload never
 //! sends it twice at once. A slow or dead receiver holds at most
