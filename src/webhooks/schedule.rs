@@ -2,10 +2,12 @@
 //! one queue per subscription so a busy receiver's backlog is skipped in one step
 //! instead of entry by entry.
 //!
-//! Storage is the truth (every entry here is a pending delivery already written
-//! with the same due time); this is a bounded cache of it. When a delivery does not
-//! fit, the schedule remembers that storage holds more than memory does
-//! (`overflowed`), and the dispatcher reloads the soonest ones from storage.
+//! For a recorded entry storage is the truth (a pending delivery written with the
+//! same due time), and this is a bounded cache of it: when one does not fit, the
+//! schedule remembers that storage holds more than memory does (`overflowed`),
+//! and the dispatcher reloads the soonest ones from storage. A fresh entry, not
+//! recorded yet (`Queued::recorded`), has no other copy in this process: it is
+//! always kept.
 
 use std::collections::{BTreeMap, BTreeSet};
 
