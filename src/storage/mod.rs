@@ -152,7 +152,8 @@ pub trait Storage: Send + Sync + 'static {
 
     /// The highest event sequence number of a load (0 if none).
     async fn last_event_sequence(&self, load: &LoadId) -> StorageResult<u64>;
-    /// Outbox events not yet fanned out, oldest first, from after `after` (a pass
+    /// Outbox events not yet marked fanned out (some delivery of theirs may still
+    /// have no record: see `put_deliveries`), oldest first, from after `after` (a pass
     /// over the outbox continues where its previous batch ended). Events commit in
     /// any order (their ids are made before their commits), so a pass may miss one
     /// that commits late behind it: the caller starts a new pass from the beginning
