@@ -426,6 +426,21 @@ async fn webhook_and_loads(
     (webhook, events)
 }
 
+/// `delivery` after its first attempt was answered 200 at `at`.
+pub fn delivered_at(
+    delivery: &crate::domain::webhook::Delivery,
+    at: DateTime<Utc>,
+) -> crate::domain::webhook::Delivery {
+    crate::domain::webhook::Delivery {
+        status: crate::domain::webhook::DeliveryStatus::Delivered,
+        attempts: 1,
+        last_status_code: Some(200),
+        next_attempt_at: None,
+        delivered_at: Some(at),
+        ..delivery.clone()
+    }
+}
+
 pub async fn answers_ping(store: &dyn Storage) {
     store.ping().await.expect("store answers");
 }
@@ -438,7 +453,7 @@ pub async fn answers_ping(store: &dyn Storage) {
 /// are filtered to this check's ids, so other checks may share the store.
 pub async fn outbox_fan_out_and_delivery_schedule(store: &dyn Storage) {
     use crate::domain::event::Event;
-    use crate::domain::webhook::{Delivery, DeliveryStatus};
+    use crate::domain::webhook::Delivery;
 
     let now = Utc::now();
     let (webhook, events) = webhook_and_loads(store, 2, now).await;
@@ -525,14 +540,7 @@ pub async fn outbox_fan_out_and_delivery_schedule(store: &dyn Storage) {
     );
 
     // One delivered, one retried later, in one write.
-    let delivered = Delivery {
-        status: DeliveryStatus::Delivered,
-        attempts: 1,
-        last_status_code: Some(200),
-        next_attempt_at: None,
-        delivered_at: Some(now),
-        ..deliveries[0].clone()
-    };
+    let delivered = delivered_at(&deliveries[0], now);
     let retry = Delivery {
         attempts: 1,
         last_status_code: Some(503),

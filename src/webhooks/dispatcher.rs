@@ -384,11 +384,20 @@ impl Dispatcher {
     /// A fresh delivery left memory without a record (its webhook was deleted):
     /// it no longer holds its event's marker.
     fn forget_fresh(&mut self, event: &EventId) {
-        if let Some(count) = self.unrecorded.get_mut(event) {
-            *count = count.saturating_sub(1);
-            if *count == 0 {
-                self.fanned_out.push(event.clone());
+        if self.one_less_unrecorded(event) {
+            self.fanned_out.push(event.clone());
+        }
+    }
+
+    /// One of the event's fresh deliveries no longer needs its marker; true when
+    /// none does any more, so the event can be marked fanned out.
+    fn one_less_unrecorded(&mut self, event: &EventId) -> bool {
+        match self.unrecorded.get_mut(event) {
+            Some(count) => {
+                *count = count.saturating_sub(1);
+                *count == 0
             }
+            None => false,
         }
     }
 
@@ -631,11 +640,8 @@ impl Dispatcher {
         let mut fanned_out = waiting.clone();
         for outcome in outcomes.iter().filter(|o| o.first_record) {
             let event = &outcome.previous.event_id;
-            if let Some(count) = self.unrecorded.get_mut(event) {
-                *count = count.saturating_sub(1);
-                if *count == 0 {
-                    fanned_out.push(event.clone());
-                }
+            if self.one_less_unrecorded(event) {
+                fanned_out.push(event.clone());
             }
         }
         let changes: Vec<(Option<Delivery>, Delivery)> = outcomes
@@ -1090,7 +1096,7 @@ mod tests {
     use super::*;
     use crate::domain::event::EventType;
     use crate::domain::ids::AccountId;
-    use crate::storage::conformance::sample_load;
+    use crate::storage::conformance::{delivered_at, sample_load};
     use crate::storage::embedded::EmbeddedStore;
 
     #[test]
@@ -1197,14 +1203,10 @@ mod tests {
         }
         let event = committed_event(&*storage, &account, now).await;
         // Before the "crash": one delivery attempted and recorded, the marker still there.
-        let delivered = Delivery {
-            status: DeliveryStatus::Delivered,
-            attempts: 1,
-            last_status_code: Some(200),
-            next_attempt_at: None,
-            delivered_at: Some(now),
-            ..Delivery::new(done.id.clone(), event.id.clone(), event.kind, now)
-        };
+        let delivered = delivered_at(
+            &Delivery::new(done.id.clone(), event.id.clone(), event.kind, now),
+            now,
+        );
         storage
             .put_deliveries(vec![(None, delivered.clone())], Vec::new())
             .await
