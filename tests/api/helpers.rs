@@ -261,6 +261,15 @@ pub fn carrier_body(mc_number: &str) -> Value {
 }
 
 /// Asserts the error envelope and returns `error`.
+/// The response's `Content-Type` is `media_type` (parameters such as a charset aside).
+pub fn assert_media_type(response: &reqwest::Response, media_type: &str) {
+    let content_type = response.headers()["content-type"].to_str().unwrap();
+    assert!(
+        content_type.starts_with(media_type),
+        "content-type {content_type}, expected {media_type}"
+    );
+}
+
 pub fn assert_error(status: StatusCode, body: &Value, want_status: u16, want_code: &str) -> Value {
     assert_eq!(status.as_u16(), want_status, "{body}");
     assert_eq!(body["success"], false, "{body}");

@@ -13,7 +13,9 @@ use freight::webhooks::dispatcher::DispatchSettings;
 use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
 
-use crate::helpers::{TestApp, carrier_body, load_body, spawn_app, spawn_app_with};
+use crate::helpers::{
+    TestApp, assert_media_type, carrier_body, load_body, spawn_app, spawn_app_with,
+};
 use crate::receiver::Receiver;
 
 const METHODS: [&str; 5] = ["GET", "POST", "PUT", "PATCH", "DELETE"];
@@ -98,12 +100,7 @@ async fn the_document_and_its_page_are_public() {
         .await
         .unwrap();
     assert_eq!(page.status(), StatusCode::OK);
-    assert!(
-        page.headers()["content-type"]
-            .to_str()
-            .unwrap()
-            .starts_with("text/html")
-    );
+    assert_media_type(&page, "text/html");
     assert!(page.headers().contains_key("content-security-policy"));
     let html = page.text().await.unwrap();
     // Everything the page loads is served here: it works offline.

@@ -3,7 +3,7 @@
 use reqwest::StatusCode;
 use serde_json::json;
 
-use crate::helpers::{load_body, spawn_app};
+use crate::helpers::{assert_media_type, load_body, spawn_app};
 
 #[actix_web::test]
 async fn every_response_carries_a_request_id() {
@@ -71,12 +71,7 @@ async fn metrics_report_requests_gps_points_commits_actors_and_quotas() {
         .await
         .unwrap();
     assert_eq!(page.status(), StatusCode::OK);
-    assert!(
-        page.headers()["content-type"]
-            .to_str()
-            .unwrap()
-            .starts_with("text/plain")
-    );
+    assert_media_type(&page, "text/plain");
     let text = page.text().await.unwrap();
     for expected in [
         "freight_http_requests_total{route=\"/v1/loads\",method=\"POST\",status=\"201\"}",
