@@ -14,10 +14,10 @@ use std::time::{Duration, Instant};
 
 use actix_web::{App, HttpResponse, HttpServer, web};
 use chrono::{SecondsFormat, Utc};
+use freight::api::input::tracking::FixInput;
 use freight::config::Settings;
 use freight::domain::ids::AccountId;
 use freight::domain::load::{Load, LoadStatus};
-use freight::domain::tracking::FixInput;
 use freight::server::startup::Application;
 use freight::services::Services;
 use freight::storage::conformance::sample_load;

@@ -22,13 +22,13 @@ use std::time::{Duration, Instant};
 
 use actix_web::{App, HttpResponse, HttpServer, web};
 use chrono::Utc;
+use freight::api::input::load::NewLoadInput;
+use freight::api::input::location::LocationInput;
 use freight::config::Settings;
 use freight::domain::account::{Account, PlanKind};
 use freight::domain::event::{Event, EventType};
 use freight::domain::ids::{AccountId, LoadId, WebhookId};
 use freight::domain::load::Load;
-use freight::domain::load::NewLoadInput;
-use freight::domain::location::LocationInput;
 use freight::domain::webhook::Subscription;
 use freight::domain::webhook::UrlPolicy;
 use freight::server::startup::Application;

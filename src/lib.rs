@@ -16,4 +16,5 @@ pub mod server;
 pub mod services;
 pub mod storage;
 pub mod telemetry;
+pub mod views;
 pub mod webhooks;

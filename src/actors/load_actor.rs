@@ -13,7 +13,7 @@ use tokio::time::Instant;
 use crate::clock::Clock;
 use crate::domain::ids::{AccountId, LoadId};
 use crate::domain::load::{Load, LoadStatus, StatusChange};
-use crate::domain::tracking::{Appended, GpsFix};
+use crate::domain::tracking::{Appended, GpsFix, TrackingState};
 use crate::geo;
 use crate::services::loads::{LoadError, apply_status_change};
 use crate::storage::{PointRange, Storage, StorageError};
@@ -72,16 +72,6 @@ pub struct ChangeStatus {
 #[rtype(result = "Result<TrackingState, LoadError>")]
 pub struct ReadTracking {
     pub account: AccountId,
-}
-
-/// What the actor knows about a load's movement.
-#[derive(Debug, Clone, PartialEq)]
-pub struct TrackingState {
-    pub status: LoadStatus,
-    /// Newest first; the first is the latest position.
-    pub recent: Vec<GpsFix>,
-    /// The destination ZIP's centroid, if the ZIP is known.
-    pub destination: Option<(f64, f64)>,
 }
 
 #[derive(Debug, Clone, Copy)]

@@ -10,11 +10,10 @@ use actix::dev::ToEnvelope;
 use actix::prelude::*;
 use actix_rt::{Arbiter, ArbiterHandle};
 
-use super::load_actor::{
-    ActorDeps, LoadActor, ReadTracking, Resident, SharedState, State, TrackingState,
-};
+use super::load_actor::{ActorDeps, LoadActor, ReadTracking, Resident, SharedState, State};
 use crate::domain::ids::AccountId;
 use crate::domain::ids::LoadId;
+use crate::domain::tracking::TrackingState;
 use crate::services::loads::LoadError;
 use crate::storage::StorageError;
 

@@ -10,7 +10,7 @@ use serde_json::{Map, Value, json};
 /// A success answer: `{"success": true, "data": ...}`.
 #[derive(Serialize, utoipa::ToSchema)]
 pub struct Envelope<T> {
-    #[schema(schema_with = crate::openapi::schemas::always_true)]
+    #[schema(schema_with = crate::views::schema::always_true)]
     success: bool,
     data: T,
 }

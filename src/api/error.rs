@@ -312,7 +312,6 @@ impl From<WebhookError> for ApiError {
                 "DELIVERY_NOT_FOUND",
                 "no delivery of that event to this webhook",
             ),
-            WebhookError::Invalid(errors) => errors.into(),
             WebhookError::TooMany => ApiError::new(
                 StatusCode::CONFLICT,
                 "TOO_MANY_WEBHOOKS",

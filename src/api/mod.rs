@@ -1,10 +1,11 @@
-//! The HTTP boundary: envelopes, errors, extractors, authentication and views.
+//! The HTTP boundary: request inputs, envelopes, errors, extractors,
+//! authentication, idempotency and the views only the API shows.
 
+pub mod account_views;
 pub mod auth;
 pub mod envelope;
 pub mod error;
 pub mod extract;
 pub mod idempotency;
-pub mod tracking_views;
-pub mod views;
+pub mod input;
 pub mod webhook_views;

@@ -7,7 +7,7 @@ use super::equipment::EquipmentType;
 use super::ids::{AccountId, CarrierId};
 use super::location::UsState;
 use super::timestamp::serde_utc;
-use super::validation::{ValidationErrors, text};
+use super::validation::ValidationErrors;
 
 pub const MAX_NAME_CHARS: usize = 200;
 /// FMCSA MC and USDOT numbers are at most 8 digits today; 10 leaves headroom.
@@ -15,7 +15,7 @@ pub const MAX_REGISTRATION_DIGITS: usize = 10;
 pub const MAX_EMAIL_CHARS: usize = 254;
 pub const MAX_SERVICE_AREAS: usize = 52;
 /// Longest list accepted at all, repeats included.
-const MAX_LIST_INPUT: usize = 200;
+pub const MAX_LIST_INPUT: usize = 200;
 
 /// How to reach a carrier; each part only if the carrier gave it.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, utoipa::ToSchema)]
@@ -42,35 +42,6 @@ pub struct Carrier {
     pub created_at: DateTime<Utc>,
 }
 
-/// How to reach a carrier; both parts optional.
-#[derive(Debug, Default, Deserialize, utoipa::ToSchema)]
-#[serde(deny_unknown_fields)]
-pub struct ContactInput {
-    #[schema(schema_with = crate::openapi::rules::email)]
-    pub email: Option<String>,
-    #[schema(schema_with = crate::openapi::rules::phone)]
-    pub phone: Option<String>,
-}
-
-/// The body of `POST /v1/carriers` as sent.
-#[derive(Debug, Default, Deserialize, utoipa::ToSchema)]
-#[serde(deny_unknown_fields)]
-#[schema(description = "A carrier to register.")]
-pub struct NewCarrierInput {
-    #[schema(required = true, schema_with = crate::openapi::rules::carrier_name)]
-    pub name: Option<String>,
-    /// Unique within the account.
-    #[schema(required = true, schema_with = crate::openapi::rules::mc_number)]
-    pub mc_number: Option<String>,
-    #[schema(schema_with = crate::openapi::rules::dot_number)]
-    pub dot_number: Option<String>,
-    pub contact: Option<ContactInput>,
-    #[schema(schema_with = crate::openapi::rules::equipment_types)]
-    pub equipment_types: Option<Vec<String>>,
-    #[schema(schema_with = crate::openapi::rules::service_areas)]
-    pub service_areas: Option<Vec<String>>,
-}
-
 #[derive(Debug, Clone, PartialEq)]
 pub struct NewCarrier {
     pub name: String,
@@ -81,46 +52,8 @@ pub struct NewCarrier {
     pub service_areas: Vec<UsState>,
 }
 
-impl NewCarrierInput {
-    pub fn validate(self) -> Result<NewCarrier, ValidationErrors> {
-        let mut errors = ValidationErrors::new();
-        let name = errors.require("name", self.name, |n| text(n, MAX_NAME_CHARS, false));
-        let mc_number = errors.require("mc_number", self.mc_number, |n| {
-            registration_number(&n, "MC")
-        });
-        let dot_number = errors.optional("dot_number", self.dot_number, |n| {
-            registration_number(&n, "USDOT")
-        });
-        let contact = self.contact.unwrap_or_default();
-        let email = errors.optional("contact.email", contact.email, |e| email(&e));
-        let phone = errors.optional("contact.phone", contact.phone, |p| phone(&p));
-        let equipment_types = parse_list(
-            &mut errors,
-            "equipment_types",
-            self.equipment_types.unwrap_or_default(),
-            EquipmentType::ALL.len(),
-            EquipmentType::parse,
-        );
-        let service_areas = parse_list(
-            &mut errors,
-            "service_areas",
-            self.service_areas.unwrap_or_default(),
-            MAX_SERVICE_AREAS,
-            UsState::parse,
-        );
-        errors.finish(|| NewCarrier {
-            name: name.expect("checked"),
-            mc_number: mc_number.expect("checked"),
-            dot_number,
-            contact: Contact { email, phone },
-            equipment_types,
-            service_areas,
-        })
-    }
-}
-
 /// Parses each element, names a bad one by index, and drops repeats (keeping order).
-fn parse_list<T: PartialEq>(
+pub fn parse_list<T: PartialEq>(
     errors: &mut ValidationErrors,
     field: &str,
     raw: Vec<String>,
@@ -152,7 +85,7 @@ fn parse_list<T: PartialEq>(
 
 /// An MC or USDOT number: digits only (a `MC-` style prefix is refused), stored
 /// without leading zeros so `0123456` and `123456` are the same registration.
-fn registration_number(raw: &str, kind: &str) -> Result<String, String> {
+pub fn registration_number(raw: &str, kind: &str) -> Result<String, String> {
     let value = raw.trim();
     let refused = || {
         format!(
@@ -172,7 +105,7 @@ fn registration_number(raw: &str, kind: &str) -> Result<String, String> {
     Ok(significant.to_owned())
 }
 
-fn email(raw: &str) -> Result<String, String> {
+pub fn email(raw: &str) -> Result<String, String> {
     let value = raw.trim();
     let shape_ok = value.len() <= MAX_EMAIL_CHARS
         && !value.chars().any(|c| c.is_whitespace() || c.is_control())
@@ -196,7 +129,7 @@ fn email(raw: &str) -> Result<String, String> {
 
 /// A phone number as people write them: digits with optional `+`, spaces, dots,
 /// dashes and parentheses; 7 to 15 digits (E.164's maximum).
-fn phone(raw: &str) -> Result<String, String> {
+pub fn phone(raw: &str) -> Result<String, String> {
     let value = raw.trim();
     let allowed = value
         .chars()
@@ -257,29 +190,5 @@ mod tests {
         assert!(phone("+1 (214) 555-0100").is_ok());
         assert!(phone("555").is_err());
         assert!(phone("call me").is_err());
-    }
-
-    #[test]
-    fn lists_name_the_bad_index_and_drop_repeats() {
-        let errors = NewCarrierInput {
-            name: Some("Acme".into()),
-            mc_number: Some("123456".into()),
-            equipment_types: Some(vec!["dry_van".into(), "spaceship".into()]),
-            service_areas: Some(vec!["TX".into(), "tx".into()]),
-            ..Default::default()
-        }
-        .validate()
-        .unwrap_err();
-        assert_eq!(errors.errors()[0].field, "equipment_types[1]");
-
-        let ok = NewCarrierInput {
-            name: Some("Acme".into()),
-            mc_number: Some("123456".into()),
-            service_areas: Some(vec!["TX".into(), "tx".into()]),
-            ..Default::default()
-        }
-        .validate()
-        .unwrap();
-        assert_eq!(ok.service_areas.len(), 1);
     }
 }

@@ -5,9 +5,9 @@ use serde::{Deserialize, Serialize};
 
 use super::equipment::EquipmentType;
 use super::ids::{AccountId, CarrierId, LoadId};
-use super::location::{Coordinates, CoordinatesInput, Location, LocationInput};
-use super::timestamp::{self, serde_utc};
-use super::validation::{ValidationErrors, number_in, text};
+use super::location::{Coordinates, Location};
+use super::timestamp::serde_utc;
+use super::validation::number_in;
 
 /// Heaviest load accepted, in pounds. A legal US truck grosses 80,000 lb; permitted
 /// superloads go far beyond, so the cap only catches unit mistakes (kg vs. tons).
@@ -119,37 +119,6 @@ pub struct Load {
     pub updated_at: DateTime<Utc>,
 }
 
-/// The body of `POST /v1/loads` as sent.
-#[derive(Debug, Default, Deserialize, utoipa::ToSchema)]
-#[serde(deny_unknown_fields)]
-#[schema(description = "A load to post.")]
-pub struct NewLoadInput {
-    #[schema(value_type = LocationInput)]
-    pub origin: Option<LocationInput>,
-    #[schema(value_type = LocationInput)]
-    pub destination: Option<LocationInput>,
-    /// Pounds, above 0 and at most 500,000.
-    #[schema(value_type = f64, exclusive_minimum = 0.0, maximum = 500_000.0, examples(42000))]
-    pub weight: Option<f64>,
-    #[schema(value_type = EquipmentType)]
-    pub equipment_type: Option<String>,
-    #[schema(schema_with = crate::openapi::rules::optional_utc_timestamp)]
-    pub pickup_date: Option<String>,
-    /// Not before `pickup_date`.
-    #[schema(schema_with = crate::openapi::rules::optional_utc_timestamp)]
-    pub delivery_date: Option<String>,
-    /// US dollars, 0 to 10,000,000, at most two decimal places.
-    #[schema(
-        minimum = 0.0,
-        maximum = 10_000_000.0,
-        multiple_of = 0.01,
-        examples(1850.5)
-    )]
-    pub rate: Option<f64>,
-    #[schema(schema_with = crate::openapi::rules::notes)]
-    pub notes: Option<String>,
-}
-
 /// A validated create request.
 #[derive(Debug, Clone, PartialEq)]
 pub struct NewLoad {
@@ -163,65 +132,8 @@ pub struct NewLoad {
     pub notes: Option<String>,
 }
 
-impl NewLoadInput {
-    pub fn validate(self) -> Result<NewLoad, ValidationErrors> {
-        let mut errors = ValidationErrors::new();
-        let origin = match self.origin {
-            Some(o) => o.validate("origin", &mut errors),
-            None => {
-                errors.add("origin", "is required");
-                None
-            }
-        };
-        let destination = match self.destination {
-            Some(d) => d.validate("destination", &mut errors),
-            None => {
-                errors.add("destination", "is required");
-                None
-            }
-        };
-        let weight = errors.require("weight", self.weight, |w| {
-            if w.is_finite() && w > 0.0 && w <= MAX_WEIGHT_LB {
-                Ok(w)
-            } else {
-                Err(format!(
-                    "must be a number of pounds above 0 and at most {MAX_WEIGHT_LB}"
-                ))
-            }
-        });
-        let equipment_type = errors.require("equipment_type", self.equipment_type, |e| {
-            EquipmentType::parse(&e)
-        });
-        let pickup_date = errors.optional("pickup_date", self.pickup_date, |t| {
-            timestamp::parse_utc(&t)
-        });
-        let delivery_date = errors.optional("delivery_date", self.delivery_date, |t| {
-            timestamp::parse_utc(&t)
-        });
-        if let (Some(pickup), Some(delivery)) = (pickup_date, delivery_date)
-            && delivery < pickup
-        {
-            errors.add("delivery_date", "must not be before pickup_date");
-        }
-        let rate_cents = errors.optional("rate", self.rate, parse_rate);
-        let notes = errors
-            .optional("notes", self.notes, |n| text(n, MAX_NOTES_CHARS, true))
-            .filter(|n| !n.is_empty());
-        errors.finish(|| NewLoad {
-            origin: origin.expect("checked"),
-            destination: destination.expect("checked"),
-            weight: weight.expect("checked"),
-            equipment_type: equipment_type.expect("checked"),
-            pickup_date,
-            delivery_date,
-            rate_cents,
-            notes,
-        })
-    }
-}
-
 /// A rate in dollars with at most two decimal places, as cents.
-fn parse_rate(rate: f64) -> Result<i64, String> {
+pub fn parse_rate(rate: f64) -> Result<i64, String> {
     let rate = number_in(rate, 0.0, MAX_RATE_USD)?;
     let cents = (rate * 100.0).round();
     if ((rate * 100.0) - cents).abs() > 1e-6 {
@@ -318,50 +230,12 @@ impl Load {
     }
 }
 
-/// The body of `PATCH /v1/loads/{id}/status` as sent.
-#[derive(Debug, Default, Deserialize, utoipa::ToSchema)]
-#[serde(deny_unknown_fields)]
-#[schema(description = "A status change, with where and why it happened if the client says.")]
-pub struct StatusChangeInput {
-    #[schema(value_type = LoadStatus)]
-    pub status: Option<String>,
-    /// Required to assign (`status: assigned`), refused with any other status.
-    #[schema(value_type = Option<CarrierId>)]
-    pub carrier_id: Option<String>,
-    /// Where the change happened.
-    pub location: Option<CoordinatesInput>,
-    #[schema(schema_with = crate::openapi::rules::notes)]
-    pub notes: Option<String>,
-}
-
 #[derive(Debug, Clone, PartialEq)]
 pub struct StatusChange {
     pub status: LoadStatus,
     pub carrier_id: Option<CarrierId>,
     pub location: Option<Coordinates>,
     pub notes: Option<String>,
-}
-
-impl StatusChangeInput {
-    pub fn validate(self) -> Result<StatusChange, ValidationErrors> {
-        let mut errors = ValidationErrors::new();
-        let status = errors.require("status", self.status, |s| LoadStatus::parse(&s));
-        let carrier_id = errors.optional("carrier_id", self.carrier_id, |c| {
-            CarrierId::parse(c.trim()).ok_or_else(|| "must be a carrier id (carrier_...)".into())
-        });
-        let location = self
-            .location
-            .and_then(|l| l.validate("location", &mut errors));
-        let notes = errors
-            .optional("notes", self.notes, |n| text(n, MAX_NOTES_CHARS, true))
-            .filter(|n| !n.is_empty());
-        errors.finish(|| StatusChange {
-            status: status.expect("checked"),
-            carrier_id,
-            location,
-            notes,
-        })
-    }
 }
 
 /// What a status request amounts to.
@@ -390,27 +264,25 @@ pub enum TransitionError {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::domain::location::UsState;
 
     fn sample(status: LoadStatus) -> Load {
-        let new = NewLoadInput {
-            origin: Some(LocationInput {
-                city: Some("Dallas".into()),
-                state: Some("TX".into()),
-                zip: Some("75201".into()),
-                address: None,
-            }),
-            destination: Some(LocationInput {
-                city: Some("Atlanta".into()),
-                state: Some("GA".into()),
-                zip: Some("30301".into()),
-                address: None,
-            }),
-            weight: Some(42_000.0),
-            equipment_type: Some("dry_van".into()),
-            ..Default::default()
-        }
-        .validate()
-        .unwrap();
+        let place = |city: &str, state: &str, zip: &str| Location {
+            city: city.into(),
+            state: UsState::parse(state).unwrap(),
+            zip: zip.into(),
+            address: None,
+        };
+        let new = NewLoad {
+            origin: place("Dallas", "TX", "75201"),
+            destination: place("Atlanta", "GA", "30301"),
+            weight: 42_000.0,
+            equipment_type: EquipmentType::DryVan,
+            pickup_date: None,
+            delivery_date: None,
+            rate_cents: None,
+            notes: None,
+        };
         let mut load = Load::create(LoadId::generate(), AccountId::generate(), new, Utc::now());
         load.status = status;
         load
@@ -494,28 +366,5 @@ mod tests {
         assert!(parse_rate(1.005).is_err());
         assert!(parse_rate(-1.0).is_err());
         assert!(parse_rate(f64::INFINITY).is_err());
-    }
-
-    #[test]
-    fn create_validation_names_every_field() {
-        let errors = NewLoadInput {
-            weight: Some(-5.0),
-            pickup_date: Some("2026-05-02T00:00:00Z".into()),
-            delivery_date: Some("2026-05-01T00:00:00Z".into()),
-            ..Default::default()
-        }
-        .validate()
-        .unwrap_err();
-        let fields: Vec<&str> = errors.errors().iter().map(|e| e.field.as_str()).collect();
-        assert_eq!(
-            fields,
-            [
-                "origin",
-                "destination",
-                "weight",
-                "equipment_type",
-                "delivery_date"
-            ]
-        );
     }
 }

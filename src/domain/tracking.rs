@@ -1,12 +1,10 @@
 //! GPS fixes: what a telematics device reports, validated at the boundary.
 
 use chrono::{DateTime, Duration, Utc};
-use serde::Deserialize;
 
 use super::event::Event;
 use super::ids::LoadId;
-use super::timestamp;
-use super::validation::{ValidationErrors, number_in};
+use super::load::LoadStatus;
 
 /// How far ahead of the server's clock a fix may be dated (device clock skew).
 pub const MAX_FUTURE_SKEW: Duration = Duration::minutes(5);
@@ -35,127 +33,21 @@ pub struct TrackingPoint {
     pub event: Option<Event>,
 }
 
+/// What is known of a load's movement: its status, its latest fixes and where
+/// it is going (what its actor holds in memory, and what tracking views show).
+#[derive(Debug, Clone, PartialEq)]
+pub struct TrackingState {
+    pub status: LoadStatus,
+    /// Newest first; the first is the latest position.
+    pub recent: Vec<GpsFix>,
+    /// The destination ZIP's centroid, if the ZIP is known.
+    pub destination: Option<(f64, f64)>,
+}
+
 /// What storing a point did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Appended {
     Stored,
     /// A point with the same (load, timestamp) was already stored; the stored one is kept.
     Duplicate,
-}
-
-/// The body of `POST /v1/loads/{id}/tracking` (and one element of a batch, with `load_id`).
-// Documented as the single fix; the batch's point schema
-// (`openapi::schemas::BatchPoint`) adds `load_id`.
-#[derive(Debug, Default, Deserialize, utoipa::ToSchema)]
-#[serde(deny_unknown_fields)]
-#[schema(description = "One GPS fix of a load.")]
-pub struct FixInput {
-    #[schema(ignore)]
-    pub load_id: Option<String>,
-    /// Latitude, WGS 84 decimal degrees.
-    #[schema(required = true, nullable = false, minimum = -90.0, maximum = 90.0, examples(32.7767))]
-    pub lat: Option<f64>,
-    /// Longitude, WGS 84 decimal degrees.
-    #[schema(required = true, nullable = false, minimum = -180.0, maximum = 180.0, examples(-96.797))]
-    pub lng: Option<f64>,
-    /// When the device took the fix: at most 5 minutes ahead of the server's
-    /// clock and at most 30 days old.
-    #[schema(required = true, schema_with = crate::openapi::rules::utc_timestamp)]
-    pub timestamp: Option<String>,
-    /// Ground speed in miles per hour.
-    #[schema(minimum = 0.0, maximum = 200.0, examples(61.5))]
-    pub speed: Option<f64>,
-    /// Degrees clockwise from true north (0 = north, 90 = east).
-    #[schema(minimum = 0.0, maximum = 360.0, examples(92.0))]
-    pub heading: Option<f64>,
-}
-
-impl FixInput {
-    /// Validates a fix received at `now`; field names are prefixed with `prefix`
-    /// (empty for a single fix, `points[3].` in a batch).
-    pub fn validate(
-        self,
-        prefix: &str,
-        now: DateTime<Utc>,
-        errors: &mut ValidationErrors,
-    ) -> Option<GpsFix> {
-        let field = |name: &str| format!("{prefix}{name}");
-        let lat = errors.require(&field("lat"), self.lat, |v| number_in(v, -90.0, 90.0));
-        let lng = errors.require(&field("lng"), self.lng, |v| number_in(v, -180.0, 180.0));
-        let timestamp = errors.require(&field("timestamp"), self.timestamp, |raw| {
-            let at = timestamp::parse_utc(&raw)?;
-            if at > now + MAX_FUTURE_SKEW {
-                return Err("must not be more than 5 minutes in the future".into());
-            }
-            if at < now - MAX_AGE {
-                return Err("must not be more than 30 days old".into());
-            }
-            Ok(at)
-        });
-        let speed_mph = errors.optional(&field("speed"), self.speed, |v| {
-            number_in(v, 0.0, MAX_SPEED_MPH)
-        });
-        let heading_deg = errors.optional(&field("heading"), self.heading, |v| {
-            number_in(v, 0.0, 360.0)
-        });
-        Some(GpsFix {
-            timestamp: timestamp?,
-            lat: lat?,
-            lng: lng?,
-            speed_mph,
-            heading_deg,
-        })
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn input(lat: f64, lng: f64, at: &str) -> FixInput {
-        FixInput {
-            lat: Some(lat),
-            lng: Some(lng),
-            timestamp: Some(at.into()),
-            speed: Some(55.0),
-            heading: Some(90.0),
-            load_id: None,
-        }
-    }
-
-    #[test]
-    fn accepts_a_sane_fix_and_refuses_each_bad_field() {
-        let now = timestamp::parse_utc("2026-06-01T12:00:00Z").unwrap();
-        let mut errors = ValidationErrors::new();
-        assert!(
-            input(32.7, -96.8, "2026-06-01T11:59:00Z")
-                .validate("", now, &mut errors)
-                .is_some()
-        );
-        assert!(errors.is_empty());
-        for (bad, field) in [
-            (input(91.0, 0.0, "2026-06-01T11:59:00Z"), "lat"),
-            (input(0.0, 180.5, "2026-06-01T11:59:00Z"), "lng"),
-            (input(0.0, 0.0, "2026-06-01T12:06:00Z"), "timestamp"),
-            (input(0.0, 0.0, "2026-04-01T12:00:00Z"), "timestamp"),
-            (
-                FixInput {
-                    speed: Some(-1.0),
-                    ..input(0.0, 0.0, "2026-06-01T11:59:00Z")
-                },
-                "speed",
-            ),
-            (
-                FixInput {
-                    heading: Some(361.0),
-                    ..input(0.0, 0.0, "2026-06-01T11:59:00Z")
-                },
-                "heading",
-            ),
-        ] {
-            let mut errors = ValidationErrors::new();
-            assert!(bad.validate("points[2].", now, &mut errors).is_none() || !errors.is_empty());
-            assert_eq!(errors.errors()[0].field, format!("points[2].{field}"));
-        }
-    }
 }

@@ -47,32 +47,20 @@ impl Subscription {
     }
 }
 
-/// The body of `POST /v1/webhooks`.
-#[derive(Debug, Default, Deserialize, utoipa::ToSchema)]
-#[serde(deny_unknown_fields)]
-#[schema(description = "A webhook subscription.")]
-pub struct NewSubscriptionInput {
-    #[schema(required = true, schema_with = crate::openapi::rules::url)]
-    pub url: Option<String>,
-    #[schema(required = true, schema_with = crate::openapi::rules::webhook_events)]
-    pub events: Option<Vec<String>>,
-    #[schema(required = true, schema_with = crate::openapi::rules::webhook_secret)]
-    pub secret: Option<String>,
+/// A subscription to make, checked.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NewSubscription {
+    pub url: String,
+    pub events: Vec<EventType>,
+    pub secret: String,
 }
 
-/// The body of `PATCH /v1/webhooks/{id}`: every field optional.
-#[derive(Debug, Default, Deserialize, utoipa::ToSchema)]
-#[serde(deny_unknown_fields)]
-#[schema(description = "Changes to a webhook subscription; fields left out are kept.")]
-pub struct SubscriptionPatchInput {
-    #[schema(schema_with = crate::openapi::rules::optional_url)]
+/// Changes to a subscription, checked; `None` keeps what it has.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct SubscriptionPatch {
     pub url: Option<String>,
-    #[schema(schema_with = crate::openapi::rules::optional_webhook_events)]
-    pub events: Option<Vec<String>>,
-    /// A new secret takes effect from the next delivery attempt.
-    #[schema(schema_with = crate::openapi::rules::optional_webhook_secret)]
+    pub events: Option<Vec<EventType>>,
     pub secret: Option<String>,
-    /// `true` also clears `disabled_reason` and sends what waited meanwhile.
     pub enabled: Option<bool>,
 }
 

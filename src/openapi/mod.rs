@@ -7,7 +7,6 @@
 
 pub mod params;
 pub mod responses;
-pub mod rules;
 pub mod schemas;
 pub mod ui;
 

@@ -7,8 +7,8 @@
 
 use utoipa::IntoParams;
 
+use crate::api::input::fields::StateCodeInput;
 use crate::domain::load::LoadStatus;
-use crate::openapi::rules::StateCodeInput;
 
 /// `page` and `limit` of a list (`QueryParams::pagination`).
 #[derive(IntoParams)]
@@ -48,10 +48,10 @@ pub struct LivePoints {
 #[into_params(parameter_in = Query)]
 pub struct HistoryQuery {
     /// Oldest fix time to include (inclusive), UTC.
-    #[param(schema_with = crate::openapi::rules::utc_timestamp)]
+    #[param(schema_with = crate::api::input::fields::utc_timestamp)]
     pub from: Option<String>,
     /// Newest fix time to include (inclusive), UTC; not before `from`.
-    #[param(schema_with = crate::openapi::rules::utc_timestamp)]
+    #[param(schema_with = crate::api::input::fields::utc_timestamp)]
     pub to: Option<String>,
     /// Fixes per page (`MAX_HISTORY_LIMIT`).
     #[param(minimum = 1, maximum = 1000, default = 100)]

@@ -385,7 +385,7 @@ fn add_idempotency_key(operation: &mut Operation) {
              (per account) and given again, marked `Idempotent-Replayed: true`, to a repeat of \
              the same request, which is not carried out twice.",
         ))
-        .schema(Some(super::rules::idempotency_key()))
+        .schema(Some(crate::api::input::fields::idempotency_key()))
         .build();
     operation
         .parameters

@@ -11,23 +11,16 @@ use utoipa::openapi::schema::{
 use utoipa::openapi::{RefOr, Schema};
 use utoipa::{PartialSchema, ToSchema};
 
-use crate::api::tracking_views::PointView;
-use crate::api::views::{CarrierView, LoadView};
+use crate::api::input::load::StatusChangeInput;
+use crate::api::input::tracking::FixInput;
 use crate::api::webhook_views::{DeliveryView, WebhookView};
 use crate::domain::account::PlanKind;
 use crate::domain::api_key::Permission;
 use crate::domain::ids::{AccountId, EventId, KeyId, LoadId, WebhookId};
-use crate::domain::load::StatusChangeInput;
-use crate::domain::tracking::FixInput;
 use crate::domain::validation::FieldError;
-
-/// `true`, the only value of `success` in a success envelope (and of other flags
-/// that cannot be anything else).
-pub fn always_true() -> ObjectBuilder {
-    ObjectBuilder::new()
-        .schema_type(Type::Boolean)
-        .enum_values(Some([true]))
-}
+use crate::views::load::{CarrierView, LoadView};
+use crate::views::schema::always_true;
+use crate::views::tracking::PointView;
 
 /// `false`, the only value of `success` in an error envelope.
 pub fn always_false() -> ObjectBuilder {

@@ -5,13 +5,13 @@ use actix_web::{HttpResponse, web};
 use crate::api::envelope::{self, Envelope};
 use crate::api::error::ApiError;
 use crate::api::extract::{JsonBody, NoQuery, Paging};
-use crate::api::views::CarrierView;
-use crate::domain::carrier::NewCarrierInput;
+use crate::api::input::carrier::NewCarrierInput;
 use crate::domain::ids::CarrierId;
 use crate::openapi::params;
 use crate::openapi::schemas::{CarrierList, Error};
 use crate::services::Services;
 use crate::services::auth::Principal;
+use crate::views::load::CarrierView;
 
 /// Register a carrier.
 #[utoipa::path(

@@ -5,15 +5,17 @@ use actix_web::{HttpRequest, HttpResponse, web};
 use crate::api::envelope::{self, Envelope, PageInfo};
 use crate::api::error::ApiError;
 use crate::api::extract::{JsonBody, NoQuery, QueryParams, page_request};
-use crate::api::views::{LoadView, TrackingSummary};
+use crate::api::input::load::{NewLoadInput, StatusChangeInput};
 use crate::domain::ids::LoadId;
-use crate::domain::load::{Load, LoadStatus, NewLoadInput, StatusChangeInput};
+use crate::domain::load::{Load, LoadStatus};
 use crate::domain::location::UsState;
 use crate::openapi::params;
 use crate::openapi::schemas::{Error, LoadList, StatusChangeBody};
 use crate::services::Services;
 use crate::services::auth::Principal;
 use crate::storage::LoadFilter;
+use crate::views::load::LoadView;
+use crate::views::tracking::TrackingSummary;
 
 /// Post a load.
 ///

@@ -11,16 +11,17 @@ use crate::api::error::ApiError;
 use crate::api::extract::{
     BodyLimit, JsonBody, JsonBytes, NoQuery, QueryParams, parse_json, whole_number,
 };
-use crate::api::tracking_views::{LiveTracking, PointView, RecordedFix};
+use crate::api::input::tracking::FixInput;
 use crate::domain::ids::LoadId;
 use crate::domain::timestamp;
-use crate::domain::tracking::{Appended, FixInput};
+use crate::domain::tracking::Appended;
 use crate::domain::validation::ValidationErrors;
 use crate::openapi::params;
 use crate::openapi::schemas::{BatchPoint, GpsHistory};
 use crate::services::Services;
 use crate::services::auth::Principal;
 use crate::storage::PointRange;
+use crate::views::tracking::{LiveTracking, PointView, RecordedFix};
 
 /// Points accepted in one bulk request.
 pub const MAX_BATCH_POINTS: usize = 1_000;

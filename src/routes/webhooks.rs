@@ -5,9 +5,9 @@ use actix_web::{HttpResponse, web};
 use crate::api::envelope::{self, Envelope};
 use crate::api::error::ApiError;
 use crate::api::extract::{JsonBody, NoQuery, Paging};
+use crate::api::input::webhook::{NewSubscriptionInput, SubscriptionPatchInput};
 use crate::api::webhook_views::{DeliveryView, WebhookView};
 use crate::domain::ids::{EventId, WebhookId};
-use crate::domain::webhook::{NewSubscriptionInput, SubscriptionPatchInput};
 use crate::openapi::params;
 use crate::openapi::schemas::{
     DeletedWebhook, DeliveryList, Error, WebhookList, WebhookTestResult,
@@ -42,9 +42,10 @@ pub(crate) async fn create(
     _: NoQuery,
     JsonBody(input): JsonBody<NewSubscriptionInput>,
 ) -> Result<HttpResponse, ApiError> {
+    let new = input.validate(services.webhooks.url_policy()).await?;
     let created = services
         .webhooks
-        .create(principal.account_id(), input)
+        .create(principal.account_id(), new)
         .await?;
     Ok(envelope::created(WebhookView::new(&created)))
 }
@@ -106,6 +107,7 @@ pub(crate) async fn update(
     id: web::Path<String>,
     JsonBody(patch): JsonBody<SubscriptionPatchInput>,
 ) -> Result<HttpResponse, ApiError> {
+    let patch = patch.validate(services.webhooks.url_policy()).await?;
     let updated = services
         .webhooks
         .update(principal.account_id(), &id, patch)

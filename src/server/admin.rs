@@ -10,10 +10,10 @@ use serde::Deserialize;
 use serde_json::json;
 use subtle::ConstantTimeEq;
 
+use crate::api::account_views::{AccountView, KeyView};
 use crate::api::envelope;
 use crate::api::error::ApiError;
 use crate::api::extract::JsonBody;
-use crate::api::views::{AccountView, KeyView};
 use crate::domain::account::PlanKind;
 use crate::domain::timestamp;
 use crate::routes;

@@ -8,11 +8,12 @@ use futures_util::stream::{self, StreamExt};
 
 use super::loads::LoadError;
 use crate::actors::group_commit::GroupCommitter;
-use crate::actors::load_actor::{AdmitFixes, FixesStored, TrackingState};
+use crate::actors::load_actor::{AdmitFixes, FixesStored};
 use crate::actors::registry::LoadRegistry;
 use crate::clock::Clock;
 use crate::domain::event::{Event, EventType};
 use crate::domain::ids::{AccountId, LoadId};
+use crate::domain::tracking::TrackingState;
 use crate::domain::tracking::{Appended, GpsFix, TrackingPoint};
 use crate::storage::{PointRange, Storage, StorageError};
 use crate::webhooks::directory::Directory;

@@ -4,14 +4,11 @@ use std::sync::Arc;
 
 use crate::clock::Clock;
 use crate::domain::ids::{AccountId, EventId, WebhookId};
-use crate::domain::validation::ValidationErrors;
 use crate::domain::webhook::{
-    Delivery, HISTORY_RETENTION_DAYS, NewSubscriptionInput, Subscription, SubscriptionPatchInput,
-    UrlPolicy, parse_events, parse_secret, parse_url,
+    Delivery, HISTORY_RETENTION_DAYS, NewSubscription, Subscription, SubscriptionPatch, UrlPolicy,
 };
 use crate::storage::{Page, PageRequest, Storage, StorageError};
 use crate::webhooks::attempt::{Attempt, Endpoint, attempt};
-use crate::webhooks::client::check_host;
 use crate::webhooks::directory::Directory;
 use crate::webhooks::notifier::Notifier;
 
@@ -24,8 +21,6 @@ pub enum WebhookError {
     NotFound,
     #[error("delivery not found")]
     DeliveryNotFound,
-    #[error("invalid request: {0}")]
-    Invalid(ValidationErrors),
     #[error("an account may have at most {MAX_SUBSCRIPTIONS} webhooks")]
     TooMany,
     #[error(transparent)]
@@ -60,41 +55,15 @@ impl WebhookService {
         }
     }
 
-    async fn checked_url(&self, raw: String, errors: &mut ValidationErrors) -> Option<String> {
-        let url = errors.check("url", parse_url(&raw, self.policy))?;
-        match check_host(&url.host, self.policy).await {
-            Ok(()) => Some(url.url),
-            Err(message) => {
-                errors.add("url", message);
-                None
-            }
-        }
+    pub fn url_policy(&self) -> UrlPolicy {
+        self.policy
     }
 
     pub async fn create(
         &self,
         account: &AccountId,
-        input: NewSubscriptionInput,
+        new: NewSubscription,
     ) -> Result<Subscription, WebhookError> {
-        let mut errors = ValidationErrors::new();
-        let url = match input.url {
-            Some(raw) => self.checked_url(raw, &mut errors).await,
-            None => {
-                errors.add("url", "is required");
-                None
-            }
-        };
-        let events = match input.events {
-            Some(raw) => parse_events(raw, &mut errors),
-            None => {
-                errors.add("events", "is required");
-                Vec::new()
-            }
-        };
-        let secret = errors.require("secret", input.secret, |s| parse_secret(&s));
-        let (url, secret) = errors
-            .finish(|| (url.expect("checked"), secret.expect("checked")))
-            .map_err(WebhookError::Invalid)?;
         if self.directory.of_account(account).len() >= MAX_SUBSCRIPTIONS {
             return Err(WebhookError::TooMany);
         }
@@ -102,9 +71,9 @@ impl WebhookService {
         let subscription = Subscription {
             id: WebhookId::generate(),
             account_id: account.clone(),
-            url,
-            events,
-            secret,
+            url: new.url,
+            events: new.events,
+            secret: new.secret,
             enabled: true,
             disabled_reason: None,
             created_at: now,
@@ -139,31 +108,15 @@ impl WebhookService {
         &self,
         account: &AccountId,
         id: &str,
-        patch: SubscriptionPatchInput,
+        patch: SubscriptionPatch,
     ) -> Result<Subscription, WebhookError> {
         let current = self.get(account, id)?;
-        let mut errors = ValidationErrors::new();
-        let url = match patch.url {
-            Some(raw) => self.checked_url(raw, &mut errors).await,
-            None => Some(current.url.clone()),
-        };
-        let events = match patch.events {
-            Some(raw) => parse_events(raw, &mut errors),
-            None => current.events.clone(),
-        };
-        let secret = match patch.secret {
-            Some(raw) => errors.check("secret", parse_secret(&raw)),
-            None => Some(current.secret.clone()),
-        };
-        let (url, secret) = errors
-            .finish(|| (url.expect("checked"), secret.expect("checked")))
-            .map_err(WebhookError::Invalid)?;
         let enabled = patch.enabled.unwrap_or(current.enabled);
         let re_enabled = enabled && !current.enabled;
         let updated = Subscription {
-            url,
-            events,
-            secret,
+            url: patch.url.unwrap_or_else(|| current.url.clone()),
+            events: patch.events.unwrap_or_else(|| current.events.clone()),
+            secret: patch.secret.unwrap_or_else(|| current.secret.clone()),
             enabled,
             // The service's reason stays until the client enables it again.
             disabled_reason: if enabled {

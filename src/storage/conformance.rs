@@ -6,12 +6,15 @@
 use chrono::{DateTime, Duration, Utc};
 
 use super::{CarrierInsert, LoadFilter, PageRequest, PointRange, Storage};
+use crate::api::input::carrier::NewCarrierInput;
+use crate::api::input::load::NewLoadInput;
+use crate::api::input::location::LocationInput;
 use crate::domain::account::{Account, PlanKind};
 use crate::domain::api_key::{ApiKey, NewKey, Permission};
-use crate::domain::carrier::{Carrier, NewCarrierInput};
+use crate::domain::carrier::Carrier;
 use crate::domain::ids::{AccountId, CarrierId, KeyId, LoadId};
-use crate::domain::load::{CarrierSummary, Load, LoadStatus, NewLoadInput, StatusChange};
-use crate::domain::location::{LocationInput, UsState};
+use crate::domain::load::{CarrierSummary, Load, LoadStatus, StatusChange};
+use crate::domain::location::UsState;
 use crate::domain::tracking::{Appended, GpsFix, TrackingPoint};
 
 fn account() -> Account {

@@ -3,10 +3,10 @@
 
 use serde_json::{Value, json};
 
-use crate::api::tracking_views::PointView;
-use crate::api::views::LoadView;
 use crate::domain::load::Load;
 use crate::domain::tracking::GpsFix;
+use crate::views::load::LoadView;
+use crate::views::tracking::PointView;
 
 pub fn load(load: &Load) -> Value {
     json!({ "load": LoadView::new(load) })

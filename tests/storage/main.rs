@@ -81,7 +81,7 @@ conformance_tests!(embedded, open_embedded());
 async fn embedded_writes_survive_reopening() {
     let dir = tempfile::tempdir().unwrap();
     let carrier = {
-        let input = freight::domain::carrier::NewCarrierInput {
+        let input = freight::api::input::carrier::NewCarrierInput {
             name: Some("Durable".into()),
             mc_number: Some("31337".into()),
             ..Default::default()

@@ -1,13 +1,8 @@
-//! Response shapes. Records are stored in their own shape; these are what clients see.
-//!
-//! The client-facing views derive `ToSchema`: the OpenAPI document describes these
-//! very structs, so a field added here is documented by the same change.
+//! Loads and carriers as clients see them, in API answers and webhook payloads.
 
 use serde::Serialize;
 use utoipa::ToSchema;
 
-use crate::domain::account::Account;
-use crate::domain::api_key::ApiKey;
 use crate::domain::carrier::{Carrier, Contact};
 use crate::domain::equipment::EquipmentType;
 use crate::domain::ids::{CarrierId, LoadId};
@@ -15,7 +10,7 @@ use crate::domain::load::{CarrierSummary, Load, LoadStatus, StatusEntry};
 use crate::domain::location::{Location, UsState};
 use crate::domain::timestamp::format;
 
-pub use super::tracking_views::TrackingSummary;
+use super::tracking::TrackingSummary;
 
 /// A load. Optional fields are present as `null` when unset.
 #[derive(Serialize, ToSchema)]
@@ -33,9 +28,9 @@ pub struct LoadView<'a> {
     pub weight: f64,
     #[schema(value_type = EquipmentType)]
     pub equipment_type: &'static str,
-    #[schema(required = true, schema_with = crate::openapi::rules::optional_echoed_timestamp)]
+    #[schema(required = true, schema_with = super::schema::optional_echoed_timestamp)]
     pub pickup_date: Option<String>,
-    #[schema(required = true, schema_with = crate::openapi::rules::optional_echoed_timestamp)]
+    #[schema(required = true, schema_with = super::schema::optional_echoed_timestamp)]
     pub delivery_date: Option<String>,
     /// US dollars.
     #[schema(required = true)]
@@ -135,53 +130,6 @@ impl<'a> CarrierView<'a> {
             equipment_types: carrier.equipment_types.iter().map(|e| e.as_str()).collect(),
             service_areas: carrier.service_areas.iter().map(|s| s.as_str()).collect(),
             created_at: format(&carrier.created_at),
-        }
-    }
-}
-
-#[derive(Serialize)]
-pub struct AccountView<'a> {
-    pub id: &'a str,
-    pub name: &'a str,
-    pub plan: &'static str,
-    pub requests_per_hour: u32,
-    pub created_at: String,
-}
-
-impl<'a> AccountView<'a> {
-    pub fn new(account: &'a Account) -> Self {
-        AccountView {
-            id: account.id.as_str(),
-            name: &account.name,
-            plan: account.plan.as_str(),
-            requests_per_hour: account.requests_per_hour(),
-            created_at: format(&account.created_at),
-        }
-    }
-}
-
-/// An API key without its secret (which is never stored).
-#[derive(Serialize)]
-pub struct KeyView<'a> {
-    pub id: &'a str,
-    pub account_id: &'a str,
-    pub permissions: Vec<&'static str>,
-    pub description: Option<&'a str>,
-    pub created_at: String,
-    pub expires_at: Option<String>,
-    pub revoked_at: Option<String>,
-}
-
-impl<'a> KeyView<'a> {
-    pub fn new(key: &'a ApiKey) -> Self {
-        KeyView {
-            id: key.id.as_str(),
-            account_id: key.account_id.as_str(),
-            permissions: key.permissions.iter().map(|p| p.as_str()).collect(),
-            description: key.description.as_deref(),
-            created_at: format(&key.created_at),
-            expires_at: key.expires_at.as_ref().map(format),
-            revoked_at: key.revoked_at.as_ref().map(format),
         }
     }
 }

@@ -3,12 +3,11 @@
 use serde::Serialize;
 use utoipa::ToSchema;
 
-use crate::actors::load_actor::TrackingState;
 use crate::domain::eta;
 use crate::domain::ids::LoadId;
 use crate::domain::load::LoadStatus;
 use crate::domain::timestamp::format;
-use crate::domain::tracking::GpsFix;
+use crate::domain::tracking::{GpsFix, TrackingState};
 use crate::geo;
 
 /// A stored GPS point. Speed in mph, heading in degrees clockwise from north.
@@ -19,7 +18,7 @@ pub struct PointView {
     pub lat: f64,
     #[schema(minimum = -180.0, maximum = 180.0)]
     pub lng: f64,
-    #[schema(schema_with = crate::openapi::rules::echoed_timestamp)]
+    #[schema(schema_with = super::schema::echoed_timestamp)]
     pub timestamp: String,
     #[schema(required = true, minimum = 0.0, maximum = 200.0)]
     pub speed: Option<f64>,
@@ -38,7 +37,7 @@ pub struct RecordedFix<'a> {
     pub lat: f64,
     #[schema(minimum = -180.0, maximum = 180.0)]
     pub lng: f64,
-    #[schema(schema_with = crate::openapi::rules::echoed_timestamp)]
+    #[schema(schema_with = super::schema::echoed_timestamp)]
     pub timestamp: String,
     /// Miles per hour.
     #[schema(required = true, minimum = 0.0, maximum = 200.0)]
@@ -108,9 +107,9 @@ impl CurrentLocation {
 pub struct TrackingSummary {
     #[schema(required = true)]
     pub current_location: Option<CurrentLocation>,
-    #[schema(required = true, schema_with = crate::openapi::rules::optional_eta)]
+    #[schema(required = true, schema_with = super::schema::optional_eta)]
     pub eta: Option<String>,
-    #[schema(required = true, schema_with = crate::openapi::rules::optional_echoed_timestamp)]
+    #[schema(required = true, schema_with = super::schema::optional_echoed_timestamp)]
     pub last_update: Option<String>,
 }
 
@@ -157,9 +156,9 @@ pub struct LiveTracking<'a> {
     /// Of the latest fix, in degrees clockwise from true north.
     #[schema(required = true)]
     pub heading: Option<f64>,
-    #[schema(required = true, schema_with = crate::openapi::rules::optional_echoed_timestamp)]
+    #[schema(required = true, schema_with = super::schema::optional_echoed_timestamp)]
     pub last_update: Option<String>,
-    #[schema(required = true, schema_with = crate::openapi::rules::optional_eta)]
+    #[schema(required = true, schema_with = super::schema::optional_eta)]
     pub eta: Option<String>,
     #[schema(required = true)]
     pub eta_details: Option<EtaDetails>,

@@ -8,9 +8,7 @@
 //! (a fix's age, dates across fields, state transitions, DNS of webhook hosts) are
 //! in descriptions.
 
-use utoipa::openapi::schema::{
-    ArrayBuilder, KnownFormat, ObjectBuilder, SchemaFormat, SchemaType, Type,
-};
+use utoipa::openapi::schema::{ArrayBuilder, ObjectBuilder, SchemaType, Type};
 use utoipa::openapi::{RefOr, Schema};
 use utoipa::{PartialSchema, ToSchema};
 
@@ -18,17 +16,14 @@ use crate::domain::carrier::{MAX_EMAIL_CHARS, MAX_NAME_CHARS, MAX_REGISTRATION_D
 use crate::domain::equipment::EquipmentType;
 use crate::domain::event::EventType;
 use crate::domain::idempotency::MAX_KEY_CHARS;
-use crate::domain::ids::{AccountId, CarrierId, EventId, KeyId, LoadId, WebhookId};
 use crate::domain::load::MAX_NOTES_CHARS;
-use crate::domain::location::{MAX_ADDRESS_CHARS, MAX_CITY_CHARS, STATE_CODES, UsState};
+use crate::domain::location::{MAX_ADDRESS_CHARS, MAX_CITY_CHARS, STATE_CODES};
 use crate::domain::webhook::{MAX_SECRET_CHARS, MAX_URL_CHARS, MIN_SECRET_CHARS};
+use crate::views::schema::{nullable_string, string};
 
 /// Characters `validation::text` refuses: control characters other than newline
 /// and tab, and the invisible formatting ones (zero-width, bidi overrides).
 const FORBIDDEN: &str = r"\u0000-\u0008\u000B-\u001F\u007F-\u009F\u00AD\u061C\u180E\u200B-\u200F\u202A-\u202E\u2060-\u2064\u2066-\u206F\uFEFF\uFFF9-\uFFFB";
-
-/// An id's suffix: a ULID in lower-case Crockford base32 (`ids.rs`).
-const ULID_SUFFIX: &str = "[0-7][0-9a-hjkmnp-tv-z]{25}";
 
 /// RFC 3339 in UTC as `timestamp::parse_utc` accepts it: a date that exists in
 /// the years 2000–2100 (leap years are the multiples of 4 but 2100), `T` (or `t`
@@ -45,19 +40,6 @@ const UTC_TIMESTAMP: &str = concat!(
     r"[Tt ](?:[01][0-9]|2[0-3]):[0-5][0-9]:(?:[0-5][0-9]|60)(?:\.[0-9]+)?",
     r"(?:[Zz]|[+\-\u2212]00:00)\s*$",
 );
-
-/// A timestamp as the service writes it back after a client sent it: UTC with
-/// `Z` (a leap second the client sent is written as `...:59.999Z`).
-const ECHOED_TIMESTAMP: &str =
-    r"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]+)?Z$";
-
-fn string() -> ObjectBuilder {
-    ObjectBuilder::new().schema_type(Type::String)
-}
-
-fn nullable_string() -> ObjectBuilder {
-    ObjectBuilder::new().schema_type(SchemaType::from_iter([Type::String, Type::Null]))
-}
 
 /// Free text as `validation::text` checks it, up to `max` characters.
 fn text(base: ObjectBuilder, max: usize, allow_empty: bool) -> ObjectBuilder {
@@ -238,38 +220,6 @@ pub fn idempotency_key() -> ObjectBuilder {
         .pattern(Some("^[!-~]+$"))
 }
 
-fn echoed(base: ObjectBuilder) -> ObjectBuilder {
-    base.format(Some(SchemaFormat::KnownFormat(KnownFormat::DateTime)))
-        .pattern(Some(ECHOED_TIMESTAMP))
-        .examples(["2026-03-01T14:30:00Z"])
-        .description(Some(
-            "RFC 3339 timestamp in UTC (`Z`), from a time a client sent, to the \
-             millisecond. A leap second sent by the client (`:60`) is written as the \
-             millisecond before it (`:59.999`).",
-        ))
-}
-
-/// A timestamp the service writes back from a client's (see `ECHOED_TIMESTAMP`).
-pub fn echoed_timestamp() -> ObjectBuilder {
-    echoed(string())
-}
-
-pub fn optional_echoed_timestamp() -> ObjectBuilder {
-    echoed(nullable_string())
-}
-
-/// The estimated arrival: from the latest fix's time, so written like it.
-pub fn optional_eta() -> ObjectBuilder {
-    nullable_string()
-        .format(Some(SchemaFormat::KnownFormat(KnownFormat::DateTime)))
-        .pattern(Some(ECHOED_TIMESTAMP))
-        .examples(["2026-03-01T19:05:00Z"])
-        .description(Some(
-            "Estimated arrival, RFC 3339 in UTC (`Z`); null unless the load is assigned or in \
-             transit, has a fix, and its destination ZIP is known.",
-        ))
-}
-
 /// A state code as clients may send it: any letter case, stored upper-case.
 pub struct StateCodeInput;
 
@@ -294,59 +244,3 @@ impl PartialSchema for StateCodeInput {
 }
 
 impl ToSchema for StateCodeInput {}
-
-/// Written by hand: the enum's variants are renamed inside a macro, where the
-/// derive cannot read the names.
-impl PartialSchema for EquipmentType {
-    fn schema() -> RefOr<Schema> {
-        string()
-            .enum_values(Some(EquipmentType::ALL.iter().map(|e| e.as_str())))
-            .description(Some(
-                "Truck and trailer types: `dry_van` and `refrigerated`, and the other common \
-                 North American trailer types.",
-            ))
-            .into()
-    }
-}
-
-impl ToSchema for EquipmentType {}
-
-/// A state code as the service returns it.
-impl PartialSchema for UsState {
-    fn schema() -> RefOr<Schema> {
-        string()
-            .enum_values(Some(STATE_CODES))
-            .description(Some(
-                "Two-letter code of a US state, the District of Columbia or Puerto Rico.",
-            ))
-            .into()
-    }
-}
-
-impl ToSchema for UsState {}
-
-/// Ids are strings: a type prefix and a ULID (sorts by creation time).
-macro_rules! id_schema {
-    ($($id:ident => $what:literal),+ $(,)?) => {$(
-        impl PartialSchema for $id {
-            fn schema() -> RefOr<Schema> {
-                string()
-                    .pattern(Some(format!("^{}{ULID_SUFFIX}$", $id::PREFIX)))
-                    .description(Some(concat!("Id of ", $what, ": its prefix and 26 characters.")))
-                    .examples([format!("{}01jd5ex0k3m2v8q4r6t9w1y3z5", $id::PREFIX)])
-                    .into()
-            }
-        }
-
-        impl ToSchema for $id {}
-    )+};
-}
-
-id_schema! {
-    LoadId => "a load",
-    CarrierId => "a carrier",
-    AccountId => "an account",
-    KeyId => "an API key",
-    WebhookId => "a webhook subscription",
-    EventId => "an event (and of its deliveries)",
-}

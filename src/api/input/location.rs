@@ -1,0 +1,72 @@
+//! Places as clients send them: pickup and delivery locations, coordinates.
+
+use serde::Deserialize;
+
+use crate::domain::location::{
+    Coordinates, Location, MAX_ADDRESS_CHARS, MAX_CITY_CHARS, UsState, parse_zip,
+};
+use crate::domain::validation::{ValidationErrors, number_in, text};
+
+/// A location as the client sent it, before validation.
+#[derive(Debug, Default, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+#[schema(description = "A pickup or delivery place.")]
+pub struct LocationInput {
+    #[schema(required = true, schema_with = super::fields::city)]
+    pub city: Option<String>,
+    #[schema(value_type = super::fields::StateCodeInput)]
+    pub state: Option<String>,
+    #[schema(required = true, schema_with = super::fields::zip)]
+    pub zip: Option<String>,
+    #[schema(schema_with = super::fields::address)]
+    pub address: Option<String>,
+}
+
+impl LocationInput {
+    /// Validates under `prefix` (`origin` or `destination`), recording every problem.
+    pub fn validate(self, prefix: &str, errors: &mut ValidationErrors) -> Option<Location> {
+        let city = errors.require(&format!("{prefix}.city"), self.city, |v| {
+            text(v, MAX_CITY_CHARS, false)
+        });
+        let state = errors.require(&format!("{prefix}.state"), self.state, |v| {
+            UsState::parse(&v)
+        });
+        let zip = errors.require(&format!("{prefix}.zip"), self.zip, |v| parse_zip(&v));
+        let address = errors
+            .optional(&format!("{prefix}.address"), self.address, |v| {
+                text(v, MAX_ADDRESS_CHARS, true)
+            })
+            .filter(|a| !a.is_empty());
+        Some(Location {
+            city: city?,
+            state: state?,
+            zip: zip?,
+            address,
+        })
+    }
+}
+
+/// A WGS 84 position in decimal degrees.
+#[derive(Debug, Default, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CoordinatesInput {
+    #[schema(required = true, nullable = false, minimum = -90.0, maximum = 90.0)]
+    pub lat: Option<f64>,
+    #[schema(required = true, nullable = false, minimum = -180.0, maximum = 180.0)]
+    pub lng: Option<f64>,
+}
+
+impl CoordinatesInput {
+    pub fn validate(self, prefix: &str, errors: &mut ValidationErrors) -> Option<Coordinates> {
+        let lat = errors.require(&format!("{prefix}.lat"), self.lat, |v| {
+            number_in(v, -90.0, 90.0)
+        });
+        let lng = errors.require(&format!("{prefix}.lng"), self.lng, |v| {
+            number_in(v, -180.0, 180.0)
+        });
+        Some(Coordinates {
+            lat: lat?,
+            lng: lng?,
+        })
+    }
+}

@@ -1,0 +1,14 @@
+//! Request bodies as clients send them, and the one place they are checked:
+//! every `*Input` here turns into a domain type or a list of every problem
+//! (`ValidationErrors`), and states its rules in the OpenAPI document through
+//! `fields`. The dashboard's forms go through the same inputs.
+//!
+//! Every field is an `Option` so that a missing field is reported by name with
+//! the others, rather than by serde as the first error.
+
+pub mod carrier;
+pub mod fields;
+pub mod load;
+pub mod location;
+pub mod tracking;
+pub mod webhook;
