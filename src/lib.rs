@@ -7,7 +7,6 @@ pub mod actors;
 pub mod api;
 pub mod cli;
 pub mod clock;
-pub mod config;
 pub mod domain;
 pub mod geo;
 pub mod openapi;

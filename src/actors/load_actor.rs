@@ -10,12 +10,13 @@ use actix::prelude::*;
 use dashmap::DashMap;
 use tokio::time::Instant;
 
+use super::LoadError;
+use super::status_change::apply_status_change;
 use crate::clock::Clock;
 use crate::domain::ids::{AccountId, LoadId};
 use crate::domain::load::{Load, LoadStatus, StatusChange};
 use crate::domain::tracking::{Appended, GpsFix, TrackingState};
 use crate::geo;
-use crate::services::loads::{LoadError, apply_status_change};
 use crate::storage::{PointRange, Storage, StorageError};
 use crate::webhooks::notifier::Notifier;
 

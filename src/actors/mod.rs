@@ -4,4 +4,8 @@
 
 pub mod group_commit;
 pub mod load_actor;
+mod load_error;
 pub mod registry;
+pub mod status_change;
+
+pub use load_error::LoadError;

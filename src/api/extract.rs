@@ -16,6 +16,9 @@ use crate::storage::PageRequest;
 
 /// Default cap on a JSON request body.
 pub const DEFAULT_BODY_LIMIT: usize = 64 * 1024;
+/// Body cap of the GPS bulk endpoint, the largest any route allows: 1,000
+/// points with room for long timestamps.
+pub const BATCH_BODY_LIMIT: usize = 1024 * 1024;
 pub const DEFAULT_PAGE_LIMIT: u32 = 50;
 pub const MAX_PAGE_LIMIT: u32 = 100;
 /// Deep offsets cost a scan; a million pages is beyond any real client.

@@ -12,9 +12,8 @@ use actix_web::middleware::Next;
 use actix_web::{HttpMessage, HttpResponse, ResponseError, web};
 
 use super::error::ApiError;
-use super::extract::{BodyLimit, DEFAULT_BODY_LIMIT, read_capped};
+use super::extract::{BATCH_BODY_LIMIT, BodyLimit, DEFAULT_BODY_LIMIT, read_capped};
 use crate::domain::idempotency::{check_key, fingerprint};
-use crate::routes::tracking::BATCH_BODY_LIMIT;
 use crate::services::Services;
 use crate::services::auth::Principal;
 use crate::services::idempotency::Begin;

@@ -4,8 +4,8 @@ use std::time::Duration;
 
 use crate::actors::load_actor::ActorSettings;
 use crate::clock::Clock;
-use crate::config::{ApiTransport, Settings};
 use crate::domain::webhook::UrlPolicy;
+use crate::server::settings::{ApiTransport, Settings};
 use crate::server::startup::Application;
 use crate::server::tls::TlsSource;
 use crate::webhooks::dispatcher::DispatchSettings;

@@ -9,7 +9,8 @@ use crate::actors::load_actor::RECENT_FIXES;
 use crate::api::envelope::{self, Envelope, PageInfo};
 use crate::api::error::ApiError;
 use crate::api::extract::{
-    BodyLimit, JsonBody, JsonBytes, NoQuery, QueryParams, parse_json, whole_number,
+    BATCH_BODY_LIMIT, BodyLimit, JsonBody, JsonBytes, NoQuery, QueryParams, parse_json,
+    whole_number,
 };
 use crate::api::input::tracking::FixInput;
 use crate::domain::ids::LoadId;
@@ -25,8 +26,6 @@ use crate::views::tracking::{LiveTracking, PointView, RecordedFix};
 
 /// Points accepted in one bulk request.
 pub const MAX_BATCH_POINTS: usize = 1_000;
-/// Body cap of the bulk endpoint: 1,000 points with room for long timestamps.
-pub const BATCH_BODY_LIMIT: usize = 1024 * 1024;
 pub const DEFAULT_HISTORY_LIMIT: usize = 100;
 pub const MAX_HISTORY_LIMIT: usize = 1_000;
 

@@ -1,9 +1,11 @@
-//! Starting and running the service: listeners, TLS, the admin endpoint.
+//! Starting and running the service: its settings, the wiring of its parts
+//! (`startup`), listeners, TLS and the admin endpoint.
 
 pub mod admin;
 pub mod admin_token;
 pub mod bootstrap;
 pub mod observe;
 pub mod plain_http;
+pub mod settings;
 pub mod startup;
 pub mod tls;

@@ -18,8 +18,8 @@ use super::bootstrap::{BootstrapKey, ensure_first_account};
 use super::{admin_token, plain_http, tls};
 use crate::api::auth::TransportPolicy;
 use crate::api::extract::BodyLimit;
-use crate::config::{ApiTransport, Settings};
 use crate::routes;
+use crate::server::settings::{ApiTransport, Settings};
 use crate::services::Services;
 use crate::storage::{self, StorageConfig};
 

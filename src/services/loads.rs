@@ -2,32 +2,16 @@
 
 use std::sync::Arc;
 
+pub use crate::actors::LoadError;
 use crate::actors::load_actor::ChangeStatus;
 use crate::actors::registry::LoadRegistry;
 use crate::clock::Clock;
 use crate::domain::event::{Event, EventType};
-use crate::domain::ids::{AccountId, CarrierId, LoadId};
-use crate::domain::load::{
-    CarrierSummary, Load, LoadStatus, NewLoad, StatusChange, Transition, TransitionError,
-};
-use crate::domain::tracking::GpsFix;
-use crate::storage::{LoadFilter, Page, PageRequest, Storage, StorageError};
+use crate::domain::ids::{AccountId, LoadId};
+use crate::domain::load::{Load, NewLoad, StatusChange};
+use crate::storage::{LoadFilter, Page, PageRequest, Storage};
 use crate::webhooks::notifier::Notifier;
 use crate::webhooks::payloads;
-
-#[derive(Debug, Clone, thiserror::Error)]
-pub enum LoadError {
-    #[error("load not found")]
-    NotFound,
-    #[error("carrier {0} does not exist in this account")]
-    UnknownCarrier(CarrierId),
-    #[error(transparent)]
-    Transition(#[from] TransitionError),
-    #[error("a load in status {0} does not take GPS fixes")]
-    NotTrackable(LoadStatus),
-    #[error(transparent)]
-    Storage(#[from] StorageError),
-}
 
 pub struct LoadService {
     storage: Arc<dyn Storage>,
@@ -104,85 +88,4 @@ impl LoadService {
         };
         self.registry.send(&id, message).await?
     }
-}
-
-/// What a status change produced: the load as it stands, and how many event
-/// sequence numbers (from the one given) its events took.
-pub(crate) struct Changed {
-    pub load: Load,
-    /// Committed with the change, numbered from the sequence given.
-    pub events: Vec<Event>,
-}
-
-/// The body of a status change, run by the load's actor (the only writer of the
-/// load, so the read-plan-write below cannot interleave with another change).
-/// Its events (`load.assigned`, `load.status_changed`, `delivery.completed`) are
-/// numbered from `next_sequence` and written in the same commit as the change.
-pub(crate) async fn apply_status_change(
-    storage: &dyn Storage,
-    clock: &Clock,
-    id: &LoadId,
-    account: &AccountId,
-    change: &StatusChange,
-    next_sequence: u64,
-    final_position: Option<GpsFix>,
-) -> Result<Changed, LoadError> {
-    let current = storage
-        .get_load(id)
-        .await?
-        .filter(|load| &load.account_id == account)
-        .ok_or(LoadError::NotFound)?;
-    let (to, carrier) = match current.plan_transition(change)? {
-        Transition::Unchanged => {
-            return Ok(Changed {
-                load: current,
-                events: Vec::new(),
-            });
-        }
-        Transition::Move(to) => (to, None),
-        Transition::Assign(carrier_id) => {
-            let carrier = storage
-                .get_carrier(account, &carrier_id)
-                .await?
-                .ok_or(LoadError::UnknownCarrier(carrier_id))?;
-            let summary = CarrierSummary {
-                id: carrier.id,
-                name: carrier.name,
-                mc_number: carrier.mc_number,
-            };
-            (LoadStatus::Assigned, Some(summary))
-        }
-    };
-    let now = clock.now();
-    let updated = current.apply(to, carrier, change, now);
-    let mut events = Vec::new();
-    let mut event = |kind, data| {
-        let sequence = next_sequence + events.len() as u64;
-        events.push(Event::new(
-            account.clone(),
-            id.clone(),
-            kind,
-            sequence,
-            now,
-            data,
-        ));
-    };
-    if to == LoadStatus::Assigned {
-        event(EventType::LoadAssigned, payloads::load(&updated));
-    }
-    event(
-        EventType::LoadStatusChanged,
-        payloads::status_changed(&current, &updated),
-    );
-    if to == LoadStatus::Delivered {
-        event(
-            EventType::DeliveryCompleted,
-            payloads::delivered(&updated, final_position.as_ref()),
-        );
-    }
-    storage.update_load(&current, &updated, &events).await?;
-    Ok(Changed {
-        load: updated,
-        events,
-    })
 }

@@ -5,7 +5,7 @@ use std::path::Path;
 
 use chrono::Utc;
 use freight::clock::{Clock, ManualClock};
-use freight::config::Settings;
+use freight::server::settings::Settings;
 use freight::server::startup::Application;
 use reqwest::StatusCode;
 use serde_json::{Value, json};

@@ -2,7 +2,7 @@
 
 use std::io::{Read, Write};
 
-use freight::config::ApiTransport;
+use freight::server::settings::ApiTransport;
 use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
 
@@ -112,7 +112,7 @@ async fn the_admin_listener_needs_its_token() {
 #[actix_web::test]
 async fn the_admin_listener_refuses_non_loopback_addresses() {
     let dir = tempfile::tempdir().unwrap();
-    let mut settings = freight::config::Settings::ephemeral(dir.path().to_owned());
+    let mut settings = freight::server::settings::Settings::ephemeral(dir.path().to_owned());
     settings.admin_listen = "0.0.0.0:0".parse().unwrap();
     let error = freight::server::startup::Application::build(settings)
         .await

@@ -3,10 +3,10 @@
 use std::net::SocketAddr;
 use std::path::PathBuf;
 
+use super::tls::TlsSource;
 use crate::actors::load_actor::ActorSettings;
 use crate::api::extract::DEFAULT_BODY_LIMIT;
 use crate::clock::Clock;
-use crate::server::tls::TlsSource;
 use crate::webhooks::dispatcher::DispatchSettings;
 
 /// How the API listener gets its HTTPS.

@@ -1,0 +1,20 @@
+//! What can go wrong with a load: the answer of its actor, and of the
+//! services that go through it.
+
+use crate::domain::ids::CarrierId;
+use crate::domain::load::{LoadStatus, TransitionError};
+use crate::storage::StorageError;
+
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum LoadError {
+    #[error("load not found")]
+    NotFound,
+    #[error("carrier {0} does not exist in this account")]
+    UnknownCarrier(CarrierId),
+    #[error(transparent)]
+    Transition(#[from] TransitionError),
+    #[error("a load in status {0} does not take GPS fixes")]
+    NotTrackable(LoadStatus),
+    #[error(transparent)]
+    Storage(#[from] StorageError),
+}

@@ -1,0 +1,155 @@
+//! GPS ingest and tracking reads, through the load actors.
+
+mod ingest;
+#[cfg(test)]
+mod tests;
+
+use std::sync::Arc;
+
+use self::ingest::{Writer, record_detached};
+use super::loads::LoadError;
+use crate::actors::group_commit::GroupCommitter;
+use crate::actors::registry::LoadRegistry;
+use crate::clock::Clock;
+use crate::domain::ids::{AccountId, LoadId};
+use crate::domain::tracking::TrackingState;
+use crate::domain::tracking::{Appended, GpsFix};
+use crate::storage::{PointRange, Storage, StorageError};
+use crate::webhooks::directory::Directory;
+use crate::webhooks::notifier::Notifier;
+
+pub struct TrackingService {
+    storage: Arc<dyn Storage>,
+    registry: Arc<LoadRegistry>,
+    committer: GroupCommitter,
+    directory: Arc<Directory>,
+    notifier: Arc<Notifier>,
+    clock: Clock,
+}
+
+/// One page of a load's history.
+pub struct History {
+    pub points: Vec<GpsFix>,
+    /// Points in the requested time range, all pages.
+    pub total: u64,
+}
+
+impl TrackingService {
+    pub fn new(
+        storage: Arc<dyn Storage>,
+        registry: Arc<LoadRegistry>,
+        committer: GroupCommitter,
+        directory: Arc<Directory>,
+        notifier: Arc<Notifier>,
+        clock: Clock,
+    ) -> Self {
+        Self {
+            storage,
+            registry,
+            committer,
+            directory,
+            notifier,
+            clock,
+        }
+    }
+
+    pub fn registry(&self) -> &LoadRegistry {
+        &self.registry
+    }
+
+    /// Records one fix; answers once it is durable.
+    pub async fn record(
+        &self,
+        account: &AccountId,
+        load: &str,
+        fix: GpsFix,
+    ) -> Result<Appended, LoadError> {
+        let id = LoadId::parse(load).ok_or(LoadError::NotFound)?;
+        self.record_many(account, vec![(id, fix)])
+            .await
+            .pop()
+            .unwrap_or(Err(LoadError::NotFound))
+    }
+
+    /// Records fixes of one or many loads. Each load's actor admits its fixes (or
+    /// refuses them: unknown load, wrong status); the admitted fixes of all loads
+    /// go to storage in one group-commit submission; then each actor records what
+    /// was stored before the answer goes out, so a read right after the answer sees
+    /// it. Each fix gets its own outcome, in input order, and is stored durably or
+    /// not at all.
+    pub async fn record_many(
+        &self,
+        account: &AccountId,
+        fixes: Vec<(LoadId, GpsFix)>,
+    ) -> Vec<Result<Appended, LoadError>> {
+        let count = fixes.len();
+        // Detached before anything is admitted: an actor that admitted fixes must
+        // hear how they ended even if the client goes away and this future is dropped.
+        let writer = Writer {
+            registry: self.registry.clone(),
+            committer: self.committer.clone(),
+            directory: self.directory.clone(),
+            notifier: self.notifier.clone(),
+            clock: self.clock.clone(),
+        };
+        let task = actix_rt::spawn(record_detached(writer, account.clone(), fixes));
+        task.await.unwrap_or_else(|join| {
+            let error = LoadError::Storage(StorageError::Unavailable(format!(
+                "the GPS write task failed: {join}"
+            )));
+            (0..count).map(|_| Err(error.clone())).collect()
+        })
+    }
+
+    /// The load's tracking state from its actor (no storage read if resident).
+    pub async fn current(
+        &self,
+        account: &AccountId,
+        load: &str,
+    ) -> Result<TrackingState, LoadError> {
+        let id = LoadId::parse(load).ok_or(LoadError::NotFound)?;
+        self.registry.read_tracking(&id, account).await
+    }
+
+    /// A page of history, newest first, straight from storage.
+    pub async fn history(
+        &self,
+        account: &AccountId,
+        load: &str,
+        range: PointRange,
+    ) -> Result<History, LoadError> {
+        let id = LoadId::parse(load).ok_or(LoadError::NotFound)?;
+        self.storage
+            .get_load(&id)
+            .await?
+            .filter(|l| &l.account_id == account)
+            .ok_or(LoadError::NotFound)?;
+        let points = self.storage.load_points(&id, range).await?;
+        let total = self.storage.count_points(&id, range.from, range.to).await?;
+        Ok(History { points, total })
+    }
+}
+
+/// GPS points by what became of them (malformed points never get this far; the
+/// handlers count those as refused).
+pub const POINTS_METRIC: &str = "freight_gps_points_total";
+
+fn count_points(outcomes: &[Result<Appended, LoadError>]) {
+    let (mut stored, mut duplicate, mut refused) = (0u64, 0u64, 0u64);
+    for outcome in outcomes {
+        match outcome {
+            Ok(Appended::Stored) => stored += 1,
+            Ok(Appended::Duplicate) => duplicate += 1,
+            Err(_) => refused += 1,
+        }
+    }
+    for (outcome, n) in [
+        ("stored", stored),
+        ("duplicate", duplicate),
+        ("refused", refused),
+    ] {
+        if n > 0 {
+            metrics::counter!(POINTS_METRIC, "outcome" => outcome).increment(n);
+        }
+    }
+}
