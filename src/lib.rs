@@ -15,5 +15,6 @@ pub mod server;
 pub mod services;
 pub mod storage;
 pub mod telemetry;
+pub mod unavailable;
 pub mod views;
 pub mod webhooks;

@@ -12,6 +12,19 @@ pub enum LogFormat {
 }
 
 /// Logs to stderr at `RUST_LOG` (default `info`, storage engine internals at `warn`). Safe to call more than once.
+/// An error with every source under it, `outer: inner: innermost`, for one log
+/// line (tracing's `%error` shows only the outermost).
+pub fn error_chain(error: &(dyn std::error::Error + 'static)) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(inner) = source {
+        text.push_str(": ");
+        text.push_str(&inner.to_string());
+        source = inner.source();
+    }
+    text
+}
+
 pub fn init(format: LogFormat) {
     let filter = EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| EnvFilter::new("info,fjall=warn,lsm_tree=warn"));

@@ -11,7 +11,9 @@ use std::sync::Arc;
 use tokio::sync::{mpsc, oneshot};
 
 use crate::domain::tracking::{Appended, TrackingPoint};
+use super::LoadError;
 use crate::storage::{Storage, StorageError, StorageResult};
+use crate::unavailable::Unavailable;
 
 /// Submissions waiting for the committer; beyond this, senders wait (back-pressure).
 const QUEUE_CAPACITY: usize = 16_384;
@@ -39,15 +41,14 @@ impl GroupCommitter {
     }
 
     /// Stores `points` (of any loads) and returns once they are durable.
-    pub async fn append(&self, points: Vec<TrackingPoint>) -> StorageResult<Vec<Appended>> {
+    pub async fn append(&self, points: Vec<TrackingPoint>) -> Result<Vec<Appended>, LoadError> {
         let (reply, answer) = oneshot::channel();
         self.queue
             .send(Submission { points, reply })
             .await
-            .map_err(|_| StorageError::Unavailable("the GPS committer has stopped".into()))?;
-        answer
-            .await
-            .map_err(|_| StorageError::Unavailable("the GPS committer stopped mid-batch".into()))?
+            .map_err(|_| Unavailable::GpsCommitter)?;
+        let stored = answer.await.map_err(|_| Unavailable::GpsCommitter)?;
+        Ok(stored?)
     }
 }
 

@@ -4,6 +4,7 @@
 use crate::domain::ids::CarrierId;
 use crate::domain::load::{LoadStatus, TransitionError};
 use crate::storage::StorageError;
+use crate::unavailable::Unavailable;
 
 #[derive(Debug, Clone, thiserror::Error)]
 pub enum LoadError {
@@ -17,4 +18,6 @@ pub enum LoadError {
     NotTrackable(LoadStatus),
     #[error(transparent)]
     Storage(#[from] StorageError),
+    #[error(transparent)]
+    Unavailable(#[from] Unavailable),
 }

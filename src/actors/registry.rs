@@ -15,7 +15,7 @@ use super::load_actor::{ActorDeps, LoadActor, ReadTracking, Resident, SharedStat
 use crate::domain::ids::AccountId;
 use crate::domain::ids::LoadId;
 use crate::domain::tracking::TrackingState;
-use crate::storage::StorageError;
+use crate::unavailable::Unavailable;
 
 /// An actor can stop between being looked up and receiving a message (idle stop);
 /// the message is then sent to a fresh actor. More than this many misses in a row
@@ -79,9 +79,10 @@ impl LoadRegistry {
                 }
             }
         }
-        Err(LoadError::Storage(StorageError::Unavailable(format!(
-            "the actor of {id} stopped {SEND_ATTEMPTS} times in a row"
-        ))))
+        Err(LoadError::Unavailable(Unavailable::LoadActor {
+            load: id.clone(),
+            attempts: SEND_ATTEMPTS,
+        }))
     }
 
     /// The load's tracking state: read straight from a resident actor's state (no

@@ -19,6 +19,8 @@ use crate::services::carriers::CarrierError;
 use crate::services::loads::LoadError;
 use crate::services::webhooks::{MAX_SUBSCRIPTIONS, WebhookError};
 use crate::storage::StorageError;
+use crate::telemetry::error_chain;
+use crate::unavailable::Unavailable;
 
 #[derive(Debug, Clone)]
 pub struct ApiError {
@@ -161,6 +163,20 @@ impl From<StorageError> for ApiError {
     }
 }
 
+impl From<Unavailable> for ApiError {
+    fn from(error: Unavailable) -> Self {
+        // Transient (an actor restarts on the next message) or shutdown: worth a
+        // warning, not an error page for someone to chase.
+        tracing::warn!(error = %error_chain(&error), "service part unavailable");
+        ApiError::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "SERVICE_UNAVAILABLE",
+            "the service cannot take this request right now; nothing was changed, retry shortly",
+        )
+        .with_header("retry-after", "1")
+    }
+}
+
 impl From<KeyRejection> for ApiError {
     fn from(rejection: KeyRejection) -> Self {
         let (code, message) = match rejection {
@@ -273,6 +289,7 @@ impl From<LoadError> for ApiError {
                 "trackable_statuses": ["assigned", "in_transit"],
             })),
             LoadError::Storage(e) => e.into(),
+            LoadError::Unavailable(e) => e.into(),
         }
     }
 }
@@ -320,6 +337,7 @@ impl From<WebhookError> for ApiError {
                 ),
             ),
             WebhookError::Storage(e) => e.into(),
+            WebhookError::Unavailable(e) => e.into(),
         }
     }
 }

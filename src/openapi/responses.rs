@@ -9,7 +9,7 @@
 //! | `api::extract::JsonBody` | 400, 413, 415 | operations with a request body |
 //! | `api::idempotency` | 400, 409, 413, 422 | every POST |
 //! | services, for the id in the path | 404 (unknown or malformed id) | operations with a path parameter |
-//! | storage | 500, 503 | every `/v1` operation |
+//! | storage, and parts of the running service | 500, 503 | every `/v1` operation |
 //! | `api::auth::require_https` | 400 `HTTPS_REQUIRED` (behind a TLS proxy) | every operation |
 //!
 //! It also adds the headers the layers put on answers: `X-Request-Id`
@@ -139,7 +139,10 @@ const INTERNAL_ERROR: Common = Common {
 const SERVICE_UNAVAILABLE: Common = Common {
     status: "503",
     name: "ServiceUnavailable",
-    description: "`STORAGE_UNAVAILABLE`: storage failed; nothing was changed, retry later.",
+    description: "`STORAGE_UNAVAILABLE`: storage failed; nothing was changed, retry later. \
+                  `SERVICE_UNAVAILABLE` (with `Retry-After`): a part of the service the request \
+                  needs (a load's actor, the GPS committer, the webhook dispatcher) has stopped \
+                  or is shutting down; nothing was changed, retry shortly.",
     quota_headers: false,
 };
 

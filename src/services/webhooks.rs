@@ -10,7 +10,8 @@ use crate::domain::webhook::{
 use crate::storage::{Page, PageRequest, Storage, StorageError};
 use crate::webhooks::attempt::{Attempt, Endpoint, attempt};
 use crate::webhooks::directory::Directory;
-use crate::webhooks::notifier::Notifier;
+use crate::unavailable::Unavailable;
+use crate::webhooks::notifier::{DispatchError, Notifier};
 
 /// Subscriptions per account: each costs a little on every change of the account.
 pub const MAX_SUBSCRIPTIONS: usize = 50;
@@ -25,6 +26,17 @@ pub enum WebhookError {
     TooMany,
     #[error(transparent)]
     Storage(#[from] StorageError),
+    #[error(transparent)]
+    Unavailable(#[from] Unavailable),
+}
+
+impl From<DispatchError> for WebhookError {
+    fn from(error: DispatchError) -> Self {
+        match error {
+            DispatchError::Storage(e) => e.into(),
+            DispatchError::Unavailable(e) => e.into(),
+        }
+    }
 }
 
 pub struct WebhookService {

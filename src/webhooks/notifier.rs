@@ -12,6 +12,16 @@ use crate::domain::event::Event;
 use crate::domain::ids::{EventId, WebhookId};
 use crate::domain::webhook::Delivery;
 use crate::storage::StorageError;
+use crate::unavailable::Unavailable;
+
+/// Why a change that goes through the dispatcher did not happen.
+#[derive(Debug, thiserror::Error)]
+pub enum DispatchError {
+    #[error(transparent)]
+    Storage(#[from] StorageError),
+    #[error(transparent)]
+    Unavailable(#[from] Unavailable),
+}
 
 #[derive(Default)]
 pub struct Notifier {
@@ -48,23 +58,27 @@ impl Notifier {
         &self,
         webhook: &WebhookId,
         event: &EventId,
-    ) -> Result<Option<Delivery>, StorageError> {
+    ) -> Result<Option<Delivery>, DispatchError> {
         let message = Redeliver {
             webhook: webhook.clone(),
             event: event.clone(),
         };
-        self.dispatcher()?
+        let answer = self
+            .dispatcher()?
             .send(message)
             .await
-            .map_err(|e| StorageError::Unavailable(format!("webhook dispatcher: {e}")))?
+            .map_err(Unavailable::dispatcher)?;
+        Ok(answer?)
     }
 
     /// Makes the deliveries parked while a webhook was disabled due now.
-    pub async fn requeue(&self, webhook: &WebhookId) -> Result<(), StorageError> {
-        self.dispatcher()?
+    pub async fn requeue(&self, webhook: &WebhookId) -> Result<(), DispatchError> {
+        let answer = self
+            .dispatcher()?
             .send(Requeue(webhook.clone()))
             .await
-            .map_err(|e| StorageError::Unavailable(format!("webhook dispatcher: {e}")))?
+            .map_err(Unavailable::dispatcher)?;
+        Ok(answer?)
     }
 
     /// Waits (at most `limit`) until the attempts in flight have been sent and
@@ -78,9 +92,9 @@ impl Notifier {
             .is_ok_and(|r| r.is_ok())
     }
 
-    fn dispatcher(&self) -> Result<&Addr<Dispatcher>, StorageError> {
-        self.dispatcher.get().ok_or_else(|| {
-            StorageError::Unavailable("the webhook dispatcher is not running".into())
-        })
+    fn dispatcher(&self) -> Result<&Addr<Dispatcher>, Unavailable> {
+        self.dispatcher
+            .get()
+            .ok_or(Unavailable::WebhookDispatcher(None))
     }
 }

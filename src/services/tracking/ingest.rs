@@ -17,7 +17,6 @@ use crate::clock::Clock;
 use crate::domain::event::{Event, EventType};
 use crate::domain::ids::{AccountId, LoadId};
 use crate::domain::tracking::{Appended, GpsFix, TrackingPoint};
-use crate::storage::StorageError;
 use crate::webhooks::directory::Directory;
 use crate::webhooks::notifier::Notifier;
 use crate::webhooks::payloads;
@@ -176,7 +175,7 @@ async fn commit(
     };
     // The committer checks that storage answered one outcome per point.
     let stored = writer.committer.append(points).await;
-    let mut results = stored.as_ref().ok().map(|all| all.iter().copied());
+    let mut results = stored.as_ref().map(|all| all.iter().copied());
     let mut notices = Vec::with_capacity(admitted.len());
     for Admitted {
         actor,
@@ -184,22 +183,16 @@ async fn commit(
         fixes,
     } in admitted
     {
-        let mine: Option<Vec<Appended>> = results
+        let mine: Result<Vec<Appended>, LoadError> = results
             .as_mut()
-            .map(|all| all.by_ref().take(fixes.len()).collect());
+            .map(|all| all.by_ref().take(fixes.len()).collect())
+            .map_err(|error| (*error).clone());
         for (n, index) in indexes.into_iter().enumerate() {
-            outcomes[index] = Some(match &mine {
-                Some(mine) => Ok(mine[n]),
-                None => Err(LoadError::Storage(
-                    stored.as_ref().err().cloned().unwrap_or_else(|| {
-                        StorageError::Unavailable("the GPS batch failed".into())
-                    }),
-                )),
-            });
+            outcomes[index] = Some(mine.as_ref().map(|mine| mine[n]).map_err(Clone::clone));
         }
         notices.push(actor.send(FixesStored {
             fixes,
-            outcomes: mine,
+            outcomes: mine.ok(),
         }));
     }
     // An actor whose arbiter has stopped (shutdown) cannot be told; nothing to do.

@@ -14,7 +14,8 @@ use crate::clock::Clock;
 use crate::domain::ids::{AccountId, LoadId};
 use crate::domain::tracking::TrackingState;
 use crate::domain::tracking::{Appended, GpsFix};
-use crate::storage::{PointRange, Storage, StorageError};
+use crate::storage::{PointRange, Storage};
+use crate::unavailable::Unavailable;
 use crate::webhooks::directory::Directory;
 use crate::webhooks::notifier::Notifier;
 
@@ -94,9 +95,7 @@ impl TrackingService {
         };
         let task = actix_rt::spawn(record_detached(writer, account.clone(), fixes));
         task.await.unwrap_or_else(|join| {
-            let error = LoadError::Storage(StorageError::Unavailable(format!(
-                "the GPS write task failed: {join}"
-            )));
+            let error = LoadError::Unavailable(Unavailable::task(join));
             (0..count).map(|_| Err(error.clone())).collect()
         })
     }

@@ -1,0 +1,38 @@
+//! "The service cannot do this right now": a part of the running service that a
+//! request needs (a load's actor, the GPS committer, the webhook dispatcher, a
+//! worker task) has stopped or is going away. Not a storage failure: nothing
+//! was read or written because of it, so clients see `503 SERVICE_UNAVAILABLE`
+//! with `Retry-After` rather than `STORAGE_UNAVAILABLE`, and a retry usually
+//! succeeds (a load's actor starts again on the next message; the others are
+//! only gone during shutdown).
+
+use std::sync::Arc;
+
+use crate::domain::ids::LoadId;
+
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum Unavailable {
+    /// The load's actor stopped every time a message was sent to it.
+    #[error("the actor of load {load} stopped {attempts} times in a row")]
+    LoadActor { load: LoadId, attempts: usize },
+    /// The GPS group committer is gone (the service is shutting down).
+    #[error("the GPS committer has stopped")]
+    GpsCommitter,
+    /// The webhook dispatcher is not running or did not answer.
+    #[error("the webhook dispatcher is not running")]
+    WebhookDispatcher(#[source] Option<Arc<actix::MailboxError>>),
+    /// A task doing part of the request ended without an answer (it panicked or
+    /// its runtime is shutting down).
+    #[error("a worker task ended without answering")]
+    Task(#[source] Arc<tokio::task::JoinError>),
+}
+
+impl Unavailable {
+    pub fn dispatcher(error: actix::MailboxError) -> Self {
+        Unavailable::WebhookDispatcher(Some(Arc::new(error)))
+    }
+
+    pub fn task(error: tokio::task::JoinError) -> Self {
+        Unavailable::Task(Arc::new(error))
+    }
+}
