@@ -69,7 +69,7 @@ fn start_servers(dir: std::path::PathBuf) -> Running {
             app.services()
                 .accounts
                 .change_plan(
-                    first.account.id.as_str(),
+                    &first.account.id,
                     freight::domain::account::PlanKind::Enterprise,
                     Some(u32::MAX),
                 )
@@ -448,7 +448,7 @@ fn main() {
         let mut pending = Vec::new();
         for id in &actor_ids {
             let (services, account, id) = (services.clone(), account.clone(), id.clone());
-            pending.push(tokio::spawn(async move { services.tracking.current(&account, &id).await }));
+            pending.push(tokio::spawn(async move { let id = freight::domain::ids::LoadId::parse(&id).expect("a load id"); services.tracking.current(&account, &id).await }));
             if pending.len() == 512 {
                 for p in pending.drain(..) {
                     p.await.expect("task").expect("actor answers");

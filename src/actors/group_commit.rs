@@ -10,8 +10,8 @@ use std::sync::Arc;
 
 use tokio::sync::{mpsc, oneshot};
 
-use crate::domain::tracking::{Appended, TrackingPoint};
 use super::LoadError;
+use crate::domain::tracking::{Appended, TrackingPoint};
 use crate::storage::{Storage, StorageError, StorageResult};
 use crate::unavailable::Unavailable;
 

@@ -8,4 +8,5 @@ pub mod error;
 pub mod extract;
 pub mod idempotency;
 pub mod input;
+pub mod path;
 pub mod webhook_views;

@@ -6,6 +6,7 @@ use crate::api::envelope::{self, Envelope};
 use crate::api::error::ApiError;
 use crate::api::extract::{JsonBody, NoQuery, Paging};
 use crate::api::input::carrier::NewCarrierInput;
+use crate::api::path::PathId;
 use crate::domain::ids::CarrierId;
 use crate::openapi::params;
 use crate::openapi::schemas::{CarrierList, Error};
@@ -60,9 +61,12 @@ pub(crate) async fn get(
     principal: Principal,
     _: NoQuery,
     services: web::Data<Services>,
-    id: web::Path<String>,
+    id: PathId<CarrierId>,
 ) -> Result<HttpResponse, ApiError> {
-    let carrier = services.carriers.get(principal.account_id(), &id).await?;
+    let carrier = services
+        .carriers
+        .get(principal.account_id(), &id.found()?)
+        .await?;
     Ok(envelope::ok(CarrierView::new(&carrier)))
 }
 

@@ -6,6 +6,7 @@ use crate::api::envelope::{self, Envelope, PageInfo};
 use crate::api::error::ApiError;
 use crate::api::extract::{JsonBody, NoQuery, QueryParams, page_request};
 use crate::api::input::load::{NewLoadInput, StatusChangeInput};
+use crate::api::path::PathId;
 use crate::domain::ids::LoadId;
 use crate::domain::load::{Load, LoadStatus};
 use crate::domain::location::UsState;
@@ -65,9 +66,12 @@ pub(crate) async fn get(
     principal: Principal,
     _: NoQuery,
     services: web::Data<Services>,
-    id: web::Path<String>,
+    id: PathId<LoadId>,
 ) -> Result<HttpResponse, ApiError> {
-    let load = services.loads.get(principal.account_id(), &id).await?;
+    let load = services
+        .loads
+        .get(principal.account_id(), &id.found()?)
+        .await?;
     let tracking = tracking_summary(&services, &principal, &load).await;
     Ok(envelope::ok(LoadView::with_tracking(&load, tracking)))
 }
@@ -83,7 +87,7 @@ async fn tracking_summary(
 ) -> TrackingSummary {
     match services
         .tracking
-        .current(principal.account_id(), load.id.as_str())
+        .current(principal.account_id(), &load.id)
         .await
     {
         Ok(state) => TrackingSummary::new(&state),
@@ -167,13 +171,13 @@ pub(crate) async fn change_status(
     principal: Principal,
     _: NoQuery,
     services: web::Data<Services>,
-    id: web::Path<String>,
+    id: PathId<LoadId>,
     JsonBody(input): JsonBody<StatusChangeInput>,
 ) -> Result<HttpResponse, ApiError> {
     let change = input.validate()?;
     let load = services
         .loads
-        .change_status(principal.account_id(), &id, change)
+        .change_status(principal.account_id(), &id.found()?, change)
         .await?;
     let tracking = tracking_summary(&services, &principal, &load).await;
     Ok(envelope::ok(LoadView::with_tracking(&load, tracking)))

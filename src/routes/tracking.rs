@@ -13,6 +13,7 @@ use crate::api::extract::{
     whole_number,
 };
 use crate::api::input::tracking::FixInput;
+use crate::api::path::PathId;
 use crate::domain::ids::LoadId;
 use crate::domain::timestamp;
 use crate::domain::tracking::Appended;
@@ -55,7 +56,7 @@ pub const MAX_HISTORY_LIMIT: usize = 1_000;
 pub(crate) async fn record(
     principal: Principal,
     services: web::Data<Services>,
-    id: web::Path<String>,
+    id: PathId<LoadId>,
     _: NoQuery,
     JsonBody(input): JsonBody<FixInput>,
 ) -> Result<HttpResponse, ApiError> {
@@ -65,11 +66,12 @@ pub(crate) async fn record(
     }
     let fix = input.validate("", services.clock.now(), &mut errors);
     let fix = errors.finish(|| fix.expect("checked"))?;
+    let id = id.found()?;
     let outcome = services
         .tracking
         .record(principal.account_id(), &id, fix)
         .await?;
-    let body = RecordedFix::new(&id, &fix, outcome == Appended::Duplicate);
+    let body = RecordedFix::new(id.as_str(), &fix, outcome == Appended::Duplicate);
     Ok(match outcome {
         Appended::Stored => envelope::created(body),
         Appended::Duplicate => envelope::ok(body),
@@ -93,7 +95,7 @@ pub(crate) async fn record(
 pub(crate) async fn live(
     principal: Principal,
     services: web::Data<Services>,
-    id: web::Path<String>,
+    id: PathId<LoadId>,
     req: HttpRequest,
 ) -> Result<HttpResponse, ApiError> {
     let mut query = QueryParams::parse(&req)?;
@@ -104,11 +106,12 @@ pub(crate) async fn live(
         })
         .map_or(RECENT_FIXES, |n| n as usize);
     query.finish()?;
+    let id = id.found()?;
     let state = services
         .tracking
         .current(principal.account_id(), &id)
         .await?;
-    Ok(envelope::ok(LiveTracking::new(&id, &state, points)))
+    Ok(envelope::ok(LiveTracking::new(id.as_str(), &state, points)))
 }
 
 /// `c<page>.<µs of the last point returned>`: opaque to clients.
@@ -145,7 +148,7 @@ fn parse_cursor(raw: &str) -> Result<(u64, DateTime<Utc>), String> {
 pub(crate) async fn history(
     principal: Principal,
     services: web::Data<Services>,
-    id: web::Path<String>,
+    id: PathId<LoadId>,
     req: HttpRequest,
 ) -> Result<HttpResponse, ApiError> {
     let mut query = QueryParams::parse(&req)?;
@@ -177,7 +180,7 @@ pub(crate) async fn history(
     let page = cursor.map_or(1, |(page, _)| page + 1);
     let found = services
         .tracking
-        .history(principal.account_id(), &id, range)
+        .history(principal.account_id(), &id.found()?, range)
         .await?;
     let next_cursor = (found.points.len() == limit)
         .then(|| found.points.last())

@@ -6,6 +6,7 @@ use crate::api::envelope::{self, Envelope};
 use crate::api::error::ApiError;
 use crate::api::extract::{JsonBody, NoQuery, Paging};
 use crate::api::input::webhook::{NewSubscriptionInput, SubscriptionPatchInput};
+use crate::api::path::{PathId, SecondPathId};
 use crate::api::webhook_views::{DeliveryView, WebhookView};
 use crate::domain::ids::{EventId, WebhookId};
 use crate::openapi::params;
@@ -84,9 +85,11 @@ pub(crate) async fn get(
     principal: Principal,
     services: web::Data<Services>,
     _: NoQuery,
-    id: web::Path<String>,
+    id: PathId<WebhookId>,
 ) -> Result<HttpResponse, ApiError> {
-    let found = services.webhooks.get(principal.account_id(), &id)?;
+    let found = services
+        .webhooks
+        .get(principal.account_id(), &id.found()?)?;
     Ok(envelope::ok(WebhookView::new(&found)))
 }
 
@@ -104,13 +107,13 @@ pub(crate) async fn update(
     principal: Principal,
     services: web::Data<Services>,
     _: NoQuery,
-    id: web::Path<String>,
+    id: PathId<WebhookId>,
     JsonBody(patch): JsonBody<SubscriptionPatchInput>,
 ) -> Result<HttpResponse, ApiError> {
     let patch = patch.validate(services.webhooks.url_policy()).await?;
     let updated = services
         .webhooks
-        .update(principal.account_id(), &id, patch)
+        .update(principal.account_id(), &id.found()?, patch)
         .await?;
     Ok(envelope::ok(WebhookView::new(&updated)))
 }
@@ -128,8 +131,9 @@ pub(crate) async fn delete(
     principal: Principal,
     services: web::Data<Services>,
     _: NoQuery,
-    id: web::Path<String>,
+    id: PathId<WebhookId>,
 ) -> Result<HttpResponse, ApiError> {
+    let id = id.found()?;
     services
         .webhooks
         .delete(principal.account_id(), &id)
@@ -154,9 +158,12 @@ pub(crate) async fn test(
     principal: Principal,
     services: web::Data<Services>,
     _: NoQuery,
-    id: web::Path<String>,
+    id: PathId<WebhookId>,
 ) -> Result<HttpResponse, ApiError> {
-    let (event_id, attempt) = services.webhooks.test(principal.account_id(), &id).await?;
+    let (event_id, attempt) = services
+        .webhooks
+        .test(principal.account_id(), &id.found()?)
+        .await?;
     let delivered = attempt.status_code.is_some_and(|s| (200..300).contains(&s));
     Ok(envelope::ok(serde_json::json!({
         "event_id": event_id,
@@ -178,12 +185,12 @@ pub(crate) async fn test(
 pub(crate) async fn deliveries(
     principal: Principal,
     services: web::Data<Services>,
-    id: web::Path<String>,
+    id: PathId<WebhookId>,
     paging: Paging,
 ) -> Result<HttpResponse, ApiError> {
     let found = services
         .webhooks
-        .deliveries(principal.account_id(), &id, paging.request())
+        .deliveries(principal.account_id(), &id.found()?, paging.request())
         .await?;
     let views: Vec<DeliveryView> = found.items.iter().map(DeliveryView::new).collect();
     Ok(envelope::list(
@@ -213,12 +220,16 @@ pub(crate) async fn redeliver(
     principal: Principal,
     services: web::Data<Services>,
     _: NoQuery,
-    path: web::Path<(String, String)>,
+    id: PathId<WebhookId>,
+    delivery: SecondPathId<EventId>,
 ) -> Result<HttpResponse, ApiError> {
-    let (id, delivery) = path.into_inner();
+    // The webhook first: another account's (or a missing) webhook is not found,
+    // whatever delivery the path names.
+    let id = id.found()?;
+    services.webhooks.get(principal.account_id(), &id)?;
     let scheduled = services
         .webhooks
-        .redeliver(principal.account_id(), &id, &delivery)
+        .redeliver(principal.account_id(), &id, &delivery.found()?)
         .await?;
     Ok(HttpResponse::Accepted().json(serde_json::json!({
         "success": true,

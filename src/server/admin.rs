@@ -14,7 +14,9 @@ use crate::api::account_views::{AccountView, KeyView};
 use crate::api::envelope;
 use crate::api::error::ApiError;
 use crate::api::extract::JsonBody;
+use crate::api::path::PathId;
 use crate::domain::account::PlanKind;
+use crate::domain::ids::{AccountId, KeyId};
 use crate::domain::timestamp;
 use crate::routes;
 use crate::services::Services;
@@ -87,12 +89,12 @@ struct ChangePlan {
 
 async fn change_plan(
     services: web::Data<Services>,
-    id: web::Path<String>,
+    id: PathId<AccountId>,
     JsonBody(body): JsonBody<ChangePlan>,
 ) -> Result<HttpResponse, ApiError> {
     let account = services
         .accounts
-        .change_plan(&id, body.plan, body.requests_per_hour)
+        .change_plan(&id.found()?, body.plan, body.requests_per_hour)
         .await?;
     Ok(envelope::ok(AccountView::new(&account)))
 }
@@ -105,17 +107,17 @@ async fn list_accounts(services: web::Data<Services>) -> Result<HttpResponse, Ap
 
 async fn get_account(
     services: web::Data<Services>,
-    id: web::Path<String>,
+    id: PathId<AccountId>,
 ) -> Result<HttpResponse, ApiError> {
-    let account = services.accounts.get_account(&id).await?;
+    let account = services.accounts.get_account(&id.found()?).await?;
     Ok(envelope::ok(AccountView::new(&account)))
 }
 
 async fn list_keys(
     services: web::Data<Services>,
-    id: web::Path<String>,
+    id: PathId<AccountId>,
 ) -> Result<HttpResponse, ApiError> {
-    let keys = services.accounts.list_keys(&id).await?;
+    let keys = services.accounts.list_keys(&id.found()?).await?;
     let views: Vec<KeyView> = keys.iter().map(KeyView::new).collect();
     Ok(envelope::ok(json!({ "keys": views })))
 }
@@ -160,9 +162,9 @@ async fn create_key(
 
 async fn revoke_key(
     services: web::Data<Services>,
-    id: web::Path<String>,
+    id: PathId<KeyId>,
 ) -> Result<HttpResponse, ApiError> {
-    let key = services.accounts.revoke_key(&id).await?;
+    let key = services.accounts.revoke_key(&id.found()?).await?;
     Ok(envelope::ok(KeyView::new(&key)))
 }
 

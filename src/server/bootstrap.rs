@@ -31,11 +31,7 @@ pub async fn ensure_first_account(services: &Services) -> anyhow::Result<Option<
         }
         [only]
             if only.name == FIRST_ACCOUNT_NAME
-                && services
-                    .accounts
-                    .list_keys(only.id.as_str())
-                    .await?
-                    .is_empty() =>
+                && services.accounts.list_keys(&only.id).await?.is_empty() =>
         {
             only.clone()
         }

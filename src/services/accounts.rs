@@ -74,7 +74,7 @@ impl AccountService {
     /// counted against the new quota.
     pub async fn change_plan(
         &self,
-        id: &str,
+        id: &AccountId,
         plan: PlanKind,
         requests_per_hour: Option<u32>,
     ) -> Result<Account, AccountError> {
@@ -92,13 +92,11 @@ impl AccountService {
         Ok(account)
     }
 
-    pub async fn get_account(&self, id: &str) -> Result<Account, AccountError> {
-        let not_found = || AccountError::AccountNotFound(id.to_owned());
-        let account_id = AccountId::parse(id).ok_or_else(not_found)?;
+    pub async fn get_account(&self, id: &AccountId) -> Result<Account, AccountError> {
         self.storage
-            .get_account(&account_id)
+            .get_account(id)
             .await?
-            .ok_or_else(not_found)
+            .ok_or_else(|| AccountError::AccountNotFound(id.to_string()))
     }
 
     pub async fn list_accounts(&self) -> Result<Vec<Account>, AccountError> {
@@ -106,7 +104,11 @@ impl AccountService {
     }
 
     pub async fn create_key(&self, request: KeyRequest) -> Result<IssuedKey, AccountError> {
-        let account = self.get_account(&request.account_id).await?;
+        // The account is named in the body; a malformed id names no account.
+        let account = match AccountId::parse(&request.account_id) {
+            Some(id) => self.get_account(&id).await?,
+            None => return Err(AccountError::AccountNotFound(request.account_id)),
+        };
         let mut errors = ValidationErrors::new();
         let mut permissions = Vec::new();
         for (i, raw) in request.permissions.iter().enumerate() {
@@ -141,20 +143,18 @@ impl AccountService {
         Ok(issued)
     }
 
-    pub async fn list_keys(&self, account_id: &str) -> Result<Vec<ApiKey>, AccountError> {
+    pub async fn list_keys(&self, account_id: &AccountId) -> Result<Vec<ApiKey>, AccountError> {
         let account = self.get_account(account_id).await?;
         Ok(self.storage.list_api_keys(&account.id).await?)
     }
 
     /// Revokes a key; revoking a revoked key is a no-op that returns it unchanged.
-    pub async fn revoke_key(&self, id: &str) -> Result<ApiKey, AccountError> {
-        let not_found = || AccountError::KeyNotFound(id.to_owned());
-        let key_id = KeyId::parse(id).ok_or_else(not_found)?;
+    pub async fn revoke_key(&self, id: &KeyId) -> Result<ApiKey, AccountError> {
         let mut key = self
             .storage
-            .get_api_key(&key_id)
+            .get_api_key(id)
             .await?
-            .ok_or_else(not_found)?;
+            .ok_or_else(|| AccountError::KeyNotFound(id.to_string()))?;
         if key.revoked_at.is_none() {
             key.revoked_at = Some(self.clock.now());
             self.storage.put_api_key(&key).await?;

@@ -50,11 +50,10 @@ impl CarrierService {
         }
     }
 
-    /// A malformed id is simply not found: ids are opaque to clients.
-    pub async fn get(&self, account: &AccountId, id: &str) -> Result<Carrier, CarrierError> {
-        let id = CarrierId::parse(id).ok_or(CarrierError::NotFound)?;
+    /// Another account's carrier is simply not found.
+    pub async fn get(&self, account: &AccountId, id: &CarrierId) -> Result<Carrier, CarrierError> {
         self.storage
-            .get_carrier(account, &id)
+            .get_carrier(account, id)
             .await?
             .ok_or(CarrierError::NotFound)
     }

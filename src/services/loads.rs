@@ -54,11 +54,10 @@ impl LoadService {
         Ok(load)
     }
 
-    /// A malformed id, or another account's load, is simply not found.
-    pub async fn get(&self, account: &AccountId, id: &str) -> Result<Load, LoadError> {
-        let id = LoadId::parse(id).ok_or(LoadError::NotFound)?;
+    /// Another account's load is simply not found.
+    pub async fn get(&self, account: &AccountId, id: &LoadId) -> Result<Load, LoadError> {
         self.storage
-            .get_load(&id)
+            .get_load(id)
             .await?
             .filter(|load| &load.account_id == account)
             .ok_or(LoadError::NotFound)
@@ -78,14 +77,13 @@ impl LoadService {
     pub async fn change_status(
         &self,
         account: &AccountId,
-        id: &str,
+        id: &LoadId,
         change: StatusChange,
     ) -> Result<Load, LoadError> {
-        let id = LoadId::parse(id).ok_or(LoadError::NotFound)?;
         let message = ChangeStatus {
             account: account.clone(),
             change,
         };
-        self.registry.send(&id, message).await?
+        self.registry.send(id, message).await?
     }
 }

@@ -8,9 +8,9 @@ use crate::domain::webhook::{
     Delivery, HISTORY_RETENTION_DAYS, NewSubscription, Subscription, SubscriptionPatch, UrlPolicy,
 };
 use crate::storage::{Page, PageRequest, Storage, StorageError};
+use crate::unavailable::Unavailable;
 use crate::webhooks::attempt::{Attempt, Endpoint, attempt};
 use crate::webhooks::directory::Directory;
-use crate::unavailable::Unavailable;
 use crate::webhooks::notifier::{DispatchError, Notifier};
 
 /// Subscriptions per account: each costs a little on every change of the account.
@@ -97,9 +97,13 @@ impl WebhookService {
     }
 
     /// Another account's webhook is not found, like a missing one.
-    pub fn get(&self, account: &AccountId, id: &str) -> Result<Arc<Subscription>, WebhookError> {
-        WebhookId::parse(id)
-            .and_then(|id| self.directory.get(&id))
+    pub fn get(
+        &self,
+        account: &AccountId,
+        id: &WebhookId,
+    ) -> Result<Arc<Subscription>, WebhookError> {
+        self.directory
+            .get(id)
             .filter(|s| &s.account_id == account)
             .ok_or(WebhookError::NotFound)
     }
@@ -119,7 +123,7 @@ impl WebhookService {
     pub async fn update(
         &self,
         account: &AccountId,
-        id: &str,
+        id: &WebhookId,
         patch: SubscriptionPatch,
     ) -> Result<Subscription, WebhookError> {
         let current = self.get(account, id)?;
@@ -173,7 +177,7 @@ impl WebhookService {
         Ok(self.notifier.requeue(id).await?)
     }
 
-    pub async fn delete(&self, account: &AccountId, id: &str) -> Result<(), WebhookError> {
+    pub async fn delete(&self, account: &AccountId, id: &WebhookId) -> Result<(), WebhookError> {
         let current = self.get(account, id)?;
         self.storage.delete_webhook(&current).await?;
         self.directory.remove(&current);
@@ -185,7 +189,7 @@ impl WebhookService {
     pub async fn test(
         &self,
         account: &AccountId,
-        id: &str,
+        id: &WebhookId,
     ) -> Result<(EventId, Attempt), WebhookError> {
         let subscription = self.get(account, id)?;
         let event_id = EventId::generate();
@@ -204,7 +208,7 @@ impl WebhookService {
     pub async fn deliveries(
         &self,
         account: &AccountId,
-        id: &str,
+        id: &WebhookId,
         page: PageRequest,
     ) -> Result<Page<Delivery>, WebhookError> {
         let subscription = self.get(account, id)?;
@@ -215,14 +219,13 @@ impl WebhookService {
     pub async fn redeliver(
         &self,
         account: &AccountId,
-        id: &str,
-        delivery: &str,
+        id: &WebhookId,
+        event: &EventId,
     ) -> Result<Delivery, WebhookError> {
         let subscription = self.get(account, id)?;
-        let event = EventId::parse(delivery).ok_or(WebhookError::DeliveryNotFound)?;
         let again = self
             .notifier
-            .redeliver(&subscription.id, &event)
+            .redeliver(&subscription.id, event)
             .await?
             .ok_or(WebhookError::DeliveryNotFound)?;
         Ok(again)

@@ -221,3 +221,36 @@ async fn acknowledged_loads_survive_a_restart() {
     let (_, list) = app.get("/loads?status=assigned").await;
     assert_eq!(list["data"]["total"], 1);
 }
+
+/// One rule for ids in paths: a malformed id is the same 404 as an unknown one,
+/// for every resource, and only after the body has been checked (a bad body to
+/// a malformed or unknown id is a 400).
+#[actix_web::test]
+async fn malformed_path_ids_are_not_found_after_the_body_is_checked() {
+    let app = spawn_app().await;
+    for (path, code) in [
+        ("/carriers/carrier_nope", "INVALID_CARRIER"),
+        ("/loads/load_nope/tracking", "INVALID_LOAD"),
+        ("/loads/load_nope/tracking/history", "INVALID_LOAD"),
+        ("/webhooks/wh_nope", "WEBHOOK_NOT_FOUND"),
+        ("/webhooks/wh_nope/deliveries", "WEBHOOK_NOT_FOUND"),
+    ] {
+        let (status, body) = app.get(path).await;
+        assert_error(status, &body, 404, code);
+    }
+    let now = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
+    let fix = json!({"lat": 32.7, "lng": -96.8, "timestamp": now});
+    let (status, body) = app.post("/loads/load_nope/tracking", fix).await;
+    assert_error(status, &body, 404, "INVALID_LOAD");
+
+    for id in ["load_nope", "load_01m7zsaxzk3pb3vfdnxzkmn1s1"] {
+        let (status, body) = app
+            .patch(&format!("/loads/{id}/status"), json!({"status": "flying"}))
+            .await;
+        assert_error(status, &body, 400, "VALIDATION_FAILED");
+        let (status, body) = app
+            .post(&format!("/loads/{id}/tracking"), json!({"lat": 91}))
+            .await;
+        assert_error(status, &body, 400, "VALIDATION_FAILED");
+    }
+}

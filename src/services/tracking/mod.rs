@@ -62,11 +62,10 @@ impl TrackingService {
     pub async fn record(
         &self,
         account: &AccountId,
-        load: &str,
+        load: &LoadId,
         fix: GpsFix,
     ) -> Result<Appended, LoadError> {
-        let id = LoadId::parse(load).ok_or(LoadError::NotFound)?;
-        self.record_many(account, vec![(id, fix)])
+        self.record_many(account, vec![(load.clone(), fix)])
             .await
             .pop()
             .unwrap_or(Err(LoadError::NotFound))
@@ -104,27 +103,25 @@ impl TrackingService {
     pub async fn current(
         &self,
         account: &AccountId,
-        load: &str,
+        load: &LoadId,
     ) -> Result<TrackingState, LoadError> {
-        let id = LoadId::parse(load).ok_or(LoadError::NotFound)?;
-        self.registry.read_tracking(&id, account).await
+        self.registry.read_tracking(load, account).await
     }
 
     /// A page of history, newest first, straight from storage.
     pub async fn history(
         &self,
         account: &AccountId,
-        load: &str,
+        id: &LoadId,
         range: PointRange,
     ) -> Result<History, LoadError> {
-        let id = LoadId::parse(load).ok_or(LoadError::NotFound)?;
         self.storage
-            .get_load(&id)
+            .get_load(id)
             .await?
             .filter(|l| &l.account_id == account)
             .ok_or(LoadError::NotFound)?;
-        let points = self.storage.load_points(&id, range).await?;
-        let total = self.storage.count_points(&id, range.from, range.to).await?;
+        let points = self.storage.load_points(id, range).await?;
+        let total = self.storage.count_points(id, range.from, range.to).await?;
         Ok(History { points, total })
     }
 }

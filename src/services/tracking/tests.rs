@@ -88,7 +88,7 @@ async fn idle_actors_stop_and_come_back_from_storage_with_nothing_lost() {
         heading_deg: Some(90.0),
     };
     let stored = tracking
-        .record(&load.account_id, load.id.as_str(), fix)
+        .record(&load.account_id, &load.id, fix)
         .await
         .unwrap();
     assert_eq!(stored, Appended::Stored);
