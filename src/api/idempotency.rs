@@ -13,10 +13,11 @@ use actix_web::{HttpMessage, HttpResponse, ResponseError, web};
 
 use super::error::ApiError;
 use super::extract::{BATCH_BODY_LIMIT, BodyLimit, DEFAULT_BODY_LIMIT, read_capped};
+use crate::domain::idempotency::StoredResponse;
 use crate::domain::idempotency::{check_key, fingerprint};
 use crate::services::Services;
 use crate::services::auth::Principal;
-use crate::services::idempotency::Begin;
+use crate::services::idempotency::{Begin, Claim};
 
 pub const HEADER: &str = "idempotency-key";
 pub const REPLAYED_HEADER: &str = "idempotent-replayed";
@@ -36,28 +37,9 @@ where
     let Some(raw) = raw else {
         return Ok(next.call(req).await?.map_into_left_body());
     };
-    let refuse = |req: ServiceRequest, error: ApiError| {
-        Ok(req
-            .into_response(error.error_response())
-            .map_into_right_body())
-    };
-    let key = match raw
-        .to_str()
-        .map_err(|_| "must be visible ASCII".to_string())
-        .and_then(|k| check_key(k).map(str::to_owned))
-    {
+    let key = match parse_key(&raw) {
         Ok(key) => key,
-        Err(message) => {
-            return refuse(
-                req,
-                ApiError::field(
-                    StatusCode::BAD_REQUEST,
-                    "INVALID_IDEMPOTENCY_KEY",
-                    "Idempotency-Key",
-                    &message,
-                ),
-            );
-        }
+        Err(error) => return Ok(refuse(req, error)),
     };
     let services = req
         .app_data::<web::Data<Services>>()
@@ -66,6 +48,55 @@ where
     let Some(principal) = req.extensions().get::<Principal>().cloned() else {
         return Ok(next.call(req).await?.map_into_left_body());
     };
+    let (req, print) = match read_and_fingerprint(req).await {
+        Ok(read) => read,
+        Err((req, error)) => return Ok(refuse(req, error)),
+    };
+    let begun = services
+        .idempotency
+        .begin(principal.account_id(), &key, print)
+        .await
+        .map_err(ApiError::from)?;
+    let claim = match begun {
+        Begin::Replay(stored) => {
+            return Ok(req.into_response(replay(stored)).map_into_right_body());
+        }
+        Begin::Mismatch => return Ok(refuse(req, reused())),
+        Begin::InUse => return Ok(refuse(req, in_use())),
+        Begin::Proceed(claim) => claim,
+    };
+    let response = next.call(req).await?;
+    // A server error is not an answer to keep: the retry should run again.
+    if response.status().is_server_error() {
+        return Ok(response.map_into_left_body());
+    }
+    Ok(keep_answer(&services, claim, response).await)
+}
+
+fn refuse<B>(req: ServiceRequest, error: ApiError) -> ServiceResponse<EitherBody<B, BoxBody>> {
+    req.into_response(error.error_response())
+        .map_into_right_body()
+}
+
+fn parse_key(raw: &HeaderValue) -> Result<String, ApiError> {
+    raw.to_str()
+        .map_err(|_| "must be visible ASCII".to_string())
+        .and_then(|k| check_key(k).map(str::to_owned))
+        .map_err(|message| {
+            ApiError::field(
+                StatusCode::BAD_REQUEST,
+                "INVALID_IDEMPOTENCY_KEY",
+                "Idempotency-Key",
+                &message,
+            )
+        })
+}
+
+/// Reads the body (to compare a retry with the first request byte for byte) and
+/// puts it back for the handler; answers the request with its fingerprint.
+async fn read_and_fingerprint(
+    req: ServiceRequest,
+) -> Result<(ServiceRequest, String), (ServiceRequest, ApiError)> {
     // The route's own cap applies when its handler reads the body again; this is
     // the largest any route allows.
     let limit = req
@@ -80,70 +111,62 @@ where
     let (http, mut payload) = req.into_parts();
     let body = match read_capped(&mut payload, declared, limit).await {
         Ok(body) => body,
-        Err(error) => return refuse(ServiceRequest::from_parts(http, payload), error),
+        Err(error) => return Err((ServiceRequest::from_parts(http, payload), error)),
     };
-    let query = http.query_string().to_owned();
-    let print = fingerprint(http.method().as_str(), http.path(), &query, &body);
-    let req = ServiceRequest::from_parts(http, Payload::from(body));
-    let claim = match services
-        .idempotency
-        .begin(principal.account_id(), &key, print)
-        .await
-        .map_err(ApiError::from)?
-    {
-        Begin::Replay(stored) => {
-            let mut response =
-                HttpResponse::build(StatusCode::from_u16(stored.status).unwrap_or(StatusCode::OK));
-            if let Some(content_type) = &stored.content_type {
-                response.insert_header((header::CONTENT_TYPE, content_type.as_str()));
-            }
-            response.insert_header((REPLAYED_HEADER, "true"));
-            return Ok(req
-                .into_response(response.body(stored.body))
-                .map_into_right_body());
-        }
-        Begin::Mismatch => {
-            return refuse(
-                req,
-                ApiError::new(
-                    StatusCode::UNPROCESSABLE_ENTITY,
-                    "IDEMPOTENCY_KEY_REUSED",
-                    "this Idempotency-Key was used for a different request (method, path or body) in the last 24 hours; use a new key",
-                )
-                .with_details(serde_json::json!({"field": "Idempotency-Key"})),
-            );
-        }
-        Begin::InUse => {
-            return refuse(
-                req,
-                ApiError::new(
-                    StatusCode::CONFLICT,
-                    "IDEMPOTENCY_KEY_IN_USE",
-                    "a request with this Idempotency-Key is still being processed; retry shortly",
-                )
-                .with_details(serde_json::json!({"field": "Idempotency-Key"})),
-            );
-        }
-        Begin::Proceed(claim) => claim,
-    };
-    let response = next.call(req).await?;
-    // A server error is not an answer to keep: the retry should run again.
-    if response.status().is_server_error() {
-        return Ok(response.map_into_left_body());
+    let print = fingerprint(
+        http.method().as_str(),
+        http.path(),
+        http.query_string(),
+        &body,
+    );
+    Ok((ServiceRequest::from_parts(http, Payload::from(body)), print))
+}
+
+/// The first answer to a key, sent again.
+fn replay(stored: StoredResponse) -> HttpResponse {
+    let mut response =
+        HttpResponse::build(StatusCode::from_u16(stored.status).unwrap_or(StatusCode::OK));
+    if let Some(content_type) = &stored.content_type {
+        response.insert_header((header::CONTENT_TYPE, content_type.as_str()));
     }
+    response.insert_header((REPLAYED_HEADER, "true"));
+    response.body(stored.body)
+}
+
+fn reused() -> ApiError {
+    ApiError::new(
+        StatusCode::UNPROCESSABLE_ENTITY,
+        "IDEMPOTENCY_KEY_REUSED",
+        "this Idempotency-Key was used for a different request (method, path or body) in the last 24 hours; use a new key",
+    )
+    .with_details(serde_json::json!({"field": "Idempotency-Key"}))
+}
+
+fn in_use() -> ApiError {
+    ApiError::new(
+        StatusCode::CONFLICT,
+        "IDEMPOTENCY_KEY_IN_USE",
+        "a request with this Idempotency-Key is still being processed; retry shortly",
+    )
+    .with_details(serde_json::json!({"field": "Idempotency-Key"}))
+}
+
+/// Keeps the answer for the key, durably, before it is sent.
+async fn keep_answer<B: MessageBody + 'static>(
+    services: &Services,
+    claim: Claim,
+    response: ServiceResponse<B>,
+) -> ServiceResponse<EitherBody<B, BoxBody>> {
     let (http, response) = response.into_parts();
     let (head, body) = response.into_parts();
-    let bytes = match actix_web::body::to_bytes(body).await {
-        Ok(bytes) => bytes,
-        Err(_) => {
-            let error = ApiError::new(
-                StatusCode::INTERNAL_SERVER_ERROR,
-                "INTERNAL_ERROR",
-                "an internal error occurred; it has been logged",
-            );
-            tracing::error!("a response body could not be read for its idempotency key");
-            return Ok(ServiceResponse::new(http, error.error_response()).map_into_right_body());
-        }
+    let Ok(bytes) = actix_web::body::to_bytes(body).await else {
+        let error = ApiError::new(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "INTERNAL_ERROR",
+            "an internal error occurred; it has been logged",
+        );
+        tracing::error!("a response body could not be read for its idempotency key");
+        return ServiceResponse::new(http, error.error_response()).map_into_right_body();
     };
     let content_type = head
         .headers()
@@ -164,5 +187,5 @@ where
         header::HeaderName::from_static(REPLAYED_HEADER),
         HeaderValue::from_static("false"),
     );
-    Ok(ServiceResponse::new(http, response).map_into_right_body())
+    ServiceResponse::new(http, response).map_into_right_body()
 }
