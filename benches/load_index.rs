@@ -12,7 +12,7 @@ use freight::domain::load::{Load, LoadStatus};
 use freight::domain::location::UsState;
 use freight::storage::conformance::sample_load;
 use freight::storage::embedded::EmbeddedStore;
-use freight::storage::{LoadFilter, PageRequest, Storage};
+use freight::storage::{LoadFilter, LoadStore, PageRequest};
 
 const LOADS: usize = 4_000;
 const CONCURRENCY: usize = 32;

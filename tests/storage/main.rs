@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use freight::storage::conformance;
 use freight::storage::embedded::EmbeddedStore;
-use freight::storage::{LoadFilter, PageRequest, Storage};
+use freight::storage::{CarrierStore, LoadFilter, LoadStore, PageRequest, Storage};
 
 /// One test per conformance check for a backend made by `$open`.
 macro_rules! conformance_tests {

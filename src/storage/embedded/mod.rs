@@ -20,7 +20,8 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 
 use super::{
-    CarrierInsert, LoadFilter, Page, PageRequest, PointRange, Storage, StorageError, StorageResult,
+    AccountStore, CarrierInsert, CarrierStore, IdempotencyStore, LoadFilter, LoadStore, Page,
+    PageRequest, PointRange, Storage, StorageError, StorageResult, TrackingStore, WebhookStore,
 };
 use crate::domain::account::Account;
 use crate::domain::api_key::ApiKey;
@@ -350,7 +351,7 @@ impl Inner {
 }
 
 #[async_trait]
-impl Storage for EmbeddedStore {
+impl AccountStore for EmbeddedStore {
     async fn put_account(&self, account: &Account) -> StorageResult<()> {
         let value = encode(account)?;
         let key = account.id.as_str().as_bytes().to_vec();
@@ -399,7 +400,10 @@ impl Storage for EmbeddedStore {
         })
         .await
     }
+}
 
+#[async_trait]
+impl LoadStore for EmbeddedStore {
     async fn insert_load(&self, load: &Load, events: &[Event]) -> StorageResult<()> {
         let value = encode(load)?;
         let events = encode_events(events)?;
@@ -488,7 +492,10 @@ impl Storage for EmbeddedStore {
         })
         .await
     }
+}
 
+#[async_trait]
+impl CarrierStore for EmbeddedStore {
     async fn insert_carrier(&self, carrier: &Carrier) -> StorageResult<CarrierInsert> {
         let value = encode(carrier)?;
         let key = keys::carrier(&carrier.account_id, &carrier.id);
@@ -544,7 +551,10 @@ impl Storage for EmbeddedStore {
         })
         .await
     }
+}
 
+#[async_trait]
+impl TrackingStore for EmbeddedStore {
     async fn append_points(&self, points: Vec<TrackingPoint>) -> StorageResult<Vec<Appended>> {
         self.run(move |s| {
             let mut outcomes = Vec::with_capacity(points.len());
@@ -623,7 +633,10 @@ impl Storage for EmbeddedStore {
         })
         .await
     }
+}
 
+#[async_trait]
+impl WebhookStore for EmbeddedStore {
     async fn last_event_sequence(&self, load: &LoadId) -> StorageResult<u64> {
         let prefix = load.as_str().as_bytes().to_vec();
         self.run(move |s| match s.load_events.prefix(&prefix).next_back() {
@@ -904,7 +917,10 @@ impl Storage for EmbeddedStore {
         })
         .await
     }
+}
 
+#[async_trait]
+impl IdempotencyStore for EmbeddedStore {
     async fn get_idempotent(
         &self,
         account: &AccountId,
@@ -937,7 +953,10 @@ impl Storage for EmbeddedStore {
         })
         .await
     }
+}
 
+#[async_trait]
+impl Storage for EmbeddedStore {
     async fn ping(&self) -> StorageResult<()> {
         self.run(|s| match s.accounts.first_key_value() {
             Some(guard) => guard.key().map(|_| ()).map_err(unavailable),
