@@ -160,12 +160,12 @@ mod tests {
     use crate::actors::group_commit::GroupCommitter;
     use crate::actors::load_actor::{ActorSettings, ChangeStatus, ReadTracking};
     use crate::clock::Clock;
+    use crate::domain::fixtures::sample_load;
     use crate::domain::ids::{AccountId, CarrierId};
     use crate::domain::load::{CarrierSummary, Load, LoadStatus, StatusChange};
     use crate::domain::tracking::{Appended, GpsFix};
     use crate::services::tracking::TrackingService;
     use crate::storage::Storage;
-    use crate::storage::conformance::sample_load;
     use crate::storage::embedded::EmbeddedStore;
     use crate::webhooks::directory::Directory;
     use crate::webhooks::notifier::Notifier;
