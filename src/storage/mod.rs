@@ -8,8 +8,9 @@
 //! One backend exists: the embedded one ([`embedded`], fjall in the data
 //! directory). A ScyllaDB backend for clusters is planned; it will implement the
 //! same sub-traits, a file per aggregate. What every backend must do is written
-//! once, as the conformance suite ([`conformance`]), which `tests/storage` runs
-//! against each backend.
+//! once, as the conformance suite in `tests/storage/conformance` (a file per
+//! aggregate), which `tests/storage` runs against each backend; it is not part
+//! of the library.
 //!
 //! Every method is a complete, atomic unit of durability: when it returns `Ok`, the
 //! change survives a crash. Handlers answer 2xx only after that.
@@ -21,7 +22,6 @@ use async_trait::async_trait;
 
 mod accounts;
 mod carriers;
-pub mod conformance;
 pub mod embedded;
 mod idempotency;
 mod loads;
