@@ -8,6 +8,10 @@
 //! alternates three rounds of each side), `BENCH_CONNECTIONS`
 //! (default 64), `BENCH_LOADS` (default 2000), `BENCH_ACTORS` (default 100000).
 
+/// `sample_load`, shared with the storage conformance suite.
+#[path = "../tests/storage/fixtures.rs"]
+mod fixtures;
+
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
@@ -20,8 +24,9 @@ use freight::domain::load::{Load, LoadStatus};
 use freight::server::settings::Settings;
 use freight::server::startup::Application;
 use freight::services::Services;
-use freight::storage::conformance::sample_load;
 use serde_json::json;
+
+use fixtures::sample_load;
 
 /// The allocator `freight`'s binary uses, so the in-process servers match it.
 #[global_allocator]

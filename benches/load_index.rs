@@ -5,14 +5,19 @@
 //! time of one list call for filters of different selectivity, as ratios to the
 //! unfiltered first page measured in the same run.
 
+/// `sample_load`, shared with the storage conformance suite.
+#[path = "../tests/storage/fixtures.rs"]
+mod fixtures;
+
 use std::time::{Duration, Instant};
 
 use freight::domain::ids::AccountId;
 use freight::domain::load::{Load, LoadStatus};
 use freight::domain::location::UsState;
-use freight::storage::conformance::sample_load;
 use freight::storage::embedded::EmbeddedStore;
-use freight::storage::{LoadFilter, PageRequest, Storage};
+use freight::storage::{LoadFilter, LoadStore, PageRequest};
+
+use fixtures::sample_load;
 
 const LOADS: usize = 4_000;
 const CONCURRENCY: usize = 32;

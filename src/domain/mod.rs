@@ -7,6 +7,8 @@ pub mod carrier;
 pub mod equipment;
 pub mod eta;
 pub mod event;
+#[cfg(test)]
+pub(crate) mod fixtures;
 pub mod idempotency;
 pub mod ids;
 pub mod load;

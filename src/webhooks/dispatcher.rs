@@ -1095,8 +1095,8 @@ impl Handler<Requeue> for Dispatcher {
 mod tests {
     use super::*;
     use crate::domain::event::EventType;
+    use crate::domain::fixtures::{delivered_at, sample_load};
     use crate::domain::ids::AccountId;
-    use crate::storage::conformance::{delivered_at, sample_load};
     use crate::storage::embedded::EmbeddedStore;
 
     #[test]

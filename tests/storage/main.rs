@@ -1,70 +1,44 @@
-//! The storage conformance suite, instantiated per backend.
+//! The storage conformance suite (`conformance`), instantiated per backend, and
+//! checks particular to a backend.
+
+mod conformance;
+mod fixtures;
 
 use std::sync::Arc;
 
-use freight::storage::conformance;
+use freight::domain::ids::AccountId;
 use freight::storage::embedded::EmbeddedStore;
-use freight::storage::{LoadFilter, PageRequest, Storage};
+use freight::storage::{CarrierStore, LoadFilter, LoadStore, PageRequest, Storage};
 
-/// One test per conformance check for a backend made by `$open`.
+/// One test per conformance check for a backend made by `$open`, in a module
+/// named `$backend`; each test opens its own store.
 macro_rules! conformance_tests {
     ($backend:ident, $open:expr) => {
+        conformance_tests!(
+            $backend,
+            $open,
+            accounts_and_keys,
+            loads_round_trip_and_move_between_indexes,
+            load_lists_filter_order_and_paginate,
+            carriers_are_unique_by_mc_number_per_account,
+            points_are_ordered_deduplicated_and_ranged,
+            outbox_fan_out_and_delivery_schedule,
+            idempotency_answers_are_kept_and_purged,
+            webhook_history_is_pruned_but_nothing_pending,
+            answers_ping,
+        );
+    };
+    ($backend:ident, $open:expr, $($check:ident),+ $(,)?) => {
         mod $backend {
             use super::*;
 
-            #[tokio::test]
-            async fn accounts_and_keys() {
-                let (_guard, store) = $open.await;
-                conformance::accounts_and_keys(&*store).await;
-            }
-
-            #[tokio::test]
-            async fn loads_round_trip_and_move_between_indexes() {
-                let (_guard, store) = $open.await;
-                conformance::loads_round_trip_and_move_between_indexes(&*store).await;
-            }
-
-            #[tokio::test]
-            async fn load_lists_filter_order_and_paginate() {
-                let (_guard, store) = $open.await;
-                conformance::load_lists_filter_order_and_paginate(&*store).await;
-            }
-
-            #[tokio::test]
-            async fn carriers_are_unique_by_mc_number_per_account() {
-                let (_guard, store) = $open.await;
-                conformance::carriers_are_unique_by_mc_number_per_account(&*store).await;
-            }
-
-            #[tokio::test]
-            async fn points_are_ordered_deduplicated_and_ranged() {
-                let (_guard, store) = $open.await;
-                conformance::points_are_ordered_deduplicated_and_ranged(&*store).await;
-            }
-
-            #[tokio::test]
-            async fn outbox_fan_out_and_delivery_schedule() {
-                let (_guard, store) = $open.await;
-                conformance::outbox_fan_out_and_delivery_schedule(&*store).await;
-            }
-
-            #[tokio::test]
-            async fn idempotency_answers_are_kept_and_purged() {
-                let (_guard, store) = $open.await;
-                conformance::idempotency_answers_are_kept_and_purged(&*store).await;
-            }
-
-            #[tokio::test]
-            async fn webhook_history_is_pruned_but_nothing_pending() {
-                let (_guard, store) = $open.await;
-                conformance::webhook_history_is_pruned_but_nothing_pending(&*store).await;
-            }
-
-            #[tokio::test]
-            async fn answers_ping() {
-                let (_guard, store) = $open.await;
-                conformance::answers_ping(&*store).await;
-            }
+            $(
+                #[tokio::test]
+                async fn $check() {
+                    let (_guard, store) = $open.await;
+                    conformance::$check(&*store).await;
+                }
+            )+
         }
     };
 }
@@ -80,19 +54,7 @@ conformance_tests!(embedded, open_embedded());
 #[tokio::test(flavor = "multi_thread")]
 async fn embedded_writes_survive_reopening() {
     let dir = tempfile::tempdir().unwrap();
-    let carrier = {
-        let input = freight::api::input::carrier::NewCarrierInput {
-            name: Some("Durable".into()),
-            mc_number: Some("31337".into()),
-            ..Default::default()
-        };
-        freight::domain::carrier::Carrier::create(
-            freight::domain::ids::CarrierId::generate(),
-            freight::domain::ids::AccountId::generate(),
-            input.validate().unwrap(),
-            chrono::Utc::now(),
-        )
-    };
+    let carrier = conformance::carrier(&AccountId::generate(), "31337");
     {
         let store = EmbeddedStore::open(dir.path()).await.unwrap();
         store.insert_carrier(&carrier).await.unwrap();

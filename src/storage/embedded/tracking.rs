@@ -1,0 +1,93 @@
+//! GPS points: a load's time series, one key per (load, timestamp).
+
+use async_trait::async_trait;
+use chrono::{DateTime, Utc};
+use fjall::PersistMode;
+
+use super::webhooks::encode_events;
+use super::{EmbeddedStore, keys, unavailable};
+use crate::domain::ids::LoadId;
+use crate::domain::tracking::{Appended, GpsFix, TrackingPoint};
+use crate::storage::{PointRange, StorageError, StorageResult, TrackingStore};
+
+#[async_trait]
+impl TrackingStore for EmbeddedStore {
+    async fn append_points(&self, points: Vec<TrackingPoint>) -> StorageResult<Vec<Appended>> {
+        self.run(move |s| {
+            let mut outcomes = Vec::with_capacity(points.len());
+            let mut batch = fjall::OwnedWriteBatch::with_capacity(s.db.clone(), points.len())
+                .durability(Some(PersistMode::Buffer));
+            let mut in_batch = std::collections::HashSet::with_capacity(points.len());
+            for point in &points {
+                let key = keys::point(&point.load_id, &point.fix.timestamp);
+                // Only the committer writes points, one batch at a time, so nothing
+                // can store this key between the check and the commit.
+                let duplicate =
+                    in_batch.contains(&key) || s.points.contains_key(&key).map_err(unavailable)?;
+                if duplicate {
+                    outcomes.push(Appended::Duplicate);
+                } else {
+                    if let Some(event) = &point.event {
+                        s.add_events(&mut batch, encode_events(std::slice::from_ref(event))?);
+                    }
+                    batch.insert(&s.points, key.clone(), keys::encode_point(&point.fix));
+                    in_batch.insert(key);
+                    outcomes.push(Appended::Stored);
+                }
+            }
+            s.commit_durably(batch)?;
+            Ok(outcomes)
+        })
+        .await
+    }
+
+    async fn load_points(&self, load: &LoadId, range: PointRange) -> StorageResult<Vec<GpsFix>> {
+        let start = keys::point(load, &range.from);
+        let mut end = keys::point(load, &range.to);
+        if let Some(before) = range.before {
+            end = end.min(keys::point(load, &before));
+        }
+        let exclusive_end = range.before.is_some_and(|b| b <= range.to);
+        self.run(move |s| {
+            let mut out = Vec::with_capacity(range.limit.min(1024));
+            if start > end {
+                return Ok(out);
+            }
+            let scan = if exclusive_end {
+                s.points.range(start..end)
+            } else {
+                s.points.range(start..=end)
+            };
+            for guard in scan.rev().take(range.limit) {
+                let (key, value) = guard.into_inner().map_err(unavailable)?;
+                let fix = keys::decode_point(&key, &value)
+                    .ok_or_else(|| StorageError::Corrupt("unreadable GPS point".into()))?;
+                out.push(fix);
+            }
+            Ok(out)
+        })
+        .await
+    }
+
+    async fn count_points(
+        &self,
+        load: &LoadId,
+        from: DateTime<Utc>,
+        to: DateTime<Utc>,
+    ) -> StorageResult<u64> {
+        let start = keys::point(load, &from);
+        let end = keys::point(load, &to);
+        self.run(move |s| {
+            if start > end {
+                return Ok(0);
+            }
+            let mut count = 0u64;
+            for guard in s.points.range(start..=end) {
+                guard.key().map_err(unavailable)?;
+                count += 1;
+            }
+            Ok(count)
+        })
+        .await
+    }
+}

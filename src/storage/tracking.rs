@@ -1,0 +1,48 @@
+//! GPS tracking: each load's time series of points.
+
+use async_trait::async_trait;
+use chrono::{DateTime, Utc};
+
+use super::StorageResult;
+use crate::domain::ids::LoadId;
+use crate::domain::tracking::{Appended, GpsFix, TrackingPoint};
+
+/// Which of a load's points to read, newest first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PointRange {
+    pub from: DateTime<Utc>,
+    pub to: DateTime<Utc>,
+    pub before: Option<DateTime<Utc>>,
+    pub limit: usize,
+}
+
+impl PointRange {
+    /// The latest `limit` points, whatever their time.
+    pub fn latest(limit: usize) -> Self {
+        PointRange {
+            from: DateTime::<Utc>::MIN_UTC,
+            to: DateTime::<Utc>::MAX_UTC,
+            before: None,
+            limit,
+        }
+    }
+}
+
+#[async_trait]
+pub trait TrackingStore: Send + Sync {
+    /// Stores GPS points in one durable batch (the group commit). A point whose
+    /// (load, timestamp) is already stored, or repeats an earlier one in the same
+    /// batch, is a duplicate and is not written again, nor is its event. Outcomes
+    /// are in input order.
+    async fn append_points(&self, points: Vec<TrackingPoint>) -> StorageResult<Vec<Appended>>;
+    /// A load's points newest first: at most `limit` with `from <= timestamp <= to`
+    /// and, if given, `timestamp < before` (the cursor of the previous page).
+    async fn load_points(&self, load: &LoadId, range: PointRange) -> StorageResult<Vec<GpsFix>>;
+    /// How many points a load has with `from <= timestamp <= to`.
+    async fn count_points(
+        &self,
+        load: &LoadId,
+        from: DateTime<Utc>,
+        to: DateTime<Utc>,
+    ) -> StorageResult<u64>;
+}

@@ -1,0 +1,48 @@
+//! The storage conformance suite: what every backend must do, written once, a
+//! file per aggregate like the storage traits.
+//!
+//! Each check creates its own accounts, so all of them can share one store.
+//! `main.rs` instantiates the suite per backend; a check panics on failure.
+
+mod accounts;
+mod carriers;
+mod idempotency;
+mod loads;
+mod tracking;
+mod webhooks;
+
+pub use accounts::accounts_and_keys;
+pub use carriers::{carrier, carriers_are_unique_by_mc_number_per_account};
+pub use idempotency::idempotency_answers_are_kept_and_purged;
+pub use loads::{load_lists_filter_order_and_paginate, loads_round_trip_and_move_between_indexes};
+pub use tracking::points_are_ordered_deduplicated_and_ranged;
+pub use webhooks::{
+    outbox_fan_out_and_delivery_schedule, webhook_history_is_pruned_but_nothing_pending,
+};
+
+use chrono::Utc;
+use freight::domain::account::{Account, PlanKind};
+use freight::domain::ids::AccountId;
+use freight::storage::{PageRequest, Storage};
+
+/// A new account, not stored yet.
+fn account() -> Account {
+    Account {
+        id: AccountId::generate(),
+        name: "Conformance".into(),
+        plan: PlanKind::Standard,
+        custom_requests_per_hour: None,
+        created_at: Utc::now(),
+    }
+}
+
+/// A page holding everything a check lists.
+const ALL: PageRequest = PageRequest {
+    offset: 0,
+    limit: 100,
+};
+
+/// A backend answers a ping.
+pub async fn answers_ping(store: &dyn Storage) {
+    store.ping().await.expect("store answers");
+}

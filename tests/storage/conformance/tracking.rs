@@ -1,0 +1,95 @@
+//! GPS points: ordered, deduplicated, read by range.
+
+use chrono::DateTime;
+use freight::domain::ids::LoadId;
+use freight::domain::tracking::{Appended, GpsFix, TrackingPoint};
+use freight::storage::{PointRange, Storage};
+
+fn fix(seconds: i64, lat: f64) -> GpsFix {
+    GpsFix {
+        timestamp: DateTime::from_timestamp(1_780_000_000 + seconds, 0).expect("valid"),
+        lat,
+        lng: -96.8,
+        speed_mph: (seconds % 2 == 0).then_some(55.5),
+        heading_deg: None,
+    }
+}
+
+pub async fn points_are_ordered_deduplicated_and_ranged(store: &dyn Storage) {
+    let load = LoadId::generate();
+    let other = LoadId::generate();
+    let point = |load: &LoadId, seconds, lat| TrackingPoint {
+        load_id: load.clone(),
+        fix: fix(seconds, lat),
+        event: None,
+    };
+    // Out of order, with a repeat inside the batch and a point of another load.
+    let outcomes = store
+        .append_points(vec![
+            point(&load, 20, 1.0),
+            point(&load, 10, 2.0),
+            point(&load, 30, 3.0),
+            point(&load, 10, 9.0),
+            point(&other, 15, 4.0),
+        ])
+        .await
+        .unwrap();
+    use Appended::{Duplicate, Stored};
+    assert_eq!(outcomes, [Stored, Stored, Stored, Duplicate, Stored]);
+    // A repeat across batches keeps the first point.
+    let again = store
+        .append_points(vec![point(&load, 20, 7.0), point(&load, 40, 5.0)])
+        .await
+        .unwrap();
+    assert_eq!(again, [Duplicate, Stored]);
+
+    let all = store
+        .load_points(&load, PointRange::latest(100))
+        .await
+        .unwrap();
+    let seconds: Vec<i64> = all
+        .iter()
+        .map(|f| f.timestamp.timestamp() - 1_780_000_000)
+        .collect();
+    assert_eq!(seconds, [40, 30, 20, 10], "newest first, one per timestamp");
+    assert_eq!(all[2], fix(20, 1.0), "the first stored point wins");
+    assert_eq!(all[3].lat, 2.0);
+
+    let latest_two = store
+        .load_points(&load, PointRange::latest(2))
+        .await
+        .unwrap();
+    assert_eq!(latest_two, all[..2]);
+    let window = PointRange {
+        from: fix(10, 0.0).timestamp,
+        to: fix(30, 0.0).timestamp,
+        before: None,
+        limit: 100,
+    };
+    assert_eq!(store.load_points(&load, window).await.unwrap(), all[1..]);
+    let next_page = PointRange {
+        before: Some(fix(30, 0.0).timestamp),
+        ..window
+    };
+    assert_eq!(store.load_points(&load, next_page).await.unwrap(), all[2..]);
+    assert_eq!(
+        store
+            .count_points(&load, window.from, window.to)
+            .await
+            .unwrap(),
+        3
+    );
+    assert_eq!(
+        store
+            .count_points(&LoadId::generate(), window.from, window.to)
+            .await
+            .unwrap(),
+        0
+    );
+    let empty = PointRange {
+        from: fix(30, 0.0).timestamp,
+        to: fix(10, 0.0).timestamp,
+        ..window
+    };
+    assert!(store.load_points(&load, empty).await.unwrap().is_empty());
+}
