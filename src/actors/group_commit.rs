@@ -91,7 +91,7 @@ async fn commit(storage: &dyn Storage, batch: Vec<Submission>) {
         if outcomes.len() == expected {
             Ok(outcomes)
         } else {
-            Err(StorageError::Corrupt(format!(
+            Err(StorageError::corrupt(format!(
                 "the store answered {} outcomes for {expected} points",
                 outcomes.len()
             )))

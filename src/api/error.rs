@@ -142,17 +142,18 @@ impl From<ValidationErrors> for ApiError {
 
 impl From<StorageError> for ApiError {
     fn from(error: StorageError) -> Self {
+        let chain = error_chain(&error);
         match error {
-            StorageError::Unavailable(reason) => {
-                tracing::error!(%reason, "storage unavailable");
+            StorageError::Unavailable(_) => {
+                tracing::error!(error = %chain, "storage unavailable");
                 ApiError::new(
                     StatusCode::SERVICE_UNAVAILABLE,
                     "STORAGE_UNAVAILABLE",
                     "storage is temporarily unavailable; nothing was changed, retry later",
                 )
             }
-            StorageError::Corrupt(reason) => {
-                tracing::error!(%reason, "corrupt record in storage");
+            StorageError::Corrupt { .. } => {
+                tracing::error!(error = %chain, "corrupt record in storage");
                 ApiError::new(
                     StatusCode::INTERNAL_SERVER_ERROR,
                     "INTERNAL_ERROR",

@@ -3,25 +3,37 @@
 //! port 0 and so run exactly what production runs.
 
 use std::net::{SocketAddr, TcpListener};
+use std::sync::Arc;
 use std::time::Duration;
 
+use actix::Actor;
 use actix_http::{HttpService, KeepAlive};
+use actix_rt::Arbiter;
 use actix_server::{Server, ServerHandle};
 use actix_service::map_config;
 use actix_web::dev::AppConfig;
 use actix_web::middleware::from_fn;
 use actix_web::{App, HttpServer, web};
 use anyhow::{Context, bail};
+use dashmap::DashMap;
 
 use super::admin::{self, AdminToken};
 use super::bootstrap::{BootstrapKey, ensure_first_account};
 use super::{admin_token, plain_http, tls};
+use crate::actors::group_commit::GroupCommitter;
+use crate::actors::load_actor::{ActorDeps, ActorSettings};
+use crate::actors::registry::LoadRegistry;
 use crate::api::auth::TransportPolicy;
 use crate::api::extract::BodyLimit;
+use crate::clock::Clock;
 use crate::routes;
 use crate::server::settings::{ApiTransport, Settings};
-use crate::services::Services;
-use crate::storage::{self, StorageConfig};
+use crate::services::{self, DispatchThread, Services};
+use crate::storage::{self, Storage, StorageConfig};
+use crate::webhooks::client;
+use crate::webhooks::directory::Directory;
+use crate::webhooks::dispatcher::{DispatchSettings, Dispatcher};
+use crate::webhooks::notifier::Notifier;
 
 /// Idle keep-alive connections are closed after this (telematics devices reuse them).
 const KEEP_ALIVE: Duration = Duration::from_secs(75);
@@ -58,7 +70,7 @@ impl Application {
         })
         .await
         .context("opening storage")?;
-        let services = Services::start(
+        let services = start_services(
             storage,
             settings.clock.clone(),
             settings.actors,
@@ -240,4 +252,125 @@ fn admin_server(
     .listen(listener)?
     .run();
     Ok(server)
+}
+
+/// Wires the services: the webhook dispatcher on its own arbiter, the GPS group
+/// committer, the load actors' registry, and the services handlers call over
+/// them. Must run inside an actix System.
+async fn start_services(
+    storage: Arc<dyn Storage>,
+    clock: Clock,
+    actors: ActorSettings,
+    dispatch: DispatchSettings,
+) -> anyhow::Result<Services> {
+    let directory = Arc::new(Directory::new(storage.all_webhooks().await?));
+    let notifier = Arc::new(Notifier::default());
+    let http = client::build(dispatch.url_policy);
+    let url_policy = dispatch.url_policy;
+    let background = start_dispatcher(&storage, &directory, &notifier, &http, &clock, dispatch)?;
+    let (committer, _task) = GroupCommitter::start(storage.clone());
+    let registry = Arc::new(LoadRegistry::new(ActorDeps {
+        storage: storage.clone(),
+        notifier: notifier.clone(),
+        clock: clock.clone(),
+        settings: actors,
+        residents: Arc::new(DashMap::new()),
+    }));
+    let auth = Arc::new(services::auth::Authenticator::new(
+        storage.clone(),
+        clock.clone(),
+    ));
+    let rate_limits = Arc::new(services::rate_limits::RateLimiter::new(clock.clone()));
+    let idempotency = Arc::new(services::idempotency::Idempotency::new(
+        storage.clone(),
+        clock.clone(),
+    ));
+    let webhooks = Arc::new(services::webhooks::WebhookService::new(
+        storage.clone(),
+        directory.clone(),
+        notifier.clone(),
+        http,
+        clock.clone(),
+        url_policy,
+    ));
+    actix_rt::spawn(services::housekeeping(
+        Arc::downgrade(&rate_limits),
+        Arc::downgrade(&idempotency),
+        Arc::downgrade(&webhooks),
+    ));
+    Ok(Services {
+        accounts: Arc::new(services::accounts::AccountService::new(
+            storage.clone(),
+            clock.clone(),
+            auth.clone(),
+        )),
+        loads: Arc::new(services::loads::LoadService::new(
+            storage.clone(),
+            clock.clone(),
+            registry.clone(),
+            notifier.clone(),
+        )),
+        carriers: Arc::new(services::carriers::CarrierService::new(
+            storage.clone(),
+            clock.clone(),
+        )),
+        tracking: Arc::new(services::tracking::TrackingService::new(
+            storage.clone(),
+            registry.clone(),
+            committer,
+            directory,
+            notifier,
+            clock.clone(),
+        )),
+        webhooks,
+        auth,
+        rate_limits,
+        idempotency,
+        actors: registry,
+        storage,
+        clock,
+        background: Arc::new(background),
+    })
+}
+
+/// Starts the webhook dispatcher on an arbiter of its own (and, if configured,
+/// the threads that send its requests) and lets the notifier reach it.
+fn start_dispatcher(
+    storage: &Arc<dyn Storage>,
+    directory: &Arc<Directory>,
+    notifier: &Notifier,
+    http: &reqwest::Client,
+    clock: &Clock,
+    dispatch: DispatchSettings,
+) -> anyhow::Result<DispatchThread> {
+    let arbiter = Arbiter::new();
+    // Sending is most of a delivery's work: it may run on threads of its own,
+    // so the dispatcher's one thread only keeps the books.
+    let send_runtime = match dispatch.send_threads {
+        0 => None,
+        threads => Some(
+            tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(threads)
+                .thread_name("webhook-send")
+                .enable_all()
+                .build()
+                .context("starting the webhook sender threads")?,
+        ),
+    };
+    let sender = send_runtime.as_ref().map(|r| r.handle().clone());
+    let (storage, directory, http, clock) = (
+        storage.clone(),
+        directory.clone(),
+        http.clone(),
+        clock.clone(),
+    );
+    let missed = notifier.missed_flag();
+    let dispatcher = Dispatcher::start_in_arbiter(&arbiter.handle(), move |_| {
+        Dispatcher::new(storage, directory, http, clock, dispatch, missed, sender)
+    });
+    notifier.attach(dispatcher);
+    Ok(DispatchThread {
+        arbiter,
+        send_runtime,
+    })
 }

@@ -106,7 +106,7 @@ impl Authenticator {
             return Ok(None);
         };
         let Some(account) = self.storage.get_account(&key.account_id).await? else {
-            return Err(StorageError::Corrupt(format!(
+            return Err(StorageError::corrupt(format!(
                 "key {} names missing account {}",
                 key.id, key.account_id
             )));

@@ -35,14 +35,49 @@ pub use loads::{LoadFilter, LoadStore, Page, PageRequest};
 pub use tracking::{PointRange, TrackingStore};
 pub use webhooks::WebhookStore;
 
+/// The error under a storage failure, shared so that the failure stays `Clone`:
+/// one failed group commit answers every request that was in it.
+pub type Source = std::sync::Arc<dyn std::error::Error + Send + Sync>;
+
+/// Storage failures keep what caused them as their `source()`, so a log line
+/// (`telemetry::error_chain`) shows the whole chain down to the I/O error.
 #[derive(Debug, Clone, thiserror::Error)]
 pub enum StorageError {
     /// The store could not read or write (disk full, I/O error, node down).
-    #[error("storage is unavailable: {0}")]
-    Unavailable(String),
+    #[error("storage is unavailable")]
+    Unavailable(#[source] Source),
     /// A stored record could not be decoded: a bug or on-disk damage, never client input.
-    #[error("stored record is unreadable: {0}")]
-    Corrupt(String),
+    #[error("stored record is unreadable: {what}")]
+    Corrupt {
+        what: String,
+        #[source]
+        source: Option<Source>,
+    },
+}
+
+impl StorageError {
+    pub fn unavailable(error: impl std::error::Error + Send + Sync + 'static) -> Self {
+        StorageError::Unavailable(std::sync::Arc::new(error))
+    }
+
+    /// A record that is not what it should be; `what` says which and how.
+    pub fn corrupt(what: impl Into<String>) -> Self {
+        StorageError::Corrupt {
+            what: what.into(),
+            source: None,
+        }
+    }
+
+    /// A record that could not be decoded, and the decoder's error.
+    pub fn undecodable(
+        what: impl Into<String>,
+        error: impl std::error::Error + Send + Sync + 'static,
+    ) -> Self {
+        StorageError::Corrupt {
+            what: what.into(),
+            source: Some(std::sync::Arc::new(error)),
+        }
+    }
 }
 
 pub type StorageResult<T> = Result<T, StorageError>;

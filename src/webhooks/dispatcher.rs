@@ -301,7 +301,7 @@ impl Dispatcher {
             let FanOut { events, deliveries } =
                 tokio::task::spawn_blocking(move || FanOut::prepare(&directory, events, now))
                     .await
-                    .map_err(|e| StorageError::Unavailable(e.to_string()))?;
+                    .map_err(StorageError::unavailable)?;
             // An event still in the outbox may have had some deliveries recorded
             // before a restart: those were attempted, and are not sent again.
             let deliveries = match scan {

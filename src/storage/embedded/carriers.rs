@@ -23,7 +23,7 @@ impl CarrierStore for EmbeddedStore {
                 let existing = std::str::from_utf8(&existing)
                     .ok()
                     .and_then(CarrierId::parse)
-                    .ok_or_else(|| StorageError::Corrupt("bad carrier id in MC index".into()))?;
+                    .ok_or_else(|| StorageError::corrupt("bad carrier id in MC index"))?;
                 return Ok(CarrierInsert::DuplicateMcNumber(existing));
             }
             let mut batch = s.durable_batch();

@@ -155,11 +155,11 @@ pub fn decode_delivery(bytes: &[u8]) -> StorageResult<Delivery> {
 }
 
 fn json<T: serde::de::DeserializeOwned>(bytes: &[u8]) -> StorageResult<T> {
-    serde_json::from_slice(bytes).map_err(|e| StorageError::Corrupt(e.to_string()))
+    serde_json::from_slice(bytes).map_err(|e| StorageError::undecodable("a JSON record", e))
 }
 
 fn unknown(what: &str) -> StorageError {
-    StorageError::Corrupt(format!("a {what} record of an unknown layout"))
+    StorageError::corrupt(format!("a {what} record of an unknown layout"))
 }
 
 fn event_type_code(kind: EventType) -> u8 {
@@ -199,7 +199,7 @@ impl<'a> Reader<'a> {
 
     fn take(&mut self, n: usize) -> StorageResult<&'a [u8]> {
         if self.bytes.len() < n {
-            return Err(StorageError::Corrupt(format!(
+            return Err(StorageError::corrupt(format!(
                 "a {} record ends early",
                 self.what
             )));
@@ -233,19 +233,19 @@ impl<'a> Reader<'a> {
         let seconds = i64::from_le_bytes(self.array()?);
         let nanos = self.u32()?;
         DateTime::from_timestamp(seconds, nanos)
-            .ok_or_else(|| StorageError::Corrupt(format!("a {} record's time", self.what)))
+            .ok_or_else(|| StorageError::corrupt(format!("a {} record's time", self.what)))
     }
 
     fn str(&mut self, len: usize) -> StorageResult<&'a str> {
         let what = self.what;
         std::str::from_utf8(self.take(len)?)
-            .map_err(|_| StorageError::Corrupt(format!("a {what} record's text")))
+            .map_err(|_| StorageError::corrupt(format!("a {what} record's text")))
     }
 
     fn id<T>(&mut self, make: fn(&str) -> Option<T>) -> StorageResult<T> {
         let len = self.u8()? as usize;
         let what = self.what;
-        make(self.str(len)?).ok_or_else(|| StorageError::Corrupt(format!("a {what} record's id")))
+        make(self.str(len)?).ok_or_else(|| StorageError::corrupt(format!("a {what} record's id")))
     }
 
     fn rest_str(&mut self) -> StorageResult<&'a str> {

@@ -20,7 +20,7 @@ impl Inner {
                 let raw: [u8; 8] = bytes
                     .as_ref()
                     .try_into()
-                    .map_err(|_| StorageError::Corrupt("counter is not 8 bytes".into()))?;
+                    .map_err(|_| StorageError::corrupt("counter is not 8 bytes"))?;
                 Ok(u64::from_be_bytes(raw))
             }
             None => Ok(0),
@@ -161,10 +161,10 @@ impl LoadStore for EmbeddedStore {
         self.run(move |s| {
             s.page_newest_first(&s.load_index, &prefix, &prefix, page, |snap, index_key| {
                 let id = keys::load_id_from_index_key(index_key)
-                    .ok_or_else(|| StorageError::Corrupt("load index key without id".into()))?;
+                    .ok_or_else(|| StorageError::corrupt("load index key without id"))?;
                 match snap.get(&s.loads, keys::load(&id)).map_err(unavailable)? {
                     Some(bytes) => decode(&bytes).map(Some),
-                    None => Err(StorageError::Corrupt(format!(
+                    None => Err(StorageError::corrupt(format!(
                         "index names missing load {id}"
                     ))),
                 }

@@ -84,16 +84,16 @@ pub struct EmbeddedStore {
     inner: Arc<Inner>,
 }
 
-fn unavailable(e: impl std::fmt::Display) -> StorageError {
-    StorageError::Unavailable(e.to_string())
+fn unavailable(e: impl std::error::Error + Send + Sync + 'static) -> StorageError {
+    StorageError::unavailable(e)
 }
 
 fn encode<T: Serialize>(value: &T) -> StorageResult<Vec<u8>> {
-    serde_json::to_vec(value).map_err(|e| StorageError::Corrupt(e.to_string()))
+    serde_json::to_vec(value).map_err(|e| StorageError::undecodable("a record to write", e))
 }
 
 fn decode<T: DeserializeOwned>(bytes: &[u8]) -> StorageResult<T> {
-    serde_json::from_slice(bytes).map_err(|e| StorageError::Corrupt(e.to_string()))
+    serde_json::from_slice(bytes).map_err(|e| StorageError::undecodable("a JSON record", e))
 }
 
 impl EmbeddedStore {

@@ -61,7 +61,7 @@ impl TrackingStore for EmbeddedStore {
             for guard in scan.rev().take(range.limit) {
                 let (key, value) = guard.into_inner().map_err(unavailable)?;
                 let fix = keys::decode_point(&key, &value)
-                    .ok_or_else(|| StorageError::Corrupt("unreadable GPS point".into()))?;
+                    .ok_or_else(|| StorageError::corrupt("unreadable GPS point"))?;
                 out.push(fix);
             }
             Ok(out)

@@ -52,8 +52,7 @@ impl WebhookStore for EmbeddedStore {
         self.run(move |s| match s.load_events.prefix(&prefix).next_back() {
             Some(guard) => {
                 let key = guard.key().map_err(unavailable)?;
-                keys::sequence_of(&key)
-                    .ok_or_else(|| StorageError::Corrupt("bad load event key".into()))
+                keys::sequence_of(&key).ok_or_else(|| StorageError::corrupt("bad load event key"))
             }
             None => Ok(0),
         })
@@ -77,8 +76,8 @@ impl WebhookStore for EmbeddedStore {
                 match s.get_decoded(&s.events, &id, codec::decode_event)? {
                     Some(event) => out.push(event),
                     None => {
-                        return Err(StorageError::Corrupt(
-                            "an unfanned marker without its event".into(),
+                        return Err(StorageError::corrupt(
+                            "an unfanned marker without its event",
                         ));
                     }
                 }
@@ -253,7 +252,7 @@ impl WebhookStore for EmbeddedStore {
             for guard in range.take(limit) {
                 let due = guard.key().map_err(unavailable)?;
                 let Some(key) = due.get(8..) else {
-                    return Err(StorageError::Corrupt("short due key".into()));
+                    return Err(StorageError::corrupt("short due key"));
                 };
                 if let Some(delivery) = s.get_decoded(&s.deliveries, key, codec::decode_delivery)? {
                     out.push(delivery);
