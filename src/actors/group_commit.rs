@@ -13,6 +13,7 @@ use tokio::sync::{mpsc, oneshot};
 use super::LoadError;
 use crate::domain::tracking::{Appended, TrackingPoint};
 use crate::storage::{Storage, StorageError, StorageResult};
+use crate::telemetry::error_chain;
 use crate::unavailable::Unavailable;
 
 /// Submissions waiting for the committer; beyond this, senders wait (back-pressure).
@@ -105,7 +106,7 @@ async fn commit(storage: &dyn Storage, batch: Vec<Submission>) {
             }
         }
         Err(error) => {
-            tracing::error!(%error, "GPS batch failed; its points were not stored");
+            tracing::error!(error = %error_chain(&error), "GPS batch failed; its points were not stored");
             for reply in replies {
                 let _ = reply.send(Err(error.clone()));
             }

@@ -18,6 +18,7 @@ use crate::domain::load::{Load, LoadStatus, StatusChange};
 use crate::domain::tracking::{Appended, GpsFix, TrackingState};
 use crate::geo;
 use crate::storage::{PointRange, Storage, StorageError};
+use crate::telemetry::error_chain;
 use crate::webhooks::notifier::Notifier;
 
 /// Positions kept in memory per load, newest first (the rest is in storage).
@@ -312,7 +313,7 @@ impl Actor for LoadActor {
                     actor.stop_after(ctx, MISSING_LINGER);
                 }
                 Err(error) => {
-                    tracing::error!(load = %actor.id, %error, "could not load the load's state");
+                    tracing::error!(load = %actor.id, error = %error_chain(&error), "could not load the load's state");
                     *actor.state() = State::Failed(error);
                     actor.stop_after(ctx, MISSING_LINGER);
                 }

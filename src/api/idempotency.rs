@@ -18,6 +18,7 @@ use crate::domain::idempotency::{check_key, fingerprint};
 use crate::services::Services;
 use crate::services::auth::Principal;
 use crate::services::idempotency::{Begin, Claim};
+use crate::telemetry::error_chain;
 
 pub const HEADER: &str = "idempotency-key";
 pub const REPLAYED_HEADER: &str = "idempotent-replayed";
@@ -180,7 +181,7 @@ async fn keep_answer<B: MessageBody + 'static>(
         .await
     {
         // The work is done and durable; only its replay is lost.
-        tracing::error!(%error, "keeping the answer of an idempotency key failed");
+        tracing::error!(error = %error_chain(&error), "keeping the answer of an idempotency key failed");
     }
     let mut response = head.set_body(BoxBody::new(bytes));
     response.headers_mut().insert(

@@ -15,6 +15,7 @@ use crate::openapi::schemas::{Error, LoadList, StatusChangeBody};
 use crate::services::Services;
 use crate::services::auth::Principal;
 use crate::storage::LoadFilter;
+use crate::telemetry::error_chain;
 use crate::views::load::LoadView;
 use crate::views::tracking::TrackingSummary;
 
@@ -92,7 +93,7 @@ async fn tracking_summary(
     {
         Ok(state) => TrackingSummary::new(&state),
         Err(error) => {
-            tracing::warn!(load = %load.id, %error, "tracking summary unavailable");
+            tracing::warn!(load = %load.id, error = %error_chain(&error), "tracking summary unavailable");
             TrackingSummary::default()
         }
     }

@@ -16,6 +16,7 @@ use actix_rt::Arbiter;
 use crate::actors::registry::LoadRegistry;
 use crate::clock::Clock;
 use crate::storage::Storage;
+use crate::telemetry::error_chain;
 
 /// Everything a request handler may use; cheap to clone (all `Arc`s inside).
 /// Wired together by `server::startup`.
@@ -77,12 +78,16 @@ pub async fn housekeeping(
         match idempotency.purge().await {
             Ok(0) => {}
             Ok(purged) => tracing::info!(purged, "expired idempotency keys forgotten"),
-            Err(error) => tracing::warn!(%error, "purging idempotency keys failed"),
+            Err(error) => {
+                tracing::warn!(error = %error_chain(&error), "purging idempotency keys failed")
+            }
         }
         match webhooks.prune_history().await {
             Ok(0) => {}
             Ok(pruned) => tracing::info!(pruned, "webhook history past retention forgotten"),
-            Err(error) => tracing::warn!(%error, "pruning webhook history failed"),
+            Err(error) => {
+                tracing::warn!(error = %error_chain(&error), "pruning webhook history failed")
+            }
         }
     }
 }
