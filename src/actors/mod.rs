@@ -1,6 +1,7 @@
 //! The actors: one per active load (its state and latest position, the only
-//! writer of that load), the registry that finds or starts them, and the group
-//! committer that makes GPS points durable in batches.
+//! writer of that load) with what a status change does, the registry that
+//! finds or starts them, and the group committer that makes GPS points durable
+//! in batches. Below the services, which send them messages; above storage.
 
 pub mod group_commit;
 pub mod load_actor;

@@ -1,5 +1,7 @@
 //! Domain types: everything past the HTTP boundary sees these, never raw strings
-//! or unchecked numbers.
+//! or unchecked numbers. The bottom layer: it imports nothing of the crate but
+//! itself and `geo`. What clients send is turned into these types by the inputs
+//! at the boundary (`api::input`), with the parsing rules defined here.
 
 pub mod account;
 pub mod api_key;

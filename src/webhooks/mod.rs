@@ -1,5 +1,7 @@
 //! Outbound webhooks: who may be called (SSRF rules), how a delivery is signed,
-//! when it is retried, and the HTTP client that sends it.
+//! when it is retried, the HTTP client that sends it, the payload of each event
+//! (built from `views`), and the dispatcher actor that fans events out and
+//! records every attempt. Below the services; above storage.
 
 pub mod attempt;
 pub mod client;
