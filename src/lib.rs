@@ -3,6 +3,11 @@
 //! `main.rs` only parses the command line; everything that runs lives here so
 //! that integration tests start the very same server.
 
+// Lets unit tests include fixtures written for the test crates, which name the
+// crate `freight` (`domain::fixtures`).
+#[cfg(test)]
+extern crate self as freight;
+
 pub mod actors;
 pub mod api;
 pub mod cli;

@@ -58,41 +58,26 @@ impl<T: PathResource, const POSITION: usize> FromRequest for PathId<T, POSITION>
     }
 }
 
-impl PathResource for LoadId {
-    fn parse(raw: &str) -> Option<Self> {
-        LoadId::parse(raw)
-    }
-    fn not_found(_: &str) -> ApiError {
-        LoadError::NotFound.into()
-    }
+/// Resources whose 404 does not repeat the id.
+macro_rules! path_resources {
+    ($($id:ty => $not_found:expr),+ $(,)?) => {$(
+        impl PathResource for $id {
+            fn parse(raw: &str) -> Option<Self> {
+                <$id>::parse(raw)
+            }
+            fn not_found(_: &str) -> ApiError {
+                $not_found.into()
+            }
+        }
+    )+};
 }
 
-impl PathResource for CarrierId {
-    fn parse(raw: &str) -> Option<Self> {
-        CarrierId::parse(raw)
-    }
-    fn not_found(_: &str) -> ApiError {
-        CarrierError::NotFound.into()
-    }
-}
-
-impl PathResource for WebhookId {
-    fn parse(raw: &str) -> Option<Self> {
-        WebhookId::parse(raw)
-    }
-    fn not_found(_: &str) -> ApiError {
-        WebhookError::NotFound.into()
-    }
-}
-
-/// A delivery is named by its event's id.
-impl PathResource for EventId {
-    fn parse(raw: &str) -> Option<Self> {
-        EventId::parse(raw)
-    }
-    fn not_found(_: &str) -> ApiError {
-        WebhookError::DeliveryNotFound.into()
-    }
+path_resources! {
+    LoadId => LoadError::NotFound,
+    CarrierId => CarrierError::NotFound,
+    WebhookId => WebhookError::NotFound,
+    // A delivery is named by its event's id.
+    EventId => WebhookError::DeliveryNotFound,
 }
 
 impl PathResource for AccountId {

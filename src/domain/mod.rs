@@ -10,6 +10,7 @@ pub mod equipment;
 pub mod eta;
 pub mod event;
 #[cfg(test)]
+#[path = "../../tests/storage/fixtures.rs"]
 pub(crate) mod fixtures;
 pub mod idempotency;
 pub mod ids;

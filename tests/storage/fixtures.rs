@@ -1,12 +1,17 @@
-//! Valid records built from the public API, for the conformance suite and for
-//! the benches (`benches/load_index.rs` and `benches/gps_ingest.rs` include this
-//! file). Unit tests inside the crate have theirs in `src/domain/fixtures.rs`.
+//! Valid records built from the public API, shared by every test that needs
+//! one: the conformance suite, the crate's unit tests (`domain::fixtures`
+//! includes this file) and the benches (`benches/load_index.rs`,
+//! `benches/gps_ingest.rs`).
 
-use chrono::Utc;
+// Each includer uses some of these, none all of them.
+#![allow(dead_code)]
+
+use chrono::{DateTime, Utc};
 use freight::domain::equipment::EquipmentType;
 use freight::domain::ids::{AccountId, LoadId};
 use freight::domain::load::{Load, NewLoad};
 use freight::domain::location::{Location, UsState};
+use freight::domain::webhook::{Delivery, DeliveryStatus};
 
 /// A valid posted load of `account` on the lane `origin` → `destination` (state
 /// codes).
@@ -28,4 +33,16 @@ pub fn sample_load(account: &AccountId, origin: &str, destination: &str) -> Load
         notes: None,
     };
     Load::create(LoadId::generate(), account.clone(), new, Utc::now())
+}
+
+/// `delivery` after its first attempt was answered 200 at `at`.
+pub fn delivered_at(delivery: &Delivery, at: DateTime<Utc>) -> Delivery {
+    Delivery {
+        status: DeliveryStatus::Delivered,
+        attempts: 1,
+        last_status_code: Some(200),
+        next_attempt_at: None,
+        delivered_at: Some(at),
+        ..delivery.clone()
+    }
 }

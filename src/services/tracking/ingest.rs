@@ -26,6 +26,7 @@ use crate::webhooks::payloads;
 const MAX_CONCURRENT_ADMISSIONS: usize = 64;
 
 /// What the detached write needs.
+#[derive(Clone)]
 pub(super) struct Writer {
     pub registry: Arc<LoadRegistry>,
     pub committer: GroupCommitter,

@@ -21,11 +21,8 @@ use crate::webhooks::notifier::Notifier;
 
 pub struct TrackingService {
     storage: Arc<dyn Storage>,
-    registry: Arc<LoadRegistry>,
-    committer: GroupCommitter,
-    directory: Arc<Directory>,
-    notifier: Arc<Notifier>,
-    clock: Clock,
+    /// What the write path needs, cloned into each detached write.
+    writer: Writer,
 }
 
 /// One page of a load's history.
@@ -44,18 +41,18 @@ impl TrackingService {
         notifier: Arc<Notifier>,
         clock: Clock,
     ) -> Self {
-        Self {
-            storage,
+        let writer = Writer {
             registry,
             committer,
             directory,
             notifier,
             clock,
-        }
+        };
+        Self { storage, writer }
     }
 
     pub fn registry(&self) -> &LoadRegistry {
-        &self.registry
+        &self.writer.registry
     }
 
     /// Records one fix; answers once it is durable.
@@ -85,14 +82,7 @@ impl TrackingService {
         let count = fixes.len();
         // Detached before anything is admitted: an actor that admitted fixes must
         // hear how they ended even if the client goes away and this future is dropped.
-        let writer = Writer {
-            registry: self.registry.clone(),
-            committer: self.committer.clone(),
-            directory: self.directory.clone(),
-            notifier: self.notifier.clone(),
-            clock: self.clock.clone(),
-        };
-        let task = actix_rt::spawn(record_detached(writer, account.clone(), fixes));
+        let task = actix_rt::spawn(record_detached(self.writer.clone(), account.clone(), fixes));
         task.await.unwrap_or_else(|join| {
             let error = LoadError::Unavailable(Unavailable::task(join));
             (0..count).map(|_| Err(error.clone())).collect()
@@ -105,7 +95,7 @@ impl TrackingService {
         account: &AccountId,
         load: &LoadId,
     ) -> Result<TrackingState, LoadError> {
-        self.registry.read_tracking(load, account).await
+        self.writer.registry.read_tracking(load, account).await
     }
 
     /// A page of history, newest first, straight from storage.

@@ -8,7 +8,7 @@ use freight::domain::webhook::{Delivery, DeliveryStatus, Subscription};
 use freight::storage::Storage;
 
 use super::{ALL, account};
-use crate::fixtures::sample_load;
+use crate::fixtures::{delivered_at, sample_load};
 
 /// An account subscribed to `load.created`, and `loads` new loads of it, each
 /// with its `load.created` event in the outbox (sequence 1).
@@ -49,18 +49,6 @@ async fn webhook_and_loads(
         events.push(event);
     }
     (webhook, events)
-}
-
-/// `delivery` after its first attempt was answered 200 at `at`.
-fn delivered_at(delivery: &Delivery, at: DateTime<Utc>) -> Delivery {
-    Delivery {
-        status: DeliveryStatus::Delivered,
-        attempts: 1,
-        last_status_code: Some(200),
-        next_attempt_at: None,
-        delivered_at: Some(at),
-        ..delivery.clone()
-    }
 }
 
 /// The outbox and the delivery log: events wait to be fanned out (a pass may
