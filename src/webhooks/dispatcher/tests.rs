@@ -1,6 +1,10 @@
+use chrono::DateTime;
+
+use super::sending::expired;
 use super::*;
 use crate::domain::event::EventType;
 use crate::domain::ids::AccountId;
+use crate::domain::webhook::DeliveryStatus;
 use crate::storage::conformance::{delivered_at, sample_load};
 use crate::storage::embedded::EmbeddedStore;
 
