@@ -21,6 +21,7 @@
 //! `max_per_webhook` requests and never slows GPS ingest or other receivers.
 
 mod fan_out;
+mod in_flight;
 mod operator;
 mod recording;
 mod reload;
@@ -34,8 +35,9 @@ use actix::prelude::*;
 use chrono::Utc;
 
 use self::fan_out::MAX_NOTICED;
+use self::in_flight::InFlight;
 use self::recording::{Outcome, OutcomeCounters};
-use super::attempt::Endpoint;
+use self::sending::Endpoints;
 use super::directory::Directory;
 use super::retry::RetryPolicy;
 use super::schedule::Schedule;
@@ -43,11 +45,18 @@ use super::{FastMap, FastSet};
 use crate::clock::Clock;
 use crate::domain::event::Event;
 use crate::domain::ids::{EventId, WebhookId};
-use crate::domain::webhook::{Delivery, Subscription, UrlPolicy};
+use crate::domain::webhook::{Delivery, UrlPolicy};
 use crate::storage::{Storage, StorageError};
 
 pub const BACKLOG_METRIC: &str = "freight_webhook_backlog";
 pub const DELIVERIES_METRIC: &str = "freight_webhook_deliveries_total";
+
+/// A delivery's identity: one per subscription and event.
+type Key = (WebhookId, EventId);
+
+fn key_of(delivery: &Delivery) -> Key {
+    (delivery.webhook_id.clone(), delivery.event_id.clone())
+}
 
 /// Every this many ticks the outbox is scanned even without a missed notice: a
 /// safety net that costs one short scan.
@@ -123,13 +132,8 @@ pub struct Dispatcher {
     /// `settings.retry`, shared with the attempts rather than copied into each.
     retry: Arc<RetryPolicy>,
     schedule: Schedule,
-    /// Taken from the schedule and not yet durably recorded.
-    in_flight: FastSet<(WebhookId, EventId)>,
-    /// Requests open per subscription.
-    busy: FastMap<WebhookId, usize>,
-    /// Each subscription's endpoint, for the version of it the directory holds.
-    endpoints: FastMap<WebhookId, (Arc<Subscription>, Arc<Endpoint>)>,
-    sending: usize,
+    in_flight: InFlight,
+    endpoints: Endpoints,
     /// Events noticed in memory, awaiting fan-out.
     noticed: Vec<Event>,
     /// A notice could not be kept: the outbox must be scanned.
@@ -190,10 +194,8 @@ impl Dispatcher {
             schedule: Schedule::new(settings.max_scheduled),
             retry: Arc::new(settings.retry.clone()),
             settings,
-            in_flight: FastSet::default(),
-            busy: FastMap::default(),
-            endpoints: FastMap::default(),
-            sending: 0,
+            in_flight: InFlight::default(),
+            endpoints: Endpoints::default(),
             noticed: Vec::new(),
             missed,
             outbox_pass: None,
@@ -265,7 +267,7 @@ impl Handler<EventsCommitted> for Dispatcher {
 impl Dispatcher {
     /// Answers the drain once nothing is in flight or waiting to be written.
     fn answer_drained(&mut self) {
-        let idle = self.sending == 0 && self.outcomes.is_empty() && !self.recording;
+        let idle = self.in_flight.no_requests() && self.outcomes.is_empty() && !self.recording;
         if idle && let Some(waiting) = self.draining.as_mut() {
             for waiter in waiting.drain(..) {
                 let _ = waiter.send(());

@@ -1,6 +1,6 @@
 use actix::prelude::*;
 
-use super::{Dispatcher, Redeliver, Requeue};
+use super::{Dispatcher, Redeliver, Requeue, key_of};
 use crate::domain::webhook::{Delivery, DeliveryStatus};
 use crate::storage::StorageError;
 use crate::webhooks::schedule::Queued;
@@ -11,7 +11,7 @@ impl Handler<Redeliver> for Dispatcher {
     fn handle(&mut self, msg: Redeliver, _: &mut Self::Context) -> Self::Result {
         let key = (msg.webhook.clone(), msg.event.clone());
         let storage = self.storage.clone();
-        if self.in_flight.contains(&key) {
+        if self.in_flight.holds(&key) {
             // Being attempted right now: that attempt is the redelivery.
             return Box::pin(
                 async move { storage.get_delivery(&msg.webhook, &msg.event).await }
@@ -29,7 +29,7 @@ impl Handler<Redeliver> for Dispatcher {
         }
         // Held here until the write is durable, so nothing else sends or changes it.
         let queued = self.schedule.remove(&msg.webhook, &msg.event);
-        self.in_flight.insert(key.clone());
+        self.in_flight.hold(key.clone());
         let enabled = self
             .directory
             .get(&msg.webhook)
@@ -50,7 +50,7 @@ impl Handler<Redeliver> for Dispatcher {
             }
             .into_actor(self)
             .map(move |result, actor, ctx| {
-                actor.in_flight.remove(&key);
+                actor.in_flight.release(&key);
                 let body = queued.and_then(|q| q.body);
                 match result {
                     Ok(Some((current, again))) => {
@@ -86,7 +86,7 @@ impl Handler<Requeue> for Dispatcher {
     fn handle(&mut self, msg: Requeue, _: &mut Self::Context) -> Self::Result {
         let storage = self.storage.clone();
         let now = self.clock.now();
-        let busy = self.in_flight.clone();
+        let busy = self.in_flight.snapshot();
         Box::pin(
             async move {
                 let changes: Vec<(Delivery, Delivery)> = storage
@@ -94,7 +94,7 @@ impl Handler<Requeue> for Dispatcher {
                     .await?
                     .into_iter()
                     // One being parked right now is requeued when its parking is recorded.
-                    .filter(|d| !busy.contains(&(d.webhook_id.clone(), d.event_id.clone())))
+                    .filter(|d| !busy.contains(&key_of(d)))
                     .map(|parked| {
                         let due = Delivery {
                             next_attempt_at: Some(now),

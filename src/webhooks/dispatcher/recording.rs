@@ -2,7 +2,7 @@ use actix::prelude::*;
 use actix_web::web::Bytes;
 use chrono::{DateTime, Utc};
 
-use super::{DELIVERIES_METRIC, Dispatcher};
+use super::{DELIVERIES_METRIC, Dispatcher, key_of};
 use crate::domain::ids::WebhookId;
 use crate::domain::webhook::{Delivery, DeliveryStatus, Subscription};
 use crate::storage::{Storage, StorageError};
@@ -28,10 +28,7 @@ impl Dispatcher {
     pub(super) fn record_waiting_fresh(&mut self, ctx: &mut Context<Self>) {
         let cutoff = self.clock.now() - FRESH_RECORD_AFTER;
         for queued in self.schedule.take_waiting_unrecorded(cutoff) {
-            self.in_flight.insert((
-                queued.delivery.webhook_id.clone(),
-                queued.delivery.event_id.clone(),
-            ));
+            self.in_flight.hold(key_of(&queued.delivery));
             self.outcomes.push(Outcome {
                 previous: queued.delivery.clone(),
                 next: queued.delivery,
@@ -102,9 +99,7 @@ impl Dispatcher {
                             *count += 1;
                         }
                         actor.touch(&previous);
-                        actor
-                            .in_flight
-                            .remove(&(previous.webhook_id.clone(), previous.event_id.clone()));
+                        actor.in_flight.release(&key_of(&previous));
                         actor.schedule.push(Queued {
                             delivery: previous,
                             body: outcome.body,
@@ -125,7 +120,7 @@ impl Dispatcher {
         for outcome in outcomes {
             let next = outcome.next;
             self.touch(&next);
-            let key = (next.webhook_id.clone(), next.event_id.clone());
+            let key = key_of(&next);
             let parked = next.status == DeliveryStatus::Pending && next.next_attempt_at.is_none();
             if outcome.previous.next_attempt_at.is_some() && next.next_attempt_at.is_none() {
                 backlog = backlog.saturating_sub(1);
@@ -158,7 +153,7 @@ impl Dispatcher {
                     continue;
                 }
             }
-            self.in_flight.remove(&key);
+            self.in_flight.release(&key);
             if let Some(reason) = outcome.disable {
                 let (storage, directory, now) = (
                     self.storage.clone(),

@@ -1,7 +1,7 @@
 use actix::prelude::*;
 use chrono::{DateTime, Utc};
 
-use super::Dispatcher;
+use super::{Dispatcher, key_of};
 use crate::domain::webhook::Delivery;
 use crate::storage::StorageError;
 use crate::webhooks::FastSet;
@@ -17,7 +17,7 @@ impl Dispatcher {
         let storage = self.storage.clone();
         let limit = self.schedule.capacity();
         // In-flight deliveries are still pending in storage: ask for enough to skip them.
-        let wanted = limit + self.in_flight.len();
+        let wanted = limit + self.in_flight.held();
         let count = !self.counted;
         let work = async move {
             let soonest = storage
@@ -40,8 +40,8 @@ impl Dispatcher {
                     let fresh: Vec<Delivery> = soonest
                         .into_iter()
                         .filter(|d| {
-                            let key = (d.webhook_id.clone(), d.event_id.clone());
-                            !actor.in_flight.contains(&key) && !touched.contains(&key)
+                            let key = key_of(d);
+                            !actor.in_flight.holds(&key) && !touched.contains(&key)
                         })
                         .collect();
                     actor.schedule.merge(fresh, complete);

@@ -4,7 +4,7 @@ use super::sending::expired;
 use super::*;
 use crate::domain::event::EventType;
 use crate::domain::ids::AccountId;
-use crate::domain::webhook::DeliveryStatus;
+use crate::domain::webhook::{DeliveryStatus, Subscription};
 use crate::storage::conformance::{delivered_at, sample_load};
 use crate::storage::embedded::EmbeddedStore;
 
