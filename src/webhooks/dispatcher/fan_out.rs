@@ -121,10 +121,9 @@ impl Dispatcher {
         let mut deliveries = deliveries.into_iter().peekable();
         let mut added = 0;
         for (event, body) in events {
-            let seen_by_scan = || self.scanned.iter().any(|set| set.contains(&event));
-            let skip = self.unrecorded.contains_key(&event)
+            let skip = self.ledger.in_progress(&event)
                 || settled_meanwhile.contains(&event)
-                || (!scan && seen_by_scan());
+                || (!scan && self.ledger.seen_by_scan(&event));
             let mut count = 0;
             let mut body = body;
             while let Some(delivery) = deliveries.next_if(|d| d.event_id == event) {
@@ -144,36 +143,13 @@ impl Dispatcher {
             if skip {
                 continue;
             }
-            if scan && event >= self.started {
-                self.scanned[0].insert(event.clone());
-            }
             if count == 0 {
-                self.fanned_out.push(event.clone());
+                self.writes.mark_fanned_out(event.clone());
             }
-            self.unrecorded.insert(event, count);
+            self.ledger.fanned_out(event, count, scan);
             added += count as u64;
         }
         self.set_backlog(self.backlog + added);
-    }
-
-    /// A fresh delivery left memory without a record (its webhook was deleted):
-    /// it no longer holds its event's marker.
-    pub(super) fn forget_fresh(&mut self, event: &EventId) {
-        if self.one_less_unrecorded(event) {
-            self.fanned_out.push(event.clone());
-        }
-    }
-
-    /// One of the event's fresh deliveries no longer needs its marker; true when
-    /// none does any more, so the event can be marked fanned out.
-    pub(super) fn one_less_unrecorded(&mut self, event: &EventId) -> bool {
-        match self.unrecorded.get_mut(event) {
-            Some(count) => {
-                *count = count.saturating_sub(1);
-                *count == 0
-            }
-            None => false,
-        }
     }
 }
 

@@ -22,6 +22,7 @@
 
 mod fan_out;
 mod in_flight;
+mod ledger;
 mod operator;
 mod recording;
 mod reload;
@@ -32,16 +33,16 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use actix::prelude::*;
-use chrono::Utc;
 
 use self::fan_out::MAX_NOTICED;
 use self::in_flight::InFlight;
-use self::recording::{Outcome, OutcomeCounters};
+use self::ledger::FreshLedger;
+use self::recording::{OutcomeCounters, WriteQueue};
 use self::sending::Endpoints;
+use super::FastSet;
 use super::directory::Directory;
 use super::retry::RetryPolicy;
 use super::schedule::Schedule;
-use super::{FastMap, FastSet};
 use crate::clock::Clock;
 use crate::domain::event::Event;
 use crate::domain::ids::{EventId, WebhookId};
@@ -141,8 +142,7 @@ pub struct Dispatcher {
     /// A pass over the outbox in progress, and the event its next batch follows.
     outbox_pass: Option<Option<EventId>>,
     fanning_out: bool,
-    outcomes: Vec<Outcome>,
-    recording: bool,
+    writes: WriteQueue,
     /// While a reload reads storage: the deliveries changed meanwhile.
     touched: Option<FastSet<(WebhookId, EventId)>>,
     /// The backlog was counted from storage (once, at the first reload).
@@ -153,19 +153,7 @@ pub struct Dispatcher {
     /// Pending deliveries with a next attempt, in memory and storage alike.
     backlog: u64,
     outcome_counters: OutcomeCounters,
-    /// Events fanned out in memory whose deliveries are not all recorded yet, and
-    /// how many are not; an event stays here until the write that marks it
-    /// fanned out is durable.
-    unrecorded: FastMap<EventId, usize>,
-    /// Events with every delivery recorded (or none at all), to be marked fanned
-    /// out by the next write.
-    fanned_out: Vec<EventId>,
-    /// Events fanned out from outbox scans in this scan period and the one before:
-    /// a notice of one of them arriving late is not fanned out again. Only events
-    /// made since this dispatcher started can have a notice still to come.
-    scanned: [FastSet<EventId>; 2],
-    /// The smallest id of an event made since this dispatcher started.
-    started: EventId,
+    ledger: FreshLedger,
     /// While a scan reads the outbox: the events marked fanned out meanwhile,
     /// whose markers the read may still have seen.
     settled_during_scan: Option<FastSet<EventId>>,
@@ -183,8 +171,6 @@ impl Dispatcher {
     ) -> Self {
         // Whatever committed before this start was never noticed.
         missed.store(true, Ordering::Relaxed);
-        // Ids are made from the wall clock, whatever clock the service is given.
-        let started = EventId::floor_at(Utc::now());
         Dispatcher {
             storage,
             directory,
@@ -200,18 +186,14 @@ impl Dispatcher {
             missed,
             outbox_pass: None,
             fanning_out: false,
-            outcomes: Vec::new(),
-            recording: false,
+            writes: WriteQueue::default(),
             touched: None,
             counted: false,
             ticks: 0,
             draining: None,
             backlog: 0,
             outcome_counters: OutcomeCounters::new(),
-            unrecorded: FastMap::default(),
-            fanned_out: Vec::new(),
-            scanned: Default::default(),
-            started,
+            ledger: FreshLedger::new(),
             settled_during_scan: None,
         }
     }
@@ -235,8 +217,7 @@ impl Actor for Dispatcher {
             actor.ticks += 1;
             if actor.ticks % OUTBOX_SCAN_TICKS == 0 {
                 actor.missed.store(true, Ordering::Relaxed);
-                let recent = std::mem::take(&mut actor.scanned[0]);
-                actor.scanned[1] = recent;
+                actor.ledger.next_scan_period();
             }
             actor.record_waiting_fresh(ctx);
             // A retry that came due in storage while memory was full is found here.
@@ -267,7 +248,7 @@ impl Handler<EventsCommitted> for Dispatcher {
 impl Dispatcher {
     /// Answers the drain once nothing is in flight or waiting to be written.
     fn answer_drained(&mut self) {
-        let idle = self.in_flight.no_requests() && self.outcomes.is_empty() && !self.recording;
+        let idle = self.in_flight.no_requests() && self.writes.is_idle();
         if idle && let Some(waiting) = self.draining.as_mut() {
             for waiter in waiting.drain(..) {
                 let _ = waiter.send(());

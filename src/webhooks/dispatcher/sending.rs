@@ -9,7 +9,7 @@ use actix_web::web::Bytes;
 use super::recording::Outcome;
 use super::{Dispatcher, Key, key_of};
 use crate::clock::Clock;
-use crate::domain::ids::WebhookId;
+use crate::domain::ids::{EventId, WebhookId};
 use crate::domain::webhook::{
     Delivery, DeliveryStatus, HISTORY_RETENTION_DAYS, Subscription, UrlPolicy,
 };
@@ -110,6 +110,14 @@ impl Dispatcher {
                 );
             }
             Some(subscription) => self.send(ctx, subscription, queued),
+        }
+    }
+
+    /// A fresh delivery left memory without a record (its webhook was deleted):
+    /// it no longer holds its event's marker.
+    fn forget_fresh(&mut self, event: &EventId) {
+        if self.ledger.one_less_unrecorded(event) {
+            self.writes.mark_fanned_out(event.clone());
         }
     }
 
