@@ -29,12 +29,12 @@ mod reload;
 mod sending;
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
 use actix::prelude::*;
 
-use self::fan_out::MAX_NOTICED;
+use self::fan_out::{FanOutState, Intake};
 use self::in_flight::InFlight;
 use self::ledger::FreshLedger;
 use self::recording::{OutcomeCounters, WriteQueue};
@@ -135,13 +135,8 @@ pub struct Dispatcher {
     schedule: Schedule,
     in_flight: InFlight,
     endpoints: Endpoints,
-    /// Events noticed in memory, awaiting fan-out.
-    noticed: Vec<Event>,
-    /// A notice could not be kept: the outbox must be scanned.
-    missed: Arc<AtomicBool>,
-    /// A pass over the outbox in progress, and the event its next batch follows.
-    outbox_pass: Option<Option<EventId>>,
-    fanning_out: bool,
+    intake: Intake,
+    fanning_out: FanOutState,
     writes: WriteQueue,
     /// While a reload reads storage: the deliveries changed meanwhile.
     touched: Option<FastSet<(WebhookId, EventId)>>,
@@ -154,9 +149,6 @@ pub struct Dispatcher {
     backlog: u64,
     outcome_counters: OutcomeCounters,
     ledger: FreshLedger,
-    /// While a scan reads the outbox: the events marked fanned out meanwhile,
-    /// whose markers the read may still have seen.
-    settled_during_scan: Option<FastSet<EventId>>,
 }
 
 impl Dispatcher {
@@ -169,8 +161,6 @@ impl Dispatcher {
         missed: Arc<AtomicBool>,
         sender: Option<tokio::runtime::Handle>,
     ) -> Self {
-        // Whatever committed before this start was never noticed.
-        missed.store(true, Ordering::Relaxed);
         Dispatcher {
             storage,
             directory,
@@ -182,10 +172,8 @@ impl Dispatcher {
             settings,
             in_flight: InFlight::default(),
             endpoints: Endpoints::default(),
-            noticed: Vec::new(),
-            missed,
-            outbox_pass: None,
-            fanning_out: false,
+            intake: Intake::new(missed),
+            fanning_out: FanOutState::Idle,
             writes: WriteQueue::default(),
             touched: None,
             counted: false,
@@ -194,7 +182,6 @@ impl Dispatcher {
             backlog: 0,
             outcome_counters: OutcomeCounters::new(),
             ledger: FreshLedger::new(),
-            settled_during_scan: None,
         }
     }
 
@@ -216,7 +203,7 @@ impl Actor for Dispatcher {
         ctx.run_interval(self.settings.tick, |actor, ctx| {
             actor.ticks += 1;
             if actor.ticks % OUTBOX_SCAN_TICKS == 0 {
-                actor.missed.store(true, Ordering::Relaxed);
+                actor.intake.scan_outbox();
                 actor.ledger.next_scan_period();
             }
             actor.record_waiting_fresh(ctx);
@@ -235,12 +222,7 @@ impl Handler<EventsCommitted> for Dispatcher {
     type Result = ();
 
     fn handle(&mut self, msg: EventsCommitted, ctx: &mut Self::Context) {
-        if msg.0.is_empty() || self.noticed.len() + msg.0.len() > MAX_NOTICED {
-            // Kept in the outbox alone; read from there.
-            self.missed.store(true, Ordering::Relaxed);
-        } else {
-            self.noticed.extend(msg.0);
-        }
+        self.intake.notice(msg.0);
         self.fan_out(ctx);
     }
 }

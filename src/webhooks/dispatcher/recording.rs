@@ -128,9 +128,7 @@ impl Dispatcher {
                 Ok(()) => {
                     for event in fanned_out {
                         actor.ledger.marked(&event);
-                        if let Some(settled) = &mut actor.settled_during_scan {
-                            settled.insert(event);
-                        }
+                        actor.fanning_out.settled(event);
                     }
                     actor.recorded(ctx, outcomes);
                 }
