@@ -211,7 +211,7 @@ impl Dispatcher {
             self.ledger.fanned_out(event, count, scan.is_some());
             added += count as u64;
         }
-        self.set_backlog(self.backlog + added);
+        self.backlog.add(added);
     }
 }
 

@@ -38,8 +38,8 @@ use self::fan_out::{FanOutState, Intake};
 use self::in_flight::InFlight;
 use self::ledger::FreshLedger;
 use self::recording::{OutcomeCounters, WriteQueue};
+use self::reload::Reload;
 use self::sending::Endpoints;
-use super::FastSet;
 use super::directory::Directory;
 use super::retry::RetryPolicy;
 use super::schedule::Schedule;
@@ -121,6 +121,49 @@ pub struct Drain;
 #[rtype(result = "Result<(), StorageError>")]
 pub struct Requeue(pub WebhookId);
 
+/// Pending deliveries with a next attempt, in memory and storage alike, and the
+/// gauge that shows them. Storage is counted once, at the first reload; every
+/// change after that passes through the dispatcher, so it is kept here.
+#[derive(Default)]
+struct Backlog {
+    pending: u64,
+    counted: bool,
+}
+
+impl Backlog {
+    fn get(&self) -> u64 {
+        self.pending
+    }
+
+    fn set(&mut self, pending: u64) {
+        self.pending = pending;
+        metrics::gauge!(BACKLOG_METRIC).set(pending as f64);
+    }
+
+    fn add(&mut self, more: u64) {
+        self.set(self.pending + more);
+    }
+
+    /// Storage has not been counted yet (the next reload counts it).
+    fn needs_count(&self) -> bool {
+        !self.counted
+    }
+
+    fn counted(&mut self, pending: u64) {
+        self.counted = true;
+        self.set(pending);
+    }
+}
+
+/// Whether new attempts may start. Draining is for good: once asked, the
+/// dispatcher only finishes what it started.
+enum Mode {
+    Running,
+    /// Who waits for the last attempt in flight to be recorded; emptied as they
+    /// are answered.
+    Draining(Vec<tokio::sync::oneshot::Sender<()>>),
+}
+
 pub struct Dispatcher {
     storage: Arc<dyn Storage>,
     directory: Arc<Directory>,
@@ -138,15 +181,10 @@ pub struct Dispatcher {
     intake: Intake,
     fanning_out: FanOutState,
     writes: WriteQueue,
-    /// While a reload reads storage: the deliveries changed meanwhile.
-    touched: Option<FastSet<(WebhookId, EventId)>>,
-    /// The backlog was counted from storage (once, at the first reload).
-    counted: bool,
+    reloading: Reload,
     ticks: u64,
-    /// Shutting down: who waits for the last attempt in flight to be recorded.
-    draining: Option<Vec<tokio::sync::oneshot::Sender<()>>>,
-    /// Pending deliveries with a next attempt, in memory and storage alike.
-    backlog: u64,
+    mode: Mode,
+    backlog: Backlog,
     outcome_counters: OutcomeCounters,
     ledger: FreshLedger,
 }
@@ -175,19 +213,13 @@ impl Dispatcher {
             intake: Intake::new(missed),
             fanning_out: FanOutState::Idle,
             writes: WriteQueue::default(),
-            touched: None,
-            counted: false,
+            reloading: Reload::Idle,
             ticks: 0,
-            draining: None,
-            backlog: 0,
+            mode: Mode::Running,
+            backlog: Backlog::default(),
             outcome_counters: OutcomeCounters::new(),
             ledger: FreshLedger::new(),
         }
-    }
-
-    fn set_backlog(&mut self, backlog: u64) {
-        self.backlog = backlog;
-        metrics::gauge!(BACKLOG_METRIC).set(backlog as f64);
     }
 
     fn pump(&mut self, ctx: &mut Context<Self>) {
@@ -231,7 +263,7 @@ impl Dispatcher {
     /// Answers the drain once nothing is in flight or waiting to be written.
     fn answer_drained(&mut self) {
         let idle = self.in_flight.no_requests() && self.writes.is_idle();
-        if idle && let Some(waiting) = self.draining.as_mut() {
+        if idle && let Mode::Draining(waiting) = &mut self.mode {
             for waiter in waiting.drain(..) {
                 let _ = waiter.send(());
             }
@@ -244,7 +276,10 @@ impl Handler<Drain> for Dispatcher {
 
     fn handle(&mut self, _: Drain, _: &mut Self::Context) -> Self::Result {
         let (tx, rx) = tokio::sync::oneshot::channel();
-        self.draining.get_or_insert_with(Vec::new).push(tx);
+        match &mut self.mode {
+            Mode::Running => self.mode = Mode::Draining(vec![tx]),
+            Mode::Draining(waiting) => waiting.push(tx),
+        }
         self.answer_drained();
         Box::pin(async move {
             let _ = rx.await;

@@ -56,7 +56,7 @@ impl Handler<Redeliver> for Dispatcher {
                     Ok(Some((current, again))) => {
                         actor.touch(&again);
                         if current.next_attempt_at.is_none() && again.next_attempt_at.is_some() {
-                            actor.set_backlog(actor.backlog + 1);
+                            actor.backlog.add(1);
                         }
                         actor.schedule.push(Queued {
                             delivery: again.clone(),
@@ -112,7 +112,7 @@ impl Handler<Requeue> for Dispatcher {
             .into_actor(self)
             .map(|result, actor, ctx| {
                 let changes = result?;
-                actor.set_backlog(actor.backlog + changes.len() as u64);
+                actor.backlog.add(changes.len() as u64);
                 for (_, due) in changes {
                     actor.touch(&due);
                     actor.schedule.push(Queued {

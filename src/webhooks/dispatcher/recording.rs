@@ -163,7 +163,7 @@ impl Dispatcher {
     /// Outcomes are durable: retries go back on the schedule, finished deliveries
     /// leave the backlog, and subscriptions that must be disabled are.
     fn recorded(&mut self, ctx: &mut Context<Self>, outcomes: Vec<Outcome>) {
-        let mut backlog = self.backlog;
+        let mut backlog = self.backlog.get();
         for outcome in outcomes {
             let next = outcome.next;
             self.touch(&next);
@@ -214,7 +214,7 @@ impl Dispatcher {
                 });
             }
         }
-        self.set_backlog(backlog);
+        self.backlog.set(backlog);
     }
 
     /// Disables a subscription beside the dispatcher's work; its deliveries are

@@ -7,7 +7,7 @@ use actix::prelude::*;
 use actix_web::web::Bytes;
 
 use super::recording::Outcome;
-use super::{Dispatcher, Key, key_of};
+use super::{Dispatcher, Key, Mode, key_of};
 use crate::clock::Clock;
 use crate::domain::ids::{EventId, WebhookId};
 use crate::domain::webhook::{
@@ -57,7 +57,7 @@ impl Dispatcher {
     /// Starts every due delivery there is room for, and reads the soonest ones
     /// back from storage when memory has run low and storage holds more.
     pub(super) fn dispatch_due(&mut self, ctx: &mut Context<Self>) {
-        if self.draining.is_some() {
+        if let Mode::Draining(_) = self.mode {
             self.answer_drained();
             return;
         }
