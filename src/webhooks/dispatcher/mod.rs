@@ -14,11 +14,23 @@
 //! deliveries, with their bodies when fan-out had them. When the window
 //! overflows, recorded deliveries stay in storage and are read back, soonest
 //! first, as the window drains; fresh ones always stay in memory (fan-out pauses
-//! while the window is half full, which bounds them). Attempt outcomes are written in batches (one
-//! atomic write for whatever finished while the previous write was syncing), and
-//! a delivery counts as in flight until its outcome is durable, so a reload never
-//! sends it twice at once. A slow or dead receiver holds at most
-//! `max_per_webhook` requests and never slows GPS ingest or other receivers.
+//! while the window is half full, which bounds them). Attempt outcomes are
+//! written in batches (one atomic write for whatever finished while the previous
+//! write was syncing), and a delivery counts as in flight until its outcome is
+//! durable, so a reload never sends it twice at once. A slow or dead receiver
+//! holds at most `max_per_webhook` requests and never slows GPS ingest or other
+//! receivers.
+//!
+//! Where each part lives:
+//! - `fan_out`: events (notices, or the outbox) into fresh deliveries on the
+//!   schedule; `ledger`: which events' markers still stand for fresh deliveries.
+//! - `sending`: due deliveries started, parked or sent; `in_flight`: what is
+//!   held until durable, and the request limits.
+//! - `recording`: the batched writes (`FRESH_RECORD_AFTER` is there), and what
+//!   follows once they are durable.
+//! - `reload`: the soonest pending deliveries read back from storage.
+//! - `operator`: redeliveries and requeues asked for through the API.
+//! - here: the actor, its messages and settings, the backlog gauge, shutdown.
 
 mod fan_out;
 mod in_flight;
@@ -121,6 +133,129 @@ pub struct Drain;
 #[rtype(result = "Result<(), StorageError>")]
 pub struct Requeue(pub WebhookId);
 
+/// The one owner of the schedule and of the state below: every change to a
+/// delivery in memory goes through this actor's mailbox, so none needs a lock.
+pub struct Dispatcher {
+    storage: Arc<dyn Storage>,
+    directory: Arc<Directory>,
+    client: reqwest::Client,
+    /// Where requests run (see `DispatchSettings::send_threads`); `None`: on the
+    /// dispatcher's own thread.
+    sender: Option<tokio::runtime::Handle>,
+    clock: Clock,
+    settings: DispatchSettings,
+    /// `settings.retry`, shared with the attempts rather than copied into each.
+    retry: Arc<RetryPolicy>,
+    schedule: Schedule,
+    in_flight: InFlight,
+    endpoints: Endpoints,
+    intake: Intake,
+    fanning_out: FanOutState,
+    ledger: FreshLedger,
+    writes: WriteQueue,
+    reloading: Reload,
+    backlog: Backlog,
+    outcome_counters: OutcomeCounters,
+    mode: Mode,
+    ticks: u64,
+}
+
+impl Dispatcher {
+    pub fn new(
+        storage: Arc<dyn Storage>,
+        directory: Arc<Directory>,
+        client: reqwest::Client,
+        clock: Clock,
+        settings: DispatchSettings,
+        missed: Arc<AtomicBool>,
+        sender: Option<tokio::runtime::Handle>,
+    ) -> Self {
+        Dispatcher {
+            storage,
+            directory,
+            client,
+            sender,
+            clock,
+            schedule: Schedule::new(settings.max_scheduled),
+            retry: Arc::new(settings.retry.clone()),
+            settings,
+            in_flight: InFlight::default(),
+            endpoints: Endpoints::default(),
+            intake: Intake::new(missed),
+            fanning_out: FanOutState::Idle,
+            ledger: FreshLedger::new(),
+            writes: WriteQueue::default(),
+            reloading: Reload::Idle,
+            backlog: Backlog::default(),
+            outcome_counters: OutcomeCounters::new(),
+            mode: Mode::Running,
+            ticks: 0,
+        }
+    }
+
+    /// What is looked at without a nudge: the outbox now and then, fresh
+    /// deliveries waiting too long, retries that came due in storage.
+    fn tick(&mut self, ctx: &mut Context<Self>) {
+        self.ticks += 1;
+        if self.ticks.is_multiple_of(OUTBOX_SCAN_TICKS) {
+            self.intake.scan_outbox();
+            self.ledger.next_scan_period();
+        }
+        self.record_waiting_fresh(ctx);
+        // A retry that came due in storage while memory was full is found here.
+        if self.schedule.overflowed() {
+            self.reload(ctx);
+        }
+        self.dispatch_due(ctx);
+    }
+
+    /// Answers the drain once nothing is in flight or waiting to be written.
+    fn answer_drained(&mut self) {
+        let idle = self.in_flight.no_requests() && self.writes.is_idle();
+        if idle && let Mode::Draining(waiting) = &mut self.mode {
+            for waiter in waiting.drain(..) {
+                let _ = waiter.send(());
+            }
+        }
+    }
+}
+
+impl Actor for Dispatcher {
+    type Context = Context<Self>;
+
+    fn started(&mut self, ctx: &mut Self::Context) {
+        ctx.set_mailbox_capacity(1024);
+        ctx.run_interval(self.settings.tick, |actor, ctx| actor.tick(ctx));
+        self.reload(ctx);
+        self.dispatch_due(ctx);
+    }
+}
+
+impl Handler<EventsCommitted> for Dispatcher {
+    type Result = ();
+
+    fn handle(&mut self, msg: EventsCommitted, ctx: &mut Self::Context) {
+        self.intake.notice(msg.0);
+        self.fan_out(ctx);
+    }
+}
+
+impl Handler<Drain> for Dispatcher {
+    type Result = ResponseFuture<()>;
+
+    fn handle(&mut self, _: Drain, _: &mut Self::Context) -> Self::Result {
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        match &mut self.mode {
+            Mode::Running => self.mode = Mode::Draining(vec![tx]),
+            Mode::Draining(waiting) => waiting.push(tx),
+        }
+        self.answer_drained();
+        Box::pin(async move {
+            let _ = rx.await;
+        })
+    }
+}
+
 /// Pending deliveries with a next attempt, in memory and storage alike, and the
 /// gauge that shows them. Storage is counted once, at the first reload; every
 /// change after that passes through the dispatcher, so it is kept here.
@@ -162,129 +297,6 @@ enum Mode {
     /// Who waits for the last attempt in flight to be recorded; emptied as they
     /// are answered.
     Draining(Vec<tokio::sync::oneshot::Sender<()>>),
-}
-
-pub struct Dispatcher {
-    storage: Arc<dyn Storage>,
-    directory: Arc<Directory>,
-    client: reqwest::Client,
-    /// Where requests run (see `DispatchSettings::send_threads`); `None`: on the
-    /// dispatcher's own thread.
-    sender: Option<tokio::runtime::Handle>,
-    clock: Clock,
-    settings: DispatchSettings,
-    /// `settings.retry`, shared with the attempts rather than copied into each.
-    retry: Arc<RetryPolicy>,
-    schedule: Schedule,
-    in_flight: InFlight,
-    endpoints: Endpoints,
-    intake: Intake,
-    fanning_out: FanOutState,
-    writes: WriteQueue,
-    reloading: Reload,
-    ticks: u64,
-    mode: Mode,
-    backlog: Backlog,
-    outcome_counters: OutcomeCounters,
-    ledger: FreshLedger,
-}
-
-impl Dispatcher {
-    pub fn new(
-        storage: Arc<dyn Storage>,
-        directory: Arc<Directory>,
-        client: reqwest::Client,
-        clock: Clock,
-        settings: DispatchSettings,
-        missed: Arc<AtomicBool>,
-        sender: Option<tokio::runtime::Handle>,
-    ) -> Self {
-        Dispatcher {
-            storage,
-            directory,
-            client,
-            sender,
-            clock,
-            schedule: Schedule::new(settings.max_scheduled),
-            retry: Arc::new(settings.retry.clone()),
-            settings,
-            in_flight: InFlight::default(),
-            endpoints: Endpoints::default(),
-            intake: Intake::new(missed),
-            fanning_out: FanOutState::Idle,
-            writes: WriteQueue::default(),
-            reloading: Reload::Idle,
-            ticks: 0,
-            mode: Mode::Running,
-            backlog: Backlog::default(),
-            outcome_counters: OutcomeCounters::new(),
-            ledger: FreshLedger::new(),
-        }
-    }
-
-    fn pump(&mut self, ctx: &mut Context<Self>) {
-        self.dispatch_due(ctx);
-    }
-}
-
-impl Actor for Dispatcher {
-    type Context = Context<Self>;
-
-    fn started(&mut self, ctx: &mut Self::Context) {
-        ctx.set_mailbox_capacity(1024);
-        ctx.run_interval(self.settings.tick, |actor, ctx| {
-            actor.ticks += 1;
-            if actor.ticks % OUTBOX_SCAN_TICKS == 0 {
-                actor.intake.scan_outbox();
-                actor.ledger.next_scan_period();
-            }
-            actor.record_waiting_fresh(ctx);
-            // A retry that came due in storage while memory was full is found here.
-            if actor.schedule.overflowed() {
-                actor.reload(ctx);
-            }
-            actor.pump(ctx);
-        });
-        self.reload(ctx);
-        self.pump(ctx);
-    }
-}
-
-impl Handler<EventsCommitted> for Dispatcher {
-    type Result = ();
-
-    fn handle(&mut self, msg: EventsCommitted, ctx: &mut Self::Context) {
-        self.intake.notice(msg.0);
-        self.fan_out(ctx);
-    }
-}
-
-impl Dispatcher {
-    /// Answers the drain once nothing is in flight or waiting to be written.
-    fn answer_drained(&mut self) {
-        let idle = self.in_flight.no_requests() && self.writes.is_idle();
-        if idle && let Mode::Draining(waiting) = &mut self.mode {
-            for waiter in waiting.drain(..) {
-                let _ = waiter.send(());
-            }
-        }
-    }
-}
-
-impl Handler<Drain> for Dispatcher {
-    type Result = ResponseFuture<()>;
-
-    fn handle(&mut self, _: Drain, _: &mut Self::Context) -> Self::Result {
-        let (tx, rx) = tokio::sync::oneshot::channel();
-        match &mut self.mode {
-            Mode::Running => self.mode = Mode::Draining(vec![tx]),
-            Mode::Draining(waiting) => waiting.push(tx),
-        }
-        self.answer_drained();
-        Box::pin(async move {
-            let _ = rx.await;
-        })
-    }
 }
 
 #[cfg(test)]
