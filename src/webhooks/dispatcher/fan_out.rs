@@ -1,0 +1,298 @@
+//! Turning committed events into fresh deliveries: notices kept in memory
+//! first, the outbox when one was missed (and at start, and every scan period),
+//! one batch at a time, and only while the schedule has room.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use actix::prelude::*;
+use actix_web::web::Bytes;
+use chrono::{DateTime, Utc};
+
+use super::Dispatcher;
+use crate::clock::Clock;
+use crate::domain::event::Event;
+use crate::domain::ids::EventId;
+use crate::domain::webhook::Delivery;
+use crate::storage::Storage;
+use crate::telemetry::error_chain;
+use crate::unavailable::Unavailable;
+use crate::webhooks::FastSet;
+use crate::webhooks::directory::Directory;
+use crate::webhooks::notifier::DispatchError;
+use crate::webhooks::schedule::Queued;
+
+/// Events fanned out per storage round trip.
+const FAN_OUT_BATCH: usize = 512;
+/// Events held in memory awaiting fan-out; beyond it they are read from the outbox.
+const MAX_NOTICED: usize = 16_384;
+
+/// Events waiting to be fanned out, and where to find them. Every committed
+/// event is in the outbox; a notice only saves reading it back, so a notice
+/// that cannot be kept is dropped and the outbox scanned instead.
+pub(super) struct Intake {
+    /// Events noticed in memory, awaiting fan-out.
+    noticed: Vec<Event>,
+    /// A notice could not be kept: the outbox must be scanned from its start.
+    /// Shared with the notifier, which sets it when a notice never arrives.
+    missed: Arc<AtomicBool>,
+    /// A pass over the outbox that has more to read.
+    pass: Option<PassCursor>,
+}
+
+/// Where a pass over the outbox picks up: after the last event of its last
+/// batch, which was full. A batch that is not full ends the pass.
+struct PassCursor(EventId);
+
+/// Where one batch of events comes from.
+enum Source {
+    Notices(Vec<Event>),
+    /// `after`: `None` starts a pass at the beginning of the outbox.
+    Outbox {
+        after: Option<EventId>,
+    },
+}
+
+/// Whether a batch is being prepared. An outbox scan also collects the events
+/// marked fanned out while it reads: the read may still have seen their
+/// markers, and they must not be fanned out again.
+pub(super) enum FanOutState {
+    Idle,
+    PreparingNotices,
+    Scanning { settled_meanwhile: FastSet<EventId> },
+}
+
+impl Intake {
+    pub(super) fn new(missed: Arc<AtomicBool>) -> Self {
+        // Whatever committed before this start was never noticed.
+        missed.store(true, Ordering::Relaxed);
+        Intake {
+            noticed: Vec::new(),
+            missed,
+            pass: None,
+        }
+    }
+
+    /// Keeps the events of a notice, unless they are too many (or not listed).
+    pub(super) fn notice(&mut self, events: Vec<Event>) {
+        if events.is_empty() || self.noticed.len() + events.len() > MAX_NOTICED {
+            // Kept in the outbox alone; read from there.
+            self.scan_outbox();
+        } else {
+            self.noticed.extend(events);
+        }
+    }
+
+    /// Asks for a pass over the whole outbox.
+    pub(super) fn scan_outbox(&self) {
+        self.missed.store(true, Ordering::Relaxed);
+    }
+
+    /// The next batch: notices first. A pass over the outbox continues from
+    /// where its last batch ended, unless a notice was missed meanwhile: that
+    /// event may be behind it, so start over.
+    fn next_source(&mut self) -> Option<Source> {
+        if !self.noticed.is_empty() {
+            let n = self.noticed.len().min(FAN_OUT_BATCH);
+            return Some(Source::Notices(self.noticed.drain(..n).collect()));
+        }
+        if self.missed.swap(false, Ordering::Relaxed) {
+            return Some(Source::Outbox { after: None });
+        }
+        let PassCursor(after) = self.pass.take()?;
+        Some(Source::Outbox { after: Some(after) })
+    }
+}
+
+impl FanOutState {
+    /// An event was marked fanned out (durably).
+    pub(super) fn settled(&mut self, event: EventId) {
+        if let FanOutState::Scanning { settled_meanwhile } = self {
+            settled_meanwhile.insert(event);
+        }
+    }
+}
+
+impl Dispatcher {
+    /// Turns events into fresh deliveries and schedules them: events noticed in
+    /// memory first, the outbox when a notice was missed (or at start).
+    pub(super) fn fan_out(&mut self, ctx: &mut Context<Self>) {
+        // Back-pressure: while the schedule is half full, events wait (in the
+        // outbox, and a bounded list of notices) rather than spill deliveries to
+        // storage that would have to be read back.
+        let busy = !matches!(self.fanning_out, FanOutState::Idle);
+        if busy || self.schedule.len() >= self.schedule.capacity() / 2 {
+            return;
+        }
+        let Some(source) = self.intake.next_source() else {
+            return;
+        };
+        self.fanning_out = match source {
+            Source::Notices(_) => FanOutState::PreparingNotices,
+            Source::Outbox { .. } => FanOutState::Scanning {
+                settled_meanwhile: FastSet::default(),
+            },
+        };
+        let work = prepare(
+            self.storage.clone(),
+            self.directory.clone(),
+            self.clock.clone(),
+            source,
+        );
+        ctx.spawn(work.into_actor(self).map(|result, actor, ctx| {
+            if actor.prepared(ctx, result) {
+                actor.fan_out(ctx);
+            }
+        }));
+    }
+
+    /// Schedules a prepared batch; false when it failed, and fan-out waits for
+    /// the next tick.
+    fn prepared(
+        &mut self,
+        ctx: &mut Context<Self>,
+        result: Result<(FanOut, Option<PassCursor>), DispatchError>,
+    ) -> bool {
+        let scan = match std::mem::replace(&mut self.fanning_out, FanOutState::Idle) {
+            FanOutState::Scanning { settled_meanwhile } => Some(settled_meanwhile),
+            FanOutState::PreparingNotices | FanOutState::Idle => None,
+        };
+        match result {
+            Ok((fan_out, pass)) => {
+                self.schedule_fresh(fan_out, scan.as_ref());
+                if let Some(pass) = pass {
+                    self.intake.pass = Some(pass);
+                }
+                self.write_outcomes(ctx);
+                self.dispatch_due(ctx);
+                true
+            }
+            Err(error) => {
+                // The events are in the outbox still: read them from there.
+                self.intake.scan_outbox();
+                tracing::error!(error = %error_chain(&error), "webhook fan-out failed; retrying on the next tick");
+                false
+            }
+        }
+    }
+
+    /// Schedules the fresh deliveries of a batch of events, but for events that
+    /// are being (or have been) fanned out already: in progress here, found by a
+    /// scan and now noticed late, or marked fanned out while a scan read them.
+    /// `scan`: the batch came from the outbox; the events settled meanwhile.
+    fn schedule_fresh(&mut self, fan_out: FanOut, scan: Option<&FastSet<EventId>>) {
+        let mut deliveries = fan_out.deliveries.into_iter().peekable();
+        let mut added = 0;
+        for (event, body) in fan_out.events {
+            let skip = self.ledger.in_progress(&event)
+                || match scan {
+                    Some(settled_meanwhile) => settled_meanwhile.contains(&event),
+                    None => self.ledger.seen_by_scan(&event),
+                };
+            let mut count = 0;
+            let mut body = body;
+            while let Some(delivery) = deliveries.next_if(|d| d.event_id == event) {
+                if !skip {
+                    count += 1;
+                    // The last of the event's deliveries takes the body itself: a
+                    // clone would make its buffer shared (an allocation) for nothing.
+                    let last = deliveries.peek().is_none_or(|d| d.event_id != event);
+                    let body = if last { body.take() } else { body.clone() };
+                    self.schedule.push(Queued {
+                        delivery,
+                        body,
+                        recorded: false,
+                    });
+                }
+            }
+            if skip {
+                continue;
+            }
+            if count == 0 {
+                self.writes.mark_fanned_out(event.clone());
+            }
+            self.ledger.fanned_out(event, count, scan.is_some());
+            added += count as u64;
+        }
+        self.backlog.add(added);
+    }
+}
+
+/// A batch of events turned into the deliveries they make, before recording.
+struct FanOut {
+    /// Every event of the batch, matched or not (all are marked fanned out once
+    /// their deliveries are recorded), with the body its subscribers get.
+    events: Vec<(EventId, Option<Bytes>)>,
+    /// The deliveries, in the order of their events.
+    deliveries: Vec<Delivery>,
+}
+
+impl FanOut {
+    fn prepare(directory: &Directory, events: Vec<Event>, now: DateTime<Utc>) -> Self {
+        let mut deliveries = Vec::new();
+        let mut batch = Vec::with_capacity(events.len());
+        for event in events {
+            // A subscription made after the event never gets it (the event may be
+            // fanned out again after a restart, when more subscriptions exist).
+            let mut matching = directory.matching(&event.account_id, event.kind);
+            matching.retain(|subscription| subscription.created_at <= event.timestamp);
+            if matching.is_empty() {
+                batch.push((event.id, None));
+                continue;
+            }
+            deliveries.extend(matching.into_iter().map(|subscription| {
+                Delivery::new(subscription.id.clone(), event.id.clone(), event.kind, now)
+            }));
+            batch.push((event.id.clone(), Some(Bytes::from(event.body()))));
+        }
+        FanOut {
+            events: batch,
+            deliveries,
+        }
+    }
+}
+
+/// Reads a batch (from the outbox, for a scan) and turns it into deliveries,
+/// leaving out those a scan finds recorded already; with the cursor of a pass
+/// that goes on after this batch.
+async fn prepare(
+    storage: Arc<dyn Storage>,
+    directory: Arc<Directory>,
+    clock: Clock,
+    source: Source,
+) -> Result<(FanOut, Option<PassCursor>), DispatchError> {
+    let (events, pass, scan) = match source {
+        Source::Notices(events) => (events, None, false),
+        Source::Outbox { after } => {
+            let events = storage
+                .unfanned_events(after.as_ref(), FAN_OUT_BATCH)
+                .await?;
+            let pass = match events.len() == FAN_OUT_BATCH {
+                true => events.last().map(|e| PassCursor(e.id.clone())),
+                false => None,
+            };
+            (events, pass, true)
+        }
+    };
+    let FanOut { events, deliveries } = prepare_beside(directory, events, clock.now()).await?;
+    // An event still in the outbox may have had some deliveries recorded
+    // before a restart: those were attempted, and are not sent again.
+    let deliveries = match scan {
+        true => storage.without_records(deliveries).await?,
+        false => deliveries,
+    };
+    Ok((FanOut { events, deliveries }, pass))
+}
+
+/// `FanOut::prepare` on a blocking thread: rendering bodies and matching
+/// subscriptions is CPU work, and the dispatcher's thread is the busiest in a
+/// drain, so it runs beside it.
+async fn prepare_beside(
+    directory: Arc<Directory>,
+    events: Vec<Event>,
+    now: DateTime<Utc>,
+) -> Result<FanOut, Unavailable> {
+    tokio::task::spawn_blocking(move || FanOut::prepare(&directory, events, now))
+        .await
+        .map_err(Unavailable::task)
+}

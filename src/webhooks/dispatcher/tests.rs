@@ -1,0 +1,221 @@
+use chrono::{DateTime, Utc};
+
+use super::sending::expired;
+use super::*;
+use crate::domain::event::EventType;
+use crate::domain::fixtures::{delivered_at, sample_load};
+use crate::domain::ids::AccountId;
+use crate::domain::webhook::{DeliveryStatus, Subscription};
+use crate::storage::embedded::EmbeddedStore;
+
+#[test]
+fn a_delivery_outliving_its_event_fails_and_says_why() {
+    let now = Utc::now();
+    let parked = Delivery {
+        next_attempt_at: None,
+        ..Delivery::new(
+            WebhookId::generate(),
+            EventId::generate(),
+            EventType::LoadCreated,
+            now,
+        )
+    };
+    let outcome = expired(parked.clone(), true);
+    assert_eq!(outcome.previous, parked);
+    assert_eq!(outcome.next.status, DeliveryStatus::Failed);
+    assert_eq!(outcome.next.next_attempt_at, None);
+    assert!(outcome.next.last_error.unwrap().contains("30-day history"));
+    assert!(outcome.disable.is_none());
+    assert!(!outcome.first_record);
+}
+
+/// A subscription to `load.created` at port 1 on loopback, which refuses at
+/// once: every attempt fails fast, and is recorded.
+fn refused_subscription(account: &AccountId, created_at: DateTime<Utc>) -> Subscription {
+    Subscription {
+        id: WebhookId::generate(),
+        account_id: account.clone(),
+        url: "http://127.0.0.1:1/hook".into(),
+        events: vec![EventType::LoadCreated],
+        secret: "0123456789abcdef0123".into(),
+        enabled: true,
+        disabled_reason: None,
+        created_at,
+        updated_at: created_at,
+    }
+}
+
+/// A load of `account` and its `load.created` event, committed to the outbox.
+async fn committed_event(storage: &dyn Storage, account: &AccountId, at: DateTime<Utc>) -> Event {
+    let load = sample_load(account, "TX", "GA");
+    let event = Event::new(
+        account.clone(),
+        load.id.clone(),
+        EventType::LoadCreated,
+        1,
+        at,
+        serde_json::json!({}),
+    );
+    storage
+        .insert_load(&load, std::slice::from_ref(&event))
+        .await
+        .unwrap();
+    event
+}
+
+/// A dispatcher over `storage` that may call loopback over http.
+fn start_dispatcher(
+    storage: &Arc<dyn Storage>,
+    subscriptions: Vec<Subscription>,
+    clock: Clock,
+    settings: DispatchSettings,
+) -> Addr<Dispatcher> {
+    let policy = UrlPolicy {
+        allow_http: true,
+        allow_private: true,
+    };
+    Dispatcher::new(
+        storage.clone(),
+        Arc::new(Directory::new(subscriptions)),
+        super::super::client::build(policy),
+        clock,
+        DispatchSettings {
+            url_policy: policy,
+            ..settings
+        },
+        Arc::new(AtomicBool::new(true)),
+        None,
+    )
+    .start()
+}
+
+/// A restart finds an event still in the outbox after some of its deliveries
+/// were recorded: only the others are sent, a subscription made after the
+/// event gets nothing, and the event is marked fanned out once all are.
+#[actix_rt::test]
+async fn a_restart_sends_only_the_deliveries_never_recorded() {
+    let dir = tempfile::tempdir().unwrap();
+    let storage: Arc<dyn Storage> = Arc::new(EmbeddedStore::open(dir.path()).await.unwrap());
+    let account = AccountId::generate();
+    let now = Utc::now();
+    let (done, waiting) = (
+        refused_subscription(&account, now),
+        refused_subscription(&account, now),
+    );
+    let later = refused_subscription(&account, now + chrono::Duration::seconds(1));
+    for s in [&done, &waiting, &later] {
+        storage.put_webhook(s).await.unwrap();
+    }
+    let event = committed_event(&*storage, &account, now).await;
+    // Before the "crash": one delivery attempted and recorded, the marker still there.
+    let delivered = delivered_at(
+        &Delivery::new(done.id.clone(), event.id.clone(), event.kind, now),
+        now,
+    );
+    storage
+        .put_deliveries(vec![(None, delivered.clone())], Vec::new())
+        .await
+        .unwrap();
+
+    let subscriptions = vec![done.clone(), waiting.clone(), later.clone()];
+    let _dispatcher = start_dispatcher(
+        &storage,
+        subscriptions,
+        Clock::system(),
+        DispatchSettings::default(),
+    );
+    tokio::time::pause();
+    let mut steps = 0;
+    while storage
+        .unfanned_events(None, 10)
+        .await
+        .unwrap()
+        .contains(&event)
+    {
+        // No timers are involved: the start-up scan, one attempt and its write.
+        tokio::time::sleep(Duration::from_millis(1)).await;
+        steps += 1;
+        assert!(steps < 10_000, "the event was never marked fanned out");
+    }
+    let stored = storage.get_delivery(&done.id, &event.id).await.unwrap();
+    assert_eq!(stored, Some(delivered), "not sent again");
+    let attempted = storage.get_delivery(&waiting.id, &event.id).await.unwrap();
+    let attempted = attempted.expect("recorded");
+    assert_eq!(attempted.attempts, 1);
+    assert!(attempted.last_error.unwrap().contains("onnect"));
+    let never = storage.get_delivery(&later.id, &event.id).await.unwrap();
+    assert_eq!(never, None, "made after the event");
+}
+
+/// The dispatcher follows the retry schedule: under paused tokio time (the
+/// ticks) and a manual clock (the due times), moved forward together.
+#[actix_rt::test]
+async fn retries_come_due_on_schedule() {
+    use crate::clock::ManualClock;
+
+    let dir = tempfile::tempdir().unwrap();
+    let storage: Arc<dyn Storage> = Arc::new(EmbeddedStore::open(dir.path()).await.unwrap());
+    let manual = ManualClock::starting_at(Utc::now());
+    let clock = Clock::manual(manual.clone());
+    let account = AccountId::generate();
+    let now = clock.now();
+    let subscription = refused_subscription(&account, now);
+    storage.put_webhook(&subscription).await.unwrap();
+    let event = committed_event(&*storage, &account, now).await;
+
+    let settings = DispatchSettings {
+        retry: RetryPolicy {
+            jitter: 0.0,
+            ..RetryPolicy::default()
+        },
+        tick: Duration::from_secs(1),
+        ..DispatchSettings::default()
+    };
+    let _dispatcher = start_dispatcher(&storage, vec![subscription.clone()], clock, settings);
+    tokio::time::pause();
+
+    // Moves both clocks by `seconds`, one tick at a time, letting the work run.
+    let step = |seconds: i64| {
+        let manual = manual.clone();
+        async move {
+            for _ in 0..seconds {
+                manual.advance(chrono::Duration::seconds(1));
+                tokio::time::advance(Duration::from_secs(1)).await;
+                for _ in 0..50 {
+                    tokio::task::yield_now().await;
+                }
+                tokio::time::sleep(Duration::from_millis(1)).await;
+            }
+        }
+    };
+    let attempts = || {
+        let storage = storage.clone();
+        let (webhook, event) = (subscription.id.clone(), event.id.clone());
+        async move {
+            storage
+                .get_delivery(&webhook, &event)
+                .await
+                .unwrap()
+                .map(|d| d.attempts)
+        }
+    };
+    let mut waited = 0;
+    while attempts().await != Some(1) {
+        step(1).await;
+        waited += 1;
+        assert!(waited < 30, "the first attempt never happened");
+    }
+    step(3).await;
+    assert_eq!(attempts().await, Some(1), "the second attempt waits 5 s");
+    step(3).await;
+    assert_eq!(attempts().await, Some(2), "and then happens");
+    step(60).await;
+    assert_eq!(attempts().await, Some(2), "the third waits 5 minutes");
+    let delivery = storage
+        .get_delivery(&subscription.id, &event.id)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(delivery.status, DeliveryStatus::Pending);
+    assert!(delivery.last_error.unwrap().contains("onnect"));
+}
