@@ -213,6 +213,11 @@ prefixed_id!(
     "wh_"
 );
 prefixed_id!(
+    /// A person who signs in to the dashboard, `user_<ulid>`.
+    UserId,
+    "user_"
+);
+prefixed_id!(
     /// A domain event, `evt_<ulid>`: ordered by creation, the same on every delivery attempt.
     EventId,
     "evt_"

@@ -18,5 +18,6 @@ pub mod load;
 pub mod location;
 pub mod timestamp;
 pub mod tracking;
+pub mod user;
 pub mod validation;
 pub mod webhook;

@@ -22,6 +22,7 @@ use async_trait::async_trait;
 
 mod accounts;
 mod carriers;
+mod dashboard;
 pub mod embedded;
 mod idempotency;
 mod loads;
@@ -30,6 +31,7 @@ mod webhooks;
 
 pub use accounts::AccountStore;
 pub use carriers::{CarrierInsert, CarrierStore};
+pub use dashboard::{DashboardStore, UserInsert};
 pub use idempotency::IdempotencyStore;
 pub use loads::{LoadFilter, LoadStore, Page, PageRequest};
 pub use tracking::{PointRange, TrackingStore};
@@ -91,6 +93,7 @@ pub trait Storage:
     + TrackingStore
     + WebhookStore
     + IdempotencyStore
+    + DashboardStore
     + Send
     + Sync
     + 'static

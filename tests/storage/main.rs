@@ -25,6 +25,8 @@ macro_rules! conformance_tests {
             outbox_fan_out_and_delivery_schedule,
             idempotency_answers_are_kept_and_purged,
             webhook_history_is_pruned_but_nothing_pending,
+            users_are_unique_by_email_and_bring_their_account,
+            sessions_end_and_expire,
             answers_ping,
         );
     };

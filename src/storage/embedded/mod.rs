@@ -14,6 +14,7 @@
 mod accounts;
 mod carriers;
 mod codec;
+mod dashboard;
 mod group_sync;
 mod idempotency;
 mod keys;
@@ -77,6 +78,19 @@ struct Inner {
 
     /// `account ‖ 0 ‖ idempotency key` → the first answer.
     idempotency: Keyspace,
+
+    /// Dashboard users by id.
+    users: Keyspace,
+    /// Lower-case email → user id: one user per address.
+    user_emails: Keyspace,
+    /// `account ‖ user id` → (): an account's users.
+    account_users: Keyspace,
+    /// Token SHA-256 → session.
+    sessions: Keyspace,
+    /// `user id ‖ token SHA-256` → (): a user's sessions.
+    user_sessions: Keyspace,
+    /// Serialises the check-then-insert of a user's email (sign-ups are rare).
+    user_insert: std::sync::Mutex<()>,
 }
 
 #[derive(Clone)]
@@ -129,6 +143,12 @@ impl EmbeddedStore {
             unfanned: keyspace("unfanned").map_err(unavailable)?,
             carrier_mc: keyspace("carrier_mc").map_err(unavailable)?,
             idempotency: keyspace("idempotency").map_err(unavailable)?,
+            users: keyspace("users").map_err(unavailable)?,
+            user_emails: keyspace("user_emails").map_err(unavailable)?,
+            account_users: keyspace("account_users").map_err(unavailable)?,
+            sessions: keyspace("sessions").map_err(unavailable)?,
+            user_sessions: keyspace("user_sessions").map_err(unavailable)?,
+            user_insert: std::sync::Mutex::new(()),
             carrier_insert: std::sync::Mutex::new(()),
             db,
         };

@@ -6,6 +6,7 @@
 
 mod accounts;
 mod carriers;
+mod dashboard;
 mod idempotency;
 mod loads;
 mod tracking;
@@ -13,6 +14,7 @@ mod webhooks;
 
 pub use accounts::accounts_and_keys;
 pub use carriers::{carrier, carriers_are_unique_by_mc_number_per_account};
+pub use dashboard::{sessions_end_and_expire, users_are_unique_by_email_and_bring_their_account};
 pub use idempotency::idempotency_answers_are_kept_and_purged;
 pub use loads::{load_lists_filter_order_and_paginate, loads_round_trip_and_move_between_indexes};
 pub use tracking::points_are_ordered_deduplicated_and_ranged;
