@@ -177,6 +177,7 @@ fn api_server(
             // Outermost: every answer, refusals included, gets an id and is counted.
             .wrap(from_fn(super::observe::observe))
             .configure(routes::configure)
+            .configure(crate::dashboard::configure)
             .default_service(web::to(routes::not_found))
     };
     let builder = Server::build()
@@ -293,10 +294,15 @@ async fn start_services(
         clock.clone(),
         url_policy,
     ));
+    let users = Arc::new(services::users::UserService::new(
+        storage.clone(),
+        clock.clone(),
+    ));
     actix_rt::spawn(services::housekeeping(
         Arc::downgrade(&rate_limits),
         Arc::downgrade(&idempotency),
         Arc::downgrade(&webhooks),
+        Arc::downgrade(&users),
     ));
     Ok(Services {
         accounts: Arc::new(services::accounts::AccountService::new(
@@ -323,6 +329,7 @@ async fn start_services(
             clock.clone(),
         )),
         webhooks,
+        users,
         auth,
         rate_limits,
         idempotency,

@@ -1,7 +1,7 @@
 //! Turns a bearer token into the account and permissions it speaks for.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use dashmap::DashMap;
@@ -55,6 +55,10 @@ pub struct Authenticator {
     /// only if no change happened meanwhile, so a lookup that raced a revocation
     /// cannot put the pre-revocation record back into the cache.
     changes: AtomicU64,
+    /// When each key last authenticated a request (Unix seconds), as this
+    /// process saw it: shown in the dashboard's key list. In memory only, so it
+    /// starts empty after a restart; one relaxed store per request.
+    last_used: DashMap<KeyId, AtomicI64>,
 }
 
 impl Authenticator {
@@ -64,6 +68,7 @@ impl Authenticator {
             clock,
             cache: DashMap::new(),
             changes: AtomicU64::new(0),
+            last_used: DashMap::new(),
         }
     }
 
@@ -87,6 +92,7 @@ impl Authenticator {
         {
             return Err(AuthError::Forbidden(needed));
         }
+        self.note_use(&cached.key.id);
         Ok(Principal {
             account: cached.account.clone(),
             key_id: cached.key.id.clone(),
@@ -120,6 +126,22 @@ impl Authenticator {
             self.cache.insert(entry.key.id.clone(), entry.clone());
         }
         Ok(Some(entry))
+    }
+
+    fn note_use(&self, key: &KeyId) {
+        let now = self.clock.now().timestamp();
+        match self.last_used.get(key) {
+            Some(at) => at.store(now, Ordering::Relaxed),
+            None => {
+                self.last_used.insert(key.clone(), AtomicI64::new(now));
+            }
+        }
+    }
+
+    /// When `key` last authenticated a request since this process started.
+    pub fn last_used(&self, key: &KeyId) -> Option<chrono::DateTime<chrono::Utc>> {
+        let at = self.last_used.get(key)?.load(Ordering::Relaxed);
+        chrono::DateTime::from_timestamp(at, 0)
     }
 
     /// Called after a key was written (created, revoked) so the next request sees it.

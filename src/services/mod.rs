@@ -6,7 +6,9 @@ pub mod carriers;
 pub mod idempotency;
 pub mod loads;
 pub mod rate_limits;
+pub mod throttle;
 pub mod tracking;
+pub mod users;
 pub mod webhooks;
 
 use std::sync::Arc;
@@ -32,6 +34,7 @@ pub struct Services {
     pub carriers: Arc<carriers::CarrierService>,
     pub tracking: Arc<tracking::TrackingService>,
     pub webhooks: Arc<webhooks::WebhookService>,
+    pub users: Arc<users::UserService>,
     /// The load actors (for their count in `/metrics`).
     pub actors: Arc<LoadRegistry>,
     /// Keeps the webhook dispatcher's threads for as long as the services live.
@@ -55,22 +58,24 @@ impl Drop for DispatchThread {
     }
 }
 
-/// Every ten minutes: forget idle quota windows, expired idempotency answers and
-/// webhook history past its retention. Holds the services weakly, so it ends once
+/// Every ten minutes: forget idle quota windows, expired idempotency answers,
+/// webhook history past its retention and expired dashboard sessions. Holds the services weakly, so it ends once
 /// they are dropped (and never keeps the store open past them).
 pub async fn housekeeping(
     rate_limits: std::sync::Weak<rate_limits::RateLimiter>,
     idempotency: std::sync::Weak<idempotency::Idempotency>,
     webhooks: std::sync::Weak<webhooks::WebhookService>,
+    users: std::sync::Weak<users::UserService>,
 ) {
     let mut every = tokio::time::interval(std::time::Duration::from_secs(600));
     every.tick().await;
     loop {
         every.tick().await;
-        let (Some(rate_limits), Some(idempotency), Some(webhooks)) = (
+        let (Some(rate_limits), Some(idempotency), Some(webhooks), Some(users)) = (
             rate_limits.upgrade(),
             idempotency.upgrade(),
             webhooks.upgrade(),
+            users.upgrade(),
         ) else {
             return;
         };
@@ -80,6 +85,13 @@ pub async fn housekeeping(
             Ok(purged) => tracing::info!(purged, "expired idempotency keys forgotten"),
             Err(error) => {
                 tracing::warn!(error = %error_chain(&error), "purging idempotency keys failed")
+            }
+        }
+        match users.purge().await {
+            Ok(0) => {}
+            Ok(purged) => tracing::info!(purged, "expired dashboard sessions forgotten"),
+            Err(error) => {
+                tracing::warn!(error = %error_chain(&error), "purging dashboard sessions failed")
             }
         }
         match webhooks.prune_history().await {

@@ -162,6 +162,23 @@ impl RateLimiter {
         }
     }
 
+    /// What `account` has used of `limit` in the window now, without counting a
+    /// request (the dashboard's plan page): requests used, and when (Unix
+    /// seconds) the oldest of them leave the window, if any are counted.
+    pub fn usage(&self, account: &AccountId) -> (u64, Option<i64>) {
+        let minute = self.clock.now().timestamp().div_euclid(SLOT_SECONDS);
+        let Some(entry) = self.windows.get(account) else {
+            return (0, None);
+        };
+        let mut window = entry.lock().unwrap_or_else(|p| p.into_inner());
+        window.advance(minute);
+        let oldest = window
+            .oldest_first()
+            .find(|(_, count)| *count > 0)
+            .map(|(m, _)| (m + SLOTS as i64) * SLOT_SECONDS);
+        (window.used(), oldest)
+    }
+
     /// Forgets accounts with nothing in their window (run now and then, so a
     /// million one-off accounts do not stay in memory).
     pub fn forget_idle(&self) {

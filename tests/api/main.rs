@@ -3,6 +3,7 @@
 mod auth;
 mod carriers;
 mod crash;
+mod dashboard;
 mod helpers;
 mod idempotency;
 mod loads;

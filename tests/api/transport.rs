@@ -57,9 +57,23 @@ async fn unknown_routes_and_methods_answer_in_the_envelope() {
     let app = spawn_app().await;
     let (status, body) = app.get("/nothing-here").await;
     assert_error(status, &body, 404, "NOT_FOUND");
+    // `/` is the dashboard's door (it answered a JSON 404 before the dashboard).
+    let pem = std::fs::read(app.data_dir.path().join("tls/cert.pem")).unwrap();
+    let browser = reqwest::Client::builder()
+        .tls_certs_only([reqwest::Certificate::from_pem(&pem).unwrap()])
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap();
+    let root = browser
+        .get(format!("https://localhost:{}/", app.api_port))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(root.status(), StatusCode::SEE_OTHER);
+    assert_eq!(root.headers()["location"], "/dashboard");
     let (status, body) = send(
         app.client
-            .get(format!("https://localhost:{}/", app.api_port)),
+            .get(format!("https://localhost:{}/elsewhere", app.api_port)),
     )
     .await;
     assert_error(status, &body, 404, "NOT_FOUND");

@@ -1,0 +1,96 @@
+//! A submitted HTML form: its fields as sent, read whole and capped, for the
+//! page handlers to turn into the API's own inputs (`api::input`), so the
+//! dashboard applies the API's rules and words its errors the same way.
+
+use std::collections::HashMap;
+use std::future::Future;
+use std::pin::Pin;
+
+use actix_web::dev::Payload;
+use actix_web::{FromRequest, HttpRequest, web};
+
+use super::page::PageError;
+use crate::domain::validation::ValidationErrors;
+
+/// Far above any form of the dashboard.
+const MAX_FORM_BYTES: usize = 64 * 1024;
+
+/// The fields of a form, each name with every value sent for it, in order.
+pub struct Form {
+    fields: HashMap<String, Vec<String>>,
+}
+
+impl Form {
+    /// A form with nothing filled in, for a page shown before any post.
+    pub fn empty() -> Self {
+        Form {
+            fields: HashMap::new(),
+        }
+    }
+
+    /// The field's first value, trimmed; `None` when absent or blank.
+    pub fn text(&self, name: &str) -> Option<String> {
+        self.fields
+            .get(name)
+            .and_then(|values| values.first())
+            .map(|v| v.trim().to_owned())
+            .filter(|v| !v.is_empty())
+    }
+
+    /// The value exactly as sent (passwords keep their spaces).
+    pub fn raw(&self, name: &str) -> Option<String> {
+        self.fields
+            .get(name)
+            .and_then(|values| values.first())
+            .cloned()
+    }
+
+    /// Every value of a repeated field (checkboxes), blanks left out.
+    pub fn all(&self, name: &str) -> Vec<String> {
+        self.fields
+            .get(name)
+            .map(|values| {
+                values
+                    .iter()
+                    .filter(|v| !v.trim().is_empty())
+                    .cloned()
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
+    /// A number field: absent when blank; a value that is not a number is
+    /// recorded as the field's error.
+    pub fn number(&self, name: &str, errors: &mut ValidationErrors) -> Option<f64> {
+        let text = self.text(name)?;
+        match text.replace(',', "").parse::<f64>() {
+            Ok(n) if n.is_finite() => Some(n),
+            _ => {
+                errors.add(name, "must be a number");
+                None
+            }
+        }
+    }
+}
+
+impl FromRequest for Form {
+    type Error = PageError;
+    type Future = Pin<Box<dyn Future<Output = Result<Self, PageError>>>>;
+
+    fn from_request(req: &HttpRequest, payload: &mut Payload) -> Self::Future {
+        let body = web::Bytes::from_request(req, payload);
+        Box::pin(async move {
+            let body = body.await.map_err(|_| PageError::BadForm)?;
+            if body.len() > MAX_FORM_BYTES {
+                return Err(PageError::BadForm);
+            }
+            let pairs: Vec<(String, String)> =
+                serde_urlencoded::from_bytes(&body).map_err(|_| PageError::BadForm)?;
+            let mut fields: HashMap<String, Vec<String>> = HashMap::new();
+            for (name, value) in pairs {
+                fields.entry(name).or_default().push(value);
+            }
+            Ok(Form { fields })
+        })
+    }
+}

@@ -1,0 +1,478 @@
+//! Loads by hand: the list with filters and pages, the create form, and a
+//! load's page with its history, GPS trail and the moves its status allows.
+
+use actix_web::{HttpRequest, HttpResponse, web};
+use maud::{Markup, html};
+
+use super::account_pages::when;
+use super::form::Form;
+use super::page::{self, PageError, Section};
+use super::session::Viewer;
+use super::widgets::{Kind, Problems, field, select};
+use crate::actors::LoadError;
+use crate::api::input::load::{NewLoadInput, StatusChangeInput};
+use crate::api::input::location::LocationInput;
+use crate::domain::equipment::EquipmentType;
+use crate::domain::ids::LoadId;
+use crate::domain::load::{Load, LoadStatus};
+use crate::domain::location::{STATE_CODES, UsState};
+use crate::domain::validation::ValidationErrors;
+use crate::services::Services;
+use crate::storage::{LoadFilter, PageRequest, PointRange};
+use crate::views::tracking::TrackingSummary;
+
+const PAGE_SIZE: u32 = 25;
+/// GPS points shown on a load's page (the API's history pages through all).
+const TRAIL_POINTS: usize = 50;
+
+pub async fn list(
+    viewer: Viewer,
+    services: web::Data<Services>,
+    req: HttpRequest,
+) -> Result<HttpResponse, PageError> {
+    let query = Query::of(&req);
+    let filter = LoadFilter {
+        status: query.get("status").and_then(|s| LoadStatus::parse(s).ok()),
+        origin_state: query
+            .get("origin_state")
+            .and_then(|s| UsState::parse(s).ok()),
+        destination_state: query
+            .get("destination_state")
+            .and_then(|s| UsState::parse(s).ok()),
+    };
+    let page_number = query
+        .get("page")
+        .and_then(|p| p.parse::<u64>().ok())
+        .unwrap_or(1)
+        .clamp(1, 100_000);
+    let found = services
+        .loads
+        .list(
+            viewer.account_id(),
+            &filter,
+            PageRequest {
+                offset: (page_number - 1) * u64::from(PAGE_SIZE),
+                limit: PAGE_SIZE,
+            },
+        )
+        .await
+        .map_err(load_error)?;
+    let pages = found.total.div_ceil(u64::from(PAGE_SIZE)).max(1);
+    let link = |n: u64| {
+        let mut parts = vec![format!("page={n}")];
+        for name in ["status", "origin_state", "destination_state"] {
+            if let Some(value) = query.get(name) {
+                parts.push(format!("{name}={}", page::encode_query(value)));
+            }
+        }
+        format!("/dashboard/loads?{}", parts.join("&"))
+    };
+    let statuses: Vec<(String, String)> = std::iter::once((String::new(), "Any status".to_owned()))
+        .chain(
+            LoadStatus::ALL
+                .iter()
+                .map(|s| (s.as_str().to_owned(), s.as_str().replace('_', " "))),
+        )
+        .collect();
+    let states: Vec<(String, String)> = std::iter::once((String::new(), "Any".to_owned()))
+        .chain(STATE_CODES.iter().map(|s| (s.to_string(), s.to_string())))
+        .collect();
+    let none = Problems::default();
+    Ok(page::ok(page::page(
+        "Loads",
+        Some(&viewer),
+        Section::Loads,
+        html! {
+            div.actions { h1 { "Loads" } a.button href="/dashboard/loads/new" { "Create load" } }
+            form.card.filters method="get" action="/dashboard/loads" {
+                (select("status", "Status", &statuses, query.get("status"), &none))
+                (select("origin_state", "Origin state", &states, query.get("origin_state"), &none))
+                (select("destination_state", "Destination state", &states, query.get("destination_state"), &none))
+                button type="submit" { "Filter" }
+            }
+            section.card {
+                p.hint { (found.total) " loads" }
+                div.table-wrap {
+                    table.loads {
+                        thead { tr { th { "Load" } th { "Status" } th { "Route" } th.wide { "Carrier" } th.wide { "Created" } } }
+                        tbody {
+                            @for load in &found.items {
+                                tr data-load-id=(load.id) {
+                                    td { a href=(format!("/dashboard/loads/{}", load.id)) { code { (load.id) } } }
+                                    td { (status_badge(load.status)) }
+                                    td { (route(load)) }
+                                    td.wide { (load.carrier.as_ref().map_or("—", |c| c.name.as_str())) }
+                                    td.wide { (when(Some(load.created_at))) }
+                                }
+                            }
+                        }
+                    }
+                }
+                nav.pager aria-label="Pages" {
+                    @if page_number > 1 { a href=(link(page_number - 1)) rel="prev" { "Previous" } }
+                    span { "Page " (page_number) " of " (pages) }
+                    @if page_number < pages { a href=(link(page_number + 1)) rel="next" { "Next" } }
+                }
+            }
+        },
+    )))
+}
+
+pub async fn new_page(viewer: Viewer) -> HttpResponse {
+    page::ok(new_form(&viewer, &Form::empty(), &Problems::default()))
+}
+
+pub async fn create(
+    viewer: Viewer,
+    services: web::Data<Services>,
+    form: Form,
+) -> Result<HttpResponse, PageError> {
+    viewer.check_csrf(form.raw("csrf").as_deref())?;
+    let mut errors = ValidationErrors::new();
+    let place = |prefix: &str| LocationInput {
+        city: form.text(&format!("{prefix}.city")),
+        state: form.text(&format!("{prefix}.state")),
+        zip: form.text(&format!("{prefix}.zip")),
+        address: form.text(&format!("{prefix}.address")),
+    };
+    let input = NewLoadInput {
+        origin: Some(place("origin")),
+        destination: Some(place("destination")),
+        weight: form.number("weight", &mut errors),
+        equipment_type: form.text("equipment_type"),
+        pickup_date: form.text("pickup_date").map(|t| as_utc(&t)),
+        delivery_date: form.text("delivery_date").map(|t| as_utc(&t)),
+        rate: form.number("rate", &mut errors),
+        notes: form.text("notes"),
+    };
+    let validated = input.validate();
+    let new = match (validated, errors.is_empty()) {
+        (Ok(new), true) => new,
+        (result, _) => {
+            if let Err(more) = result {
+                for e in more.errors() {
+                    errors.add(e.field.clone(), e.message.clone());
+                }
+            }
+            let problems = Problems::from_validation(&errors);
+            return Ok(page::respond(
+                actix_web::http::StatusCode::BAD_REQUEST,
+                new_form(&viewer, &form, &problems),
+            ));
+        }
+    };
+    let load = services
+        .loads
+        .create(viewer.account_id(), new)
+        .await
+        .map_err(load_error)?;
+    Ok(page::see_other(&format!("/dashboard/loads/{}", load.id)))
+}
+
+pub async fn show(
+    viewer: Viewer,
+    services: web::Data<Services>,
+    id: web::Path<String>,
+) -> Result<HttpResponse, PageError> {
+    let id = LoadId::parse(&id).ok_or(PageError::NotFound)?;
+    let load = services
+        .loads
+        .get(viewer.account_id(), &id)
+        .await
+        .map_err(load_error)?;
+    Ok(page::ok(
+        load_view(&services, &viewer, &load, &Problems::default()).await?,
+    ))
+}
+
+pub async fn change_status(
+    viewer: Viewer,
+    services: web::Data<Services>,
+    id: web::Path<String>,
+    form: Form,
+) -> Result<HttpResponse, PageError> {
+    viewer.check_csrf(form.raw("csrf").as_deref())?;
+    let id = LoadId::parse(&id).ok_or(PageError::NotFound)?;
+    let input = StatusChangeInput {
+        status: form.text("status"),
+        carrier_id: form.text("carrier_id"),
+        location: None,
+        notes: form.text("notes"),
+    };
+    let change = match input.validate() {
+        Ok(change) => change,
+        Err(errors) => {
+            return refused(&services, &viewer, &id, Problems::from_validation(&errors)).await;
+        }
+    };
+    match services
+        .loads
+        .change_status(viewer.account_id(), &id, change)
+        .await
+    {
+        Ok(_) => Ok(page::see_other(&format!("/dashboard/loads/{id}"))),
+        Err(LoadError::Transition(e)) => {
+            refused(&services, &viewer, &id, Problems::one("", e.to_string())).await
+        }
+        Err(LoadError::UnknownCarrier(_)) => {
+            let problems = Problems::one("carrier_id", "names no carrier of this account");
+            refused(&services, &viewer, &id, problems).await
+        }
+        Err(error) => Err(load_error(error)),
+    }
+}
+
+/// The load's page again, saying why the move was refused.
+async fn refused(
+    services: &Services,
+    viewer: &Viewer,
+    id: &LoadId,
+    problems: Problems,
+) -> Result<HttpResponse, PageError> {
+    let load = services
+        .loads
+        .get(viewer.account_id(), id)
+        .await
+        .map_err(load_error)?;
+    let view = load_view(services, viewer, &load, &problems).await?;
+    Ok(page::respond(actix_web::http::StatusCode::CONFLICT, view))
+}
+
+async fn load_view(
+    services: &Services,
+    viewer: &Viewer,
+    load: &Load,
+    problems: &Problems,
+) -> Result<Markup, PageError> {
+    let tracking = services
+        .tracking
+        .current(viewer.account_id(), &load.id)
+        .await
+        .ok()
+        .map(|state| TrackingSummary::new(&state));
+    let trail = services
+        .tracking
+        .history(
+            viewer.account_id(),
+            &load.id,
+            PointRange::latest(TRAIL_POINTS),
+        )
+        .await
+        .map_err(load_error)?;
+    let carriers = match load.status {
+        LoadStatus::Posted => {
+            services
+                .carriers
+                .list(
+                    viewer.account_id(),
+                    PageRequest {
+                        offset: 0,
+                        limit: 100,
+                    },
+                )
+                .await
+                .map_err(|e| PageError::Unavailable(e.to_string()))?
+                .items
+        }
+        _ => Vec::new(),
+    };
+    let carrier_options: Vec<(String, String)> = carriers
+        .iter()
+        .map(|c| (c.id.to_string(), format!("{} (MC {})", c.name, c.mc_number)))
+        .collect();
+    let action = format!("/dashboard/loads/{}/status", load.id);
+    Ok(page::page(
+        &format!("Load {}", load.id),
+        Some(viewer),
+        Section::Loads,
+        html! {
+            p { a href="/dashboard/loads" { "← Loads" } }
+            h1 { "Load " code { (load.id) } " " (status_badge(load.status)) }
+            (problems.summary())
+            section.card {
+                h2 { "Next step" }
+                div.actions {
+                    @for next in load.status.allowed_next() {
+                        form method="post" action=(action) {
+                            (viewer.csrf_field())
+                            input type="hidden" name="status" value=(next.as_str());
+                            @if *next == LoadStatus::Assigned {
+                                @if carrier_options.is_empty() {
+                                    p { "Register a carrier first: " a href="/dashboard/carriers/new" { "Add carrier" } }
+                                } @else {
+                                    (select("carrier_id", "Carrier", &carrier_options, None, problems))
+                                    button.primary type="submit" { "Assign" }
+                                }
+                            } @else {
+                                button type="submit" { (action_name(*next)) }
+                            }
+                        }
+                    }
+                    @if load.status.allowed_next().is_empty() { p { "Delivered: nothing more to do." } }
+                }
+            }
+            div.grid2 {
+                section.card {
+                    h2 { "Load" }
+                    dl.facts {
+                        dt { "Route" } dd { (route(load)) }
+                        dt { "Equipment" } dd { (load.equipment_type.as_str()) }
+                        dt { "Weight" } dd { (load.weight) " lb" }
+                        dt { "Rate" } dd { (load.rate_cents.map_or("—".to_owned(), |c| format!("${}.{:02}", c / 100, c % 100))) }
+                        dt { "Carrier" } dd { (load.carrier.as_ref().map_or("—".to_owned(), |c| format!("{} (MC {})", c.name, c.mc_number))) }
+                        dt { "Pickup" } dd { (when(load.pickup_date)) }
+                        dt { "Delivery" } dd { (when(load.delivery_date)) }
+                        dt { "Notes" } dd { (load.notes.as_deref().unwrap_or("—")) }
+                    }
+                }
+                section.card {
+                    h2 { "Tracking" }
+                    @match tracking.as_ref().and_then(|t| t.current_location.as_ref()) {
+                        Some(here) => {
+                            dl.facts {
+                                dt { "Position" } dd {
+                                    (format!("{:.4}, {:.4}", here.lat, here.lng))
+                                    @if let (Some(city), Some(state)) = (here.city, here.state) { " near " (city) ", " (state) }
+                                }
+                                dt { "Last update" } dd { (tracking.as_ref().and_then(|t| t.last_update.clone()).unwrap_or_default()) }
+                                dt { "ETA" } dd { (tracking.as_ref().and_then(|t| t.eta.clone()).unwrap_or_else(|| "—".into())) }
+                            }
+                        }
+                        None => p { "No GPS fix yet." },
+                    }
+                    p { a href="/dashboard/board" { "See it on the board" } }
+                }
+            }
+            section.card {
+                h2 { "Status history" }
+                table {
+                    thead { tr { th { "Status" } th { "When" } th { "Notes" } } }
+                    tbody {
+                        @for entry in &load.status_history {
+                            tr { td { (status_badge(entry.status)) } td { (when(Some(entry.at))) } td { (entry.notes.as_deref().unwrap_or("")) } }
+                        }
+                    }
+                }
+            }
+            section.card {
+                h2 { "GPS trail" }
+                p.hint { (trail.total) " points; the latest " (trail.points.len().min(TRAIL_POINTS)) " shown, newest first." }
+                div.table-wrap {
+                    table.trail {
+                        thead { tr { th { "Time" } th { "Latitude" } th { "Longitude" } th { "Speed" } th { "Heading" } } }
+                        tbody {
+                            @for fix in &trail.points {
+                                tr {
+                                    td { (when(Some(fix.timestamp))) }
+                                    td { (format!("{:.5}", fix.lat)) }
+                                    td { (format!("{:.5}", fix.lng)) }
+                                    td { (fix.speed_mph.map_or("—".to_owned(), |s| format!("{s:.0} mph"))) }
+                                    td { (fix.heading_deg.map_or("—".to_owned(), |h| format!("{h:.0}°"))) }
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        },
+    ))
+}
+
+fn new_form(viewer: &Viewer, form: &Form, problems: &Problems) -> Markup {
+    let value = |name: &str| form.text(name);
+    let equipment: Vec<(String, String)> = EquipmentType::ALL
+        .iter()
+        .map(|e| (e.as_str().to_owned(), e.as_str().replace('_', " ")))
+        .collect();
+    let place = |prefix: &str, title: &str| {
+        html! {
+            fieldset.card {
+                legend { (title) }
+                (field(&format!("{prefix}.city"), "City", Kind::Text, value(&format!("{prefix}.city")).as_deref(), true, problems))
+                (field(&format!("{prefix}.state"), "State (two letters)", Kind::Text, value(&format!("{prefix}.state")).as_deref(), true, problems))
+                (field(&format!("{prefix}.zip"), "ZIP code", Kind::Text, value(&format!("{prefix}.zip")).as_deref(), true, problems))
+                (field(&format!("{prefix}.address"), "Street address", Kind::Text, value(&format!("{prefix}.address")).as_deref(), false, problems))
+            }
+        }
+    };
+    page::page(
+        "Create load",
+        Some(viewer),
+        Section::Loads,
+        html! {
+            h1 { "Create load" }
+            (problems.summary())
+            form method="post" action="/dashboard/loads" {
+                (viewer.csrf_field())
+                div.grid2 { (place("origin", "Origin")) (place("destination", "Destination")) }
+                section.card {
+                    div.grid2 {
+                        (field("weight", "Weight (lb)", Kind::Number { step: "any" }, value("weight").as_deref(), true, problems))
+                        (select("equipment_type", "Equipment type", &equipment, value("equipment_type").as_deref(), problems))
+                        (field("pickup_date", "Pickup (UTC)", Kind::DateTime, value("pickup_date").as_deref(), false, problems))
+                        (field("delivery_date", "Delivery (UTC)", Kind::DateTime, value("delivery_date").as_deref(), false, problems))
+                        (field("rate", "Rate (USD)", Kind::Number { step: "0.01" }, value("rate").as_deref(), false, problems))
+                        (field("notes", "Notes", Kind::Text, value("notes").as_deref(), false, problems))
+                    }
+                    button.primary type="submit" { "Create load" }
+                }
+            }
+        },
+    )
+}
+
+/// A `datetime-local` value is taken as UTC, as the labels say.
+fn as_utc(raw: &str) -> String {
+    match raw.len() {
+        16 if raw.as_bytes()[10] == b'T' => format!("{raw}:00Z"),
+        19 if raw.as_bytes()[10] == b'T' => format!("{raw}Z"),
+        _ => raw.to_owned(),
+    }
+}
+
+fn action_name(status: LoadStatus) -> &'static str {
+    match status {
+        LoadStatus::Posted => "Unassign",
+        LoadStatus::Assigned => "Assign",
+        LoadStatus::InTransit => "Picked up",
+        LoadStatus::Delivered => "Delivered",
+    }
+}
+
+pub fn status_badge(status: LoadStatus) -> Markup {
+    html! { span class=(format!("badge {}", status.as_str())) { (status.as_str().replace('_', " ")) } }
+}
+
+fn route(load: &Load) -> String {
+    format!(
+        "{}, {} → {}, {}",
+        load.origin.city, load.origin.state, load.destination.city, load.destination.state
+    )
+}
+
+pub fn load_error(error: LoadError) -> PageError {
+    match error {
+        LoadError::NotFound => PageError::NotFound,
+        LoadError::UnknownCarrier(_) | LoadError::Transition(_) | LoadError::NotTrackable(_) => {
+            PageError::BadForm
+        }
+        LoadError::Storage(e) => PageError::Unavailable(e.to_string()),
+        LoadError::Unavailable(e) => PageError::Unavailable(e.to_string()),
+    }
+}
+
+/// A page's query string, read leniently: a bad filter is simply no filter.
+pub struct Query(std::collections::HashMap<String, String>);
+
+impl Query {
+    pub fn of(req: &HttpRequest) -> Self {
+        Query(serde_urlencoded::from_str(req.query_string()).unwrap_or_default())
+    }
+
+    pub fn get(&self, name: &str) -> Option<&str> {
+        self.0
+            .get(name)
+            .map(String::as_str)
+            .filter(|v| !v.is_empty())
+    }
+}

@@ -1,0 +1,225 @@
+//! Webhooks: subscriptions, each one's delivery log, and a redeliver button.
+
+use actix_web::{HttpResponse, web};
+use maud::{Markup, html};
+
+use super::account_pages::when;
+use super::form::Form;
+use super::page::{self, PageError, Section};
+use super::session::Viewer;
+use super::widgets::{Kind, Problems, checkboxes, field};
+use crate::api::input::webhook::NewSubscriptionInput;
+use crate::domain::event::EventType;
+use crate::domain::ids::{EventId, WebhookId};
+use crate::domain::webhook::Subscription;
+use crate::services::Services;
+use crate::services::webhooks::WebhookError;
+use crate::storage::PageRequest;
+
+/// Deliveries shown on a subscription's page, newest event first.
+const LOG_SIZE: u32 = 50;
+
+pub async fn list(viewer: Viewer, services: web::Data<Services>) -> HttpResponse {
+    page::ok(list_view(
+        &services,
+        &viewer,
+        &Form::empty(),
+        &Problems::default(),
+    ))
+}
+
+pub async fn create(
+    viewer: Viewer,
+    services: web::Data<Services>,
+    form: Form,
+) -> Result<HttpResponse, PageError> {
+    viewer.check_csrf(form.raw("csrf").as_deref())?;
+    let input = NewSubscriptionInput {
+        url: form.text("url"),
+        events: Some(form.all("events")),
+        secret: form.raw("secret").filter(|s| !s.is_empty()),
+    };
+    let bad_request = |problems: Problems| {
+        page::respond(
+            actix_web::http::StatusCode::BAD_REQUEST,
+            list_view(&services, &viewer, &form, &problems),
+        )
+    };
+    let new = match input.validate(services.webhooks.url_policy()).await {
+        Ok(new) => new,
+        Err(errors) => return Ok(bad_request(Problems::from_validation(&errors))),
+    };
+    match services.webhooks.create(viewer.account_id(), new).await {
+        Ok(created) => Ok(page::see_other(&format!(
+            "/dashboard/webhooks/{}",
+            created.id
+        ))),
+        Err(WebhookError::TooMany) => Ok(bad_request(Problems::one(
+            "",
+            "This account has as many webhooks as it may have; delete one first.",
+        ))),
+        Err(error) => Err(webhook_error(error)),
+    }
+}
+
+pub async fn show(
+    viewer: Viewer,
+    services: web::Data<Services>,
+    id: web::Path<String>,
+) -> Result<HttpResponse, PageError> {
+    let id = WebhookId::parse(&id).ok_or(PageError::NotFound)?;
+    let subscription = services
+        .webhooks
+        .get(viewer.account_id(), &id)
+        .map_err(webhook_error)?;
+    let log = services
+        .webhooks
+        .deliveries(
+            viewer.account_id(),
+            &id,
+            PageRequest {
+                offset: 0,
+                limit: LOG_SIZE,
+            },
+        )
+        .await
+        .map_err(webhook_error)?;
+    let redeliver =
+        |event: &EventId| format!("/dashboard/webhooks/{id}/deliveries/{event}/redeliver");
+    Ok(page::ok(page::page(
+        "Webhook",
+        Some(&viewer),
+        Section::Webhooks,
+        html! {
+            p { a href="/dashboard/webhooks" { "← Webhooks" } }
+            h1 { "Webhook " code { (subscription.id) } }
+            section.card {
+                dl.facts {
+                    dt { "URL" } dd { code { (subscription.url) } }
+                    dt { "Events" } dd { (events_text(&subscription)) }
+                    dt { "State" } dd {
+                        @if subscription.enabled { "enabled" }
+                        @else { "disabled" @if let Some(reason) = &subscription.disabled_reason { ": " (reason) } }
+                    }
+                    dt { "Created" } dd { (when(Some(subscription.created_at))) }
+                }
+            }
+            section.card {
+                h2 { "Deliveries" }
+                p.hint { (log.total) " deliveries; the latest " (log.items.len()) " shown." }
+                div.table-wrap {
+                    table.deliveries {
+                        thead { tr { th { "Event" } th { "Type" } th { "Status" } th { "Attempts" } th.wide { "Last answer" } th { "" } } }
+                        tbody {
+                            @for delivery in &log.items {
+                                tr data-event-id=(delivery.event_id) {
+                                    td { code { (delivery.event_id) } }
+                                    td { (delivery.event_type.as_str()) }
+                                    td { (format!("{:?}", delivery.status).to_lowercase()) }
+                                    td { (delivery.attempts) }
+                                    td.wide {
+                                        @if let Some(code) = delivery.last_status_code { "HTTP " (code) }
+                                        @else if let Some(error) = &delivery.last_error { (error) }
+                                        @else { "—" }
+                                    }
+                                    td {
+                                        form method="post" action=(redeliver(&delivery.event_id)) {
+                                            (viewer.csrf_field())
+                                            button type="submit" { "Redeliver" }
+                                        }
+                                    }
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        },
+    )))
+}
+
+pub async fn redeliver(
+    viewer: Viewer,
+    services: web::Data<Services>,
+    path: web::Path<(String, String)>,
+    form: Form,
+) -> Result<HttpResponse, PageError> {
+    viewer.check_csrf(form.raw("csrf").as_deref())?;
+    let (webhook, event) = path.into_inner();
+    let webhook = WebhookId::parse(&webhook).ok_or(PageError::NotFound)?;
+    let event = EventId::parse(&event).ok_or(PageError::NotFound)?;
+    services
+        .webhooks
+        .redeliver(viewer.account_id(), &webhook, &event)
+        .await
+        .map_err(webhook_error)?;
+    Ok(page::see_other(&format!("/dashboard/webhooks/{webhook}")))
+}
+
+fn list_view(services: &Services, viewer: &Viewer, form: &Form, problems: &Problems) -> Markup {
+    let all = services.webhooks.list(
+        viewer.account_id(),
+        PageRequest {
+            offset: 0,
+            limit: 100,
+        },
+    );
+    let events: Vec<(&str, &str)> = EventType::ALL
+        .iter()
+        .map(|e| (e.as_str(), e.as_str()))
+        .collect();
+    page::page(
+        "Webhooks",
+        Some(viewer),
+        Section::Webhooks,
+        html! {
+            h1 { "Webhooks" }
+            section.card {
+                @if all.items.is_empty() { p { "No webhooks yet." } }
+                div.table-wrap {
+                    table.webhooks {
+                        thead { tr { th { "URL" } th { "Events" } th { "State" } } }
+                        tbody {
+                            @for subscription in &all.items {
+                                tr {
+                                    td { a href=(format!("/dashboard/webhooks/{}", subscription.id)) { (subscription.url) } }
+                                    td { (events_text(subscription)) }
+                                    td { @if subscription.enabled { "enabled" } @else { "disabled" } }
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+            section.card {
+                h2 { "Add webhook" }
+                (problems.summary())
+                form method="post" action="/dashboard/webhooks" {
+                    (viewer.csrf_field())
+                    (field("url", "URL (https://…)", Kind::Url, form.text("url").as_deref(), true, problems))
+                    (checkboxes("events", "Events", &events, &form.all("events"), problems))
+                    (field("secret", "Signing secret (16–256 characters, or whsec_…)", Kind::Password { new: true }, None, true, problems))
+                    button.primary type="submit" { "Add webhook" }
+                }
+            }
+        },
+    )
+}
+
+fn events_text(subscription: &Subscription) -> String {
+    subscription
+        .events
+        .iter()
+        .map(|e| e.as_str())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn webhook_error(error: WebhookError) -> PageError {
+    match error {
+        WebhookError::NotFound | WebhookError::DeliveryNotFound => PageError::NotFound,
+        WebhookError::TooMany => PageError::BadForm,
+        WebhookError::Storage(e) => PageError::Unavailable(e.to_string()),
+        WebhookError::Unavailable(e) => PageError::Unavailable(e.to_string()),
+    }
+}

@@ -1,0 +1,161 @@
+//! Form pieces every page uses: a labelled field with its error beside it, and
+//! the summary of a refused form. Every field has a visible `<label>`; errors
+//! are tied to their field with `aria-describedby`.
+
+use maud::{Markup, html};
+
+use crate::domain::validation::ValidationErrors;
+
+/// What a refused form said, for re-showing it with its errors.
+#[derive(Default)]
+pub struct Problems {
+    errors: Vec<(String, String)>,
+}
+
+impl Problems {
+    pub fn from_validation(errors: &ValidationErrors) -> Self {
+        Problems {
+            errors: errors
+                .errors()
+                .iter()
+                .map(|e| (e.field.clone(), e.message.clone()))
+                .collect(),
+        }
+    }
+
+    /// One problem not tied to a field (`field` empty) or tied to one.
+    pub fn one(field: &str, message: impl Into<String>) -> Self {
+        Problems {
+            errors: vec![(field.to_owned(), message.into())],
+        }
+    }
+
+    /// The message for `field` and the fields under it (`origin` for `origin.city`).
+    fn for_field(&self, field: &str) -> Option<String> {
+        let messages: Vec<&str> = self
+            .errors
+            .iter()
+            .filter(|(f, _)| f == field || f.starts_with(&format!("{field}[")))
+            .map(|(_, m)| m.as_str())
+            .collect();
+        (!messages.is_empty()).then(|| messages.join("; "))
+    }
+
+    /// The box at the top of a refused form, listing every problem.
+    pub fn summary(&self) -> Markup {
+        html! {
+            @if !self.errors.is_empty() {
+                div.problems role="alert" {
+                    p { "Please correct the following:" }
+                    ul {
+                        @for (field, message) in &self.errors {
+                            li {
+                                @if field.is_empty() || field == "body" { (message) }
+                                @else { code { (field) } " " (message) }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// How a field is typed in.
+pub enum Kind {
+    Text,
+    Email,
+    Password { new: bool },
+    Number { step: &'static str },
+    DateTime,
+    Url,
+}
+
+/// A labelled input named `name` (the API's field path) with its value and error.
+pub fn field(
+    name: &str,
+    label: &str,
+    kind: Kind,
+    value: Option<&str>,
+    required: bool,
+    problems: &Problems,
+) -> Markup {
+    let id = field_id(name);
+    let error = problems.for_field(name);
+    let error_id = format!("{id}-error");
+    let (input_type, autocomplete, step) = match kind {
+        Kind::Text => ("text", None, None),
+        Kind::Email => ("email", Some("email"), None),
+        Kind::Password { new: true } => ("password", Some("new-password"), None),
+        Kind::Password { new: false } => ("password", Some("current-password"), None),
+        Kind::Number { step } => ("number", None, Some(step)),
+        Kind::DateTime => ("datetime-local", None, None),
+        Kind::Url => ("url", None, None),
+    };
+    html! {
+        div.field.invalid[error.is_some()] {
+            label for=(id) { (label) @if !required { span.optional { " (optional)" } } }
+            input id=(id) name=(name) type=(input_type) value=[value]
+                required[required] autocomplete=[autocomplete] step=[step]
+                aria-invalid=[error.is_some().then_some("true")]
+                aria-describedby=[error.is_some().then_some(error_id.as_str())];
+            @if let Some(error) = &error {
+                p.error id=(error_id) { (error) }
+            }
+        }
+    }
+}
+
+/// A labelled `<select>` of `(value, label)` options.
+pub fn select(
+    name: &str,
+    label: &str,
+    options: &[(String, String)],
+    selected: Option<&str>,
+    problems: &Problems,
+) -> Markup {
+    let id = field_id(name);
+    let error = problems.for_field(name);
+    html! {
+        div.field.invalid[error.is_some()] {
+            label for=(id) { (label) }
+            select id=(id) name=(name) {
+                @for (value, text) in options {
+                    option value=(value) selected[Some(value.as_str()) == selected] { (text) }
+                }
+            }
+            @if let Some(error) = &error { p.error { (error) } }
+        }
+    }
+}
+
+/// A group of labelled checkboxes sharing `name`.
+pub fn checkboxes(
+    name: &str,
+    legend: &str,
+    options: &[(&str, &str)],
+    checked: &[String],
+    problems: &Problems,
+) -> Markup {
+    let error = problems.for_field(name);
+    html! {
+        fieldset.field.invalid[error.is_some()] {
+            legend { (legend) }
+            div.choices {
+                @for (value, text) in options {
+                    @let id = format!("{}-{}", field_id(name), value.replace('.', "-"));
+                    label.choice for=(id) {
+                        input id=(id) type="checkbox" name=(name) value=(value)
+                            checked[checked.iter().any(|c| c == value)];
+                        " " (text)
+                    }
+                }
+            }
+            @if let Some(error) = &error { p.error { (error) } }
+        }
+    }
+}
+
+fn field_id(name: &str) -> String {
+    format!("f-{}", name.replace(['.', '[', ']'], "-"))
+}
