@@ -10,6 +10,7 @@
 
 mod account_pages;
 mod assets;
+mod board;
 mod carrier_pages;
 mod form;
 mod load_pages;
@@ -53,6 +54,8 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
                 "/settings/api-keys/{key}/revoke",
                 web::post().to(account_pages::revoke),
             )
+            .route("/board", web::get().to(board::page))
+            .route("/board/loads.json", web::get().to(board::loads))
             .route("/loads", web::get().to(load_pages::list))
             .route("/loads", web::post().to(load_pages::create))
             .route("/loads/new", web::get().to(load_pages::new_page))

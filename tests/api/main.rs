@@ -1,6 +1,7 @@
 //! Integration tests: one binary, the real server over HTTPS per test.
 
 mod auth;
+mod browser;
 mod carriers;
 mod crash;
 mod dashboard;

@@ -1,0 +1,309 @@
+/*
+ * board.js - live dispatch board: a US map with one marker per load, fed by
+ * server-sent events. Plain browser JS, no build step, no libraries.
+ *
+ * Expects: <div id="board" data-outline=".../us-states.json"
+ *   data-stream="/dashboard/stream" data-loads="/dashboard/board/loads.json">
+ * and optionally <ul id="board-list"> and an element #board-status.
+ */
+(() => {
+  'use strict';
+  // Non-ASCII text is written as \u escapes: the file then reads the same
+  // whether or not the server sends "charset=utf-8" with it.
+
+  // BEGIN projection
+  // Albers equal-area conic on a unit sphere (Snyder, "Map Projections: A
+  // Working Manual", eqs. 14-1..14-6). tools/make-us-outline.mjs and check.mjs
+  // extract the text between these markers, so the outline, the markers and
+  // the test all use one implementation. `p` is us-states.json's "projection".
+  function albersProjection(p) {
+    const rad = Math.PI / 180;
+    const [phi1, phi2] = p.parallels.map((d) => d * rad);
+    const lambda0 = p.centralMeridian * rad;
+    const n = (Math.sin(phi1) + Math.sin(phi2)) / 2;
+    const c = Math.cos(phi1) ** 2 + 2 * n * Math.sin(phi1);
+    const rho = (phi) => Math.sqrt(c - 2 * n * Math.sin(phi)) / n;
+    const rho0 = rho(p.latitudeOfOrigin * rad);
+    const k = p.scale;
+    const [tx, ty] = p.translate;
+    // Returns SVG user units: x to the right, y down (hence "ty - ...").
+    return (lng, lat) => {
+      const r = rho(lat * rad);
+      const theta = n * (lng * rad - lambda0);
+      return [tx + k * r * Math.sin(theta), ty - k * (rho0 - r * Math.cos(theta))];
+    };
+  }
+  // END projection
+
+  const SVG_NS = 'http://www.w3.org/2000/svg';
+  // Arrow points "up" (-y) at rotate(0); rotated to the screen bearing below.
+  const ARROW = 'M0,-8L5.5,5.5L0,2.5L-5.5,5.5Z';
+  const DOT = 'M-4.5,0A4.5,4.5 0 1,0 4.5,0A4.5,4.5 0 1,0 -4.5,0Z';
+
+  const root = document.getElementById('board');
+  if (!root) return;
+  const statusEl = document.getElementById('board-status');
+  const listEl = document.getElementById('board-list');
+  const timeFmt = new Intl.DateTimeFormat(undefined, { month: 'short', day: 'numeric', hour: '2-digit', minute: '2-digit' });
+
+  const loads = new Map(); // load id -> load (shape of loads.json entries)
+  const markers = new Map(); // load id -> <g data-load-id>
+  const items = new Map(); // load id -> <li>
+  let project = null, markerLayer = null;
+  let ready = false; // false until the first loads.json has been applied
+  const pending = []; // stream updates that arrived before that
+
+  function svgEl(tag, attrs = {}, text = '') {
+    const el = document.createElementNS(SVG_NS, tag);
+    for (const [k, v] of Object.entries(attrs)) el.setAttribute(k, v);
+    el.textContent = text;
+    return el;
+  }
+
+  const htmlEl = (tag, className, textContent) => Object.assign(document.createElement(tag), { className, textContent });
+
+  function setStatus(text, state) {
+    if (statusEl) Object.assign(statusEl, { textContent: text }).dataset.state = state;
+  }
+
+  async function getJSON(url) {
+    const res = await fetch(url, { headers: { Accept: 'application/json' }, credentials: 'same-origin' });
+    if (!res.ok) throw new Error(`${url}: HTTP ${res.status}`);
+    return res.json();
+  }
+
+  const num = (v) => typeof v === 'number' && Number.isFinite(v);
+  const when = (ts) => {
+    const t = ts ? Date.parse(ts) : NaN;
+    return Number.isNaN(t) ? '\u2014' : timeFmt.format(t);
+  };
+  const place = (p) => (p && p.city ? `${p.city}, ${p.state}` : '?');
+  const route = (l) => (l.origin || l.destination ? `${place(l.origin)} \u2192 ${place(l.destination)}` : '');
+  const statusText = (s) => String(s || 'unknown').replace(/_/g, ' ');
+  // Status is server data: keep only safe characters before using it as a class.
+  const statusClass = (s) => `status-${String(s || 'unknown').replace(/[^a-z0-9_-]/gi, '')}`;
+  const speedText = (p) => (p && num(p.speed) ? `${Math.round(p.speed)} mph` : '\u2014');
+  // A fix is older when both timestamps parse and it is strictly earlier; used
+  // to drop out-of-order stream events and stale snapshot positions.
+  const olderThan = (a, b) => !!(a && b) && Date.parse(a.timestamp) < Date.parse(b.timestamp);
+
+  function describe(l) {
+    return [
+      `${l.id} \u00b7 ${statusText(l.status)}`,
+      route(l),
+      l.carrier && l.carrier.name ? `Carrier: ${l.carrier.name}` : '',
+      `Speed: ${speedText(l.position)}`,
+      `Last update: ${when(l.position && l.position.timestamp)}`,
+      `ETA: ${when(l.eta)}`,
+    ].filter(Boolean).join('\n');
+  }
+
+  // Only same-site paths become links: the URL comes from data, and an
+  // absolute/javascript: URL would be a way out of the dashboard.
+  function setLink(a, url) {
+    if (typeof url === 'string' && url.startsWith('/') && !url.startsWith('//')) a.setAttribute('href', url);
+    else a.removeAttribute('href');
+  }
+
+  // Heading is degrees clockwise from true north, but Albers meridians lean
+  // (up to ~15 degrees at the coasts): add where north points on screen here.
+  function screenBearing(pos) {
+    if (!num(pos.heading)) return null;
+    const [x0, y0] = project(pos.lng, pos.lat);
+    const [x1, y1] = project(pos.lng, pos.lat + 0.1);
+    return pos.heading + (Math.atan2(x1 - x0, y0 - y1) * 180) / Math.PI;
+  }
+
+  function drawOutline(outline) {
+    project = albersProjection(outline.projection);
+    const svg = svgEl('svg', { class: 'board-map', viewBox: outline.viewBox.join(' '), role: 'img', 'aria-label': 'Map of loads' });
+    const states = svgEl('g', { class: 'states' });
+    for (const s of outline.states) {
+      states.append(svgEl('path', { class: 'state', d: s.path, 'data-state': s.id }));
+      states.lastChild.append(svgEl('title', {}, s.name));
+    }
+    markerLayer = svgEl('g', { class: 'markers' });
+    svg.append(states, markerLayer);
+    root.prepend(svg);
+    // Markers are drawn in map units, so they would shrink with a narrow map;
+    // board.css scales them by --marker-k to keep a usable size on screen.
+    new ResizeObserver(() => {
+      const k = outline.viewBox[2] / (svg.clientWidth || outline.viewBox[2]);
+      svg.style.setProperty('--marker-k', Math.min(3, Math.max(1, k)).toFixed(2));
+    }).observe(svg);
+  }
+
+  function renderMarker(l) {
+    const pos = l.position;
+    if (!project || !pos || !num(pos.lat) || !num(pos.lng)) return removeMarker(l.id);
+    let g = markers.get(l.id);
+    if (!g) {
+      g = svgEl('g', { 'data-load-id': l.id });
+      const a = svgEl('a');
+      a.append(svgEl('title'), svgEl('path', { class: 'marker-icon' }));
+      g.append(a);
+      markerLayer.append(g);
+      markers.set(l.id, g);
+    }
+    const [x, y] = project(pos.lng, pos.lat).map((v) => Math.round(v * 10) / 10);
+    // The attribute is what tests and older engines read; the CSS property is
+    // what the transition in board.css animates (it wins when both are set).
+    g.setAttribute('transform', `translate(${x} ${y})`);
+    g.style.transform = `translate(${x}px, ${y}px)`;
+    g.setAttribute('class', `marker ${statusClass(l.status)}`);
+    const a = g.firstChild;
+    setLink(a, l.url);
+    a.firstChild.textContent = describe(l);
+    const icon = a.lastChild;
+    const bearing = screenBearing(pos);
+    icon.setAttribute('d', bearing === null ? DOT : ARROW);
+    if (bearing === null) icon.removeAttribute('transform');
+    else icon.setAttribute('transform', `rotate(${Math.round(bearing)})`);
+  }
+
+  function removeMarker(id) {
+    markers.get(id)?.remove();
+    markers.delete(id);
+  }
+
+  function renderItem(l) {
+    if (!listEl) return;
+    let li = items.get(l.id);
+    if (!li) {
+      li = document.createElement('li');
+      li.dataset.load = l.id; // not data-load-id: that selector means "the marker"
+      // Hovering an entry highlights its marker, to find it on a busy map.
+      li.addEventListener('mouseenter', () => markers.get(l.id)?.classList.add('highlight'));
+      li.addEventListener('mouseleave', () => markers.get(l.id)?.classList.remove('highlight'));
+      listEl.append(li);
+      items.set(l.id, li);
+    }
+    li.className = `board-item ${statusClass(l.status)}`;
+    li.title = describe(l);
+    const a = htmlEl('a', 'load-id', l.id);
+    setLink(a, l.url);
+    const pos = l.position;
+    const meta = [route(l), !pos ? 'no position' : num(pos.speed) ? speedText(pos) : '', `ETA ${when(l.eta)}`];
+    li.replaceChildren(a, ' ', htmlEl('span', 'load-status', statusText(l.status)),
+      htmlEl('span', 'load-meta', meta.filter(Boolean).join(' \u00b7 ')));
+  }
+
+  function render(l) {
+    renderMarker(l);
+    renderItem(l);
+  }
+
+  function removeLoad(id) {
+    loads.delete(id);
+    removeMarker(id);
+    items.get(id)?.remove();
+    items.delete(id);
+  }
+
+  // Applies a full loads.json snapshot. A stream event may have overtaken the
+  // snapshot while it was in flight, so a newer position already held wins.
+  function applySnapshot(list) {
+    const keep = new Set();
+    for (const l of list) {
+      if (!l || typeof l.id !== 'string' || l.status === 'delivered') continue;
+      const old = loads.get(l.id);
+      if (old && olderThan(l.position, old.position)) l.position = old.position;
+      keep.add(l.id);
+      loads.set(l.id, l);
+      render(l);
+      if (listEl && items.has(l.id)) listEl.append(items.get(l.id)); // snapshot order
+    }
+    for (const id of [...loads.keys()]) if (!keep.has(id)) removeLoad(id);
+  }
+
+  function applyUpdate(msg) {
+    const id = msg.load_id;
+    if (msg.status === 'delivered') return removeLoad(id);
+    let l = loads.get(id);
+    if (!l) {
+      // A load we have not seen: show what the event says now and fetch the
+      // snapshot for its route, carrier and link.
+      l = { id, status: msg.status, origin: null, destination: null, carrier: null, position: null, eta: null, url: null };
+      loads.set(id, l);
+      refetchSoon();
+    }
+    if (msg.position && !olderThan(msg.position, l.position)) l.position = msg.position;
+    if (msg.status) l.status = msg.status;
+    if ('eta' in msg) l.eta = msg.eta;
+    render(l);
+  }
+
+  let fetchSeq = 0, retryTimer = 0;
+  async function refetch() {
+    const seq = ++fetchSeq;
+    clearTimeout(retryTimer);
+    try {
+      const body = await getJSON(root.dataset.loads);
+      if (seq !== fetchSeq) return; // a later refetch superseded this one
+      applySnapshot(Array.isArray(body.loads) ? body.loads : []);
+      if (!ready) {
+        ready = true;
+        pending.splice(0).forEach(applyUpdate);
+      }
+    } catch (err) {
+      console.error('board: loads', err);
+      if (seq === fetchSeq) retryTimer = setTimeout(refetch, 10000);
+    }
+  }
+
+  // Coalesces bursts (e.g. many unknown loads at once) into one request.
+  let soonTimer = 0;
+  function refetchSoon() {
+    clearTimeout(soonTimer);
+    soonTimer = setTimeout(refetch, 1000);
+  }
+
+  let source = null, backoff = 5000;
+  function connect() {
+    if (source) source.close();
+    const es = new EventSource(root.dataset.stream);
+    source = es;
+    let dropped = false;
+    es.addEventListener('open', () => {
+      setStatus('Live', 'live');
+      backoff = 5000;
+      // Events sent while we were away are gone: catch up from the snapshot.
+      if (dropped && ready) refetch();
+      dropped = false;
+    });
+    es.addEventListener('error', () => {
+      dropped = true;
+      setStatus('Reconnecting\u2026', 'reconnecting');
+      // EventSource retries by itself unless the server answered with an
+      // error status or a wrong content type (then it is CLOSED for good).
+      if (es.readyState === EventSource.CLOSED && source === es) {
+        setTimeout(connect, backoff);
+        backoff = Math.min(backoff * 2, 60000);
+      }
+    });
+    es.addEventListener('tracking.updated', (ev) => {
+      let msg;
+      try { msg = JSON.parse(ev.data); } catch { return; }
+      if (!msg || typeof msg.load_id !== 'string') return;
+      if (ready) applyUpdate(msg);
+      else pending.push(msg);
+    });
+    es.addEventListener('reset', () => refetch());
+  }
+
+  async function start() {
+    // board.css lays map and list out side by side (or stacked) inside the
+    // element that holds both.
+    if (listEl) (root.contains(listEl) ? root : root.parentElement)?.classList.add('board-layout');
+    setStatus('Connecting\u2026', 'connecting');
+    connect(); // before the snapshot, so no update falls between the two
+    try {
+      drawOutline(await getJSON(root.dataset.outline));
+    } catch (err) {
+      console.error('board: outline', err); // the list still works without a map
+    }
+    await refetch();
+  }
+
+  start();
+})();

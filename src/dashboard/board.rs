@@ -1,0 +1,138 @@
+//! The dispatch board: every active load of the account on a map of the
+//! continental US, each at its latest position, moving as fixes arrive. The
+//! page is a frame; `assets/board.js` draws the map (a vendored outline, no tile
+//! server) from `loads.json` and follows the account's tracking stream.
+
+use actix_web::{HttpResponse, web};
+use futures_util::stream::{self, StreamExt};
+use maud::html;
+use serde::Serialize;
+
+use super::load_pages::load_error;
+use super::page::{self, PageError, Section};
+use super::session::Viewer;
+use crate::domain::load::{Load, LoadStatus};
+use crate::services::Services;
+use crate::storage::{LoadFilter, PageRequest};
+use crate::views::tracking::{PointView, TrackingSummary};
+
+/// Loads per status the board shows; beyond it the list says so.
+const MAX_PER_STATUS: u32 = 500;
+/// Actors asked for positions at once (each may have to start from storage).
+const CONCURRENT_READS: usize = 32;
+
+pub async fn page(viewer: Viewer) -> HttpResponse {
+    page::ok(page::page(
+        "Board",
+        Some(&viewer),
+        Section::Board,
+        html! {
+            link rel="stylesheet" href="/dashboard/assets/board.css";
+            div.actions {
+                h1 { "Dispatch board" }
+                p #board-status.hint role="status" aria-live="polite" { "Connecting…" }
+            }
+            div.board-layout {
+                div #board data-outline="/dashboard/assets/us-states.json"
+                    data-stream="/dashboard/stream" data-loads="/dashboard/board/loads.json" {}
+                ul #board-list aria-label="Active loads" {}
+            }
+            p.hint {
+                "Assigned and in-transit loads, at their latest GPS fix. API clients get the same feed from "
+                code { "GET /v1/tracking/stream" } "."
+            }
+            script src="/dashboard/assets/board.js" defer {}
+        },
+    ))
+}
+
+#[derive(Serialize)]
+struct BoardLoads {
+    loads: Vec<BoardLoad>,
+    /// More active loads exist than the board shows.
+    truncated: bool,
+}
+
+#[derive(Serialize)]
+struct BoardLoad {
+    id: String,
+    status: &'static str,
+    origin: Place,
+    destination: Place,
+    carrier: Option<Carrier>,
+    position: Option<PointView>,
+    eta: Option<String>,
+    url: String,
+}
+
+#[derive(Serialize)]
+struct Place {
+    city: String,
+    state: String,
+}
+
+#[derive(Serialize)]
+struct Carrier {
+    name: String,
+}
+
+pub async fn loads(
+    viewer: Viewer,
+    services: web::Data<Services>,
+) -> Result<HttpResponse, PageError> {
+    let mut active = Vec::new();
+    let mut truncated = false;
+    for status in [LoadStatus::Assigned, LoadStatus::InTransit] {
+        let filter = LoadFilter {
+            status: Some(status),
+            ..LoadFilter::default()
+        };
+        let page = services
+            .loads
+            .list(
+                viewer.account_id(),
+                &filter,
+                PageRequest {
+                    offset: 0,
+                    limit: MAX_PER_STATUS,
+                },
+            )
+            .await
+            .map_err(load_error)?;
+        truncated |= page.total > u64::from(MAX_PER_STATUS);
+        active.extend(page.items);
+    }
+    let services = &services;
+    let account = viewer.account_id();
+    let loads: Vec<BoardLoad> = stream::iter(active)
+        .map(|load| async move {
+            let state = services.tracking.current(account, &load.id).await.ok();
+            board_load(load, state.as_ref())
+        })
+        .buffered(CONCURRENT_READS)
+        .collect()
+        .await;
+    Ok(HttpResponse::Ok()
+        .insert_header(("cache-control", "no-store"))
+        .json(BoardLoads { loads, truncated }))
+}
+
+fn board_load(load: Load, state: Option<&crate::domain::tracking::TrackingState>) -> BoardLoad {
+    let latest = state.and_then(|s| s.recent.first());
+    BoardLoad {
+        url: format!("/dashboard/loads/{}", load.id),
+        id: load.id.to_string(),
+        status: state.map_or(load.status, |s| s.status).as_str(),
+        origin: Place {
+            city: load.origin.city,
+            state: load.origin.state.to_string(),
+        },
+        destination: Place {
+            city: load.destination.city,
+            state: load.destination.state.to_string(),
+        },
+        carrier: load.carrier.map(|c| Carrier { name: c.name }),
+        position: latest.map(PointView::new),
+        eta: state.and_then(|s| TrackingSummary::new(s).eta),
+    }
+}
