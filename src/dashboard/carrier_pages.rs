@@ -8,7 +8,7 @@ use super::form::Form;
 use super::load_pages::Query;
 use super::page::{self, PageError, Section};
 use super::session::Viewer;
-use super::widgets::{Kind, Problems, checkboxes, field};
+use super::widgets::{Kind, Problems, checkboxes, field, pager};
 use crate::api::input::carrier::{ContactInput, NewCarrierInput};
 use crate::domain::equipment::EquipmentType;
 use crate::services::Services;
@@ -22,11 +22,7 @@ pub async fn list(
     services: web::Data<Services>,
     req: HttpRequest,
 ) -> Result<HttpResponse, PageError> {
-    let page_number = Query::of(&req)
-        .get("page")
-        .and_then(|p| p.parse::<u64>().ok())
-        .unwrap_or(1)
-        .clamp(1, 100_000);
+    let page_number = Query::of(&req).page();
     let found = services
         .carriers
         .list(
@@ -64,11 +60,7 @@ pub async fn list(
                         }
                     }
                 }
-                nav.pager aria-label="Pages" {
-                    @if page_number > 1 { a href=(format!("/dashboard/carriers?page={}", page_number - 1)) { "Previous" } }
-                    span { "Page " (page_number) " of " (pages) }
-                    @if page_number < pages { a href=(format!("/dashboard/carriers?page={}", page_number + 1)) { "Next" } }
-                }
+                (pager(page_number, pages, |n| format!("/dashboard/carriers?page={n}")))
             }
         },
     )))

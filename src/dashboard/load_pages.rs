@@ -8,7 +8,7 @@ use super::account_pages::when;
 use super::form::Form;
 use super::page::{self, PageError, Section};
 use super::session::Viewer;
-use super::widgets::{Kind, Problems, field, select};
+use super::widgets::{Kind, Problems, field, pager, select};
 use crate::actors::LoadError;
 use crate::api::input::load::{NewLoadInput, StatusChangeInput};
 use crate::api::input::location::LocationInput;
@@ -40,11 +40,7 @@ pub async fn list(
             .get("destination_state")
             .and_then(|s| UsState::parse(s).ok()),
     };
-    let page_number = query
-        .get("page")
-        .and_then(|p| p.parse::<u64>().ok())
-        .unwrap_or(1)
-        .clamp(1, 100_000);
+    let page_number = query.page();
     let found = services
         .loads
         .list(
@@ -108,11 +104,7 @@ pub async fn list(
                         }
                     }
                 }
-                nav.pager aria-label="Pages" {
-                    @if page_number > 1 { a href=(link(page_number - 1)) rel="prev" { "Previous" } }
-                    span { "Page " (page_number) " of " (pages) }
-                    @if page_number < pages { a href=(link(page_number + 1)) rel="next" { "Next" } }
-                }
+                (pager(page_number, pages, link))
             }
         },
     )))
@@ -474,5 +466,13 @@ impl Query {
             .get(name)
             .map(String::as_str)
             .filter(|v| !v.is_empty())
+    }
+
+    /// The `page` asked for, 1 when absent or nonsense.
+    pub fn page(&self) -> u64 {
+        self.get("page")
+            .and_then(|p| p.parse::<u64>().ok())
+            .unwrap_or(1)
+            .clamp(1, 100_000)
     }
 }

@@ -156,6 +156,17 @@ pub fn checkboxes(
     }
 }
 
+/// Previous / next links around "Page n of m"; `link` makes a page's URL.
+pub fn pager(page: u64, pages: u64, link: impl Fn(u64) -> String) -> Markup {
+    html! {
+        nav.pager aria-label="Pages" {
+            @if page > 1 { a href=(link(page - 1)) rel="prev" { "Previous" } }
+            span { "Page " (page) " of " (pages) }
+            @if page < pages { a href=(link(page + 1)) rel="next" { "Next" } }
+        }
+    }
+}
+
 fn field_id(name: &str) -> String {
     format!("f-{}", name.replace(['.', '[', ']'], "-"))
 }
