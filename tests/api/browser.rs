@@ -15,7 +15,10 @@ fn prerequisites() -> Result<(PathBuf, PathBuf), String> {
         .map(PathBuf::from)
         .unwrap_or_else(|| PathBuf::from("/usr/bin/chromium"));
     if !chromium.exists() {
-        return Err(format!("no browser at {} (apt-get install chromium)", chromium.display()));
+        return Err(format!(
+            "no browser at {} (apt-get install chromium)",
+            chromium.display()
+        ));
     }
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/browser");
     if !dir.join("node_modules/playwright-core").exists() {
@@ -46,7 +49,10 @@ async fn a_new_user_walks_through_the_dashboard_in_chromium() {
         .env("FREIGHT_URL", format!("https://localhost:{}", app.api_port))
         .env("FREIGHT_CHROMIUM", &chromium)
         .env("FREIGHT_ARTIFACTS", &artifacts)
-        .env("NODE_EXTRA_CA_CERTS", app.data_dir.path().join("tls/cert.pem"))
+        .env(
+            "NODE_EXTRA_CA_CERTS",
+            app.data_dir.path().join("tls/cert.pem"),
+        )
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .kill_on_drop(true)
@@ -64,4 +70,25 @@ async fn a_new_user_walks_through_the_dashboard_in_chromium() {
     );
     assert!(stdout.contains("walk complete"), "{stdout}");
     eprintln!("browser walk screenshots: {}", artifacts.display());
+}
+
+/// The map's outline and the projection of `board.js` agree (known cities land
+/// in their own states): `tests/browser/projection-check.mjs`, which needs only node.
+#[test]
+fn the_board_projection_puts_cities_in_their_states() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/browser");
+    let output = match std::process::Command::new("node")
+        .arg(dir.join("projection-check.mjs"))
+        .output()
+    {
+        Ok(output) => output,
+        Err(error) if std::env::var("CI").as_deref() != Ok("true") => {
+            eprintln!("skipping the projection check: node cannot run ({error})");
+            return;
+        }
+        Err(error) => panic!("CI must run the projection check, but node cannot run: {error}"),
+    };
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(output.status.success(), "{stdout}");
+    assert!(stdout.contains(" 0 failed"), "{stdout}");
 }
