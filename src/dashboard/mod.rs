@@ -17,6 +17,7 @@ mod load_pages;
 mod page;
 mod session;
 mod sign_in;
+mod user_pages;
 mod webhook_pages;
 mod widgets;
 
@@ -24,58 +25,48 @@ use actix_web::{HttpResponse, web};
 
 use self::session::Viewer;
 
+/// A page's path and its GET and POST handlers: `page!(scope, "/x", get => a, post => b)`.
+/// Any other method answers the "not allowed" page, never an empty 405.
+macro_rules! pages {
+    ($scope:expr, $( $path:literal => [ $( $method:ident => $handler:expr ),+ ] ),+ $(,)?) => {
+        $scope $(
+            .service(
+                web::resource($path)
+                    $( .route(web::$method().to($handler)) )+
+                    .default_service(web::to(method_not_allowed)),
+            )
+        )+
+    };
+}
+
 /// Mounts the dashboard, and `/` redirecting to it.
 pub fn configure(cfg: &mut web::ServiceConfig) {
-    cfg.route("/", web::get().to(root)).service(
-        web::scope("/dashboard")
-            .route("", web::get().to(home))
-            .route("/", web::get().to(home))
-            .route("/assets/{name}", web::get().to(assets::serve))
-            .route("/register", web::get().to(sign_in::register_page))
-            .route("/register", web::post().to(sign_in::register))
-            .route("/login", web::get().to(sign_in::login_page))
-            .route("/login", web::post().to(sign_in::login))
-            .route("/logout", web::post().to(sign_in::logout))
-            .route("/plan", web::get().to(account_pages::plan_page))
-            .route("/plan", web::post().to(account_pages::change_plan))
-            .route(
-                "/settings/api-keys",
-                web::get().to(account_pages::keys_page),
-            )
-            .route(
-                "/settings/api-keys",
-                web::post().to(account_pages::generate_key),
-            )
-            .route(
-                "/settings/api-keys/{key}/revoke",
-                web::get().to(account_pages::confirm_revoke),
-            )
-            .route(
-                "/settings/api-keys/{key}/revoke",
-                web::post().to(account_pages::revoke),
-            )
-            .route("/board", web::get().to(board::page))
-            .route("/board/loads.json", web::get().to(board::loads))
-            .route("/loads", web::get().to(load_pages::list))
-            .route("/loads", web::post().to(load_pages::create))
-            .route("/loads/new", web::get().to(load_pages::new_page))
-            .route("/loads/{id}", web::get().to(load_pages::show))
-            .route(
-                "/loads/{id}/status",
-                web::post().to(load_pages::change_status),
-            )
-            .route("/carriers", web::get().to(carrier_pages::list))
-            .route("/carriers", web::post().to(carrier_pages::create))
-            .route("/carriers/new", web::get().to(carrier_pages::new_page))
-            .route("/webhooks", web::get().to(webhook_pages::list))
-            .route("/webhooks", web::post().to(webhook_pages::create))
-            .route("/webhooks/{id}", web::get().to(webhook_pages::show))
-            .route(
-                "/webhooks/{id}/deliveries/{event}/redeliver",
-                web::post().to(webhook_pages::redeliver),
-            )
-            .default_service(web::to(not_found)),
+    let scope = pages!(web::scope("/dashboard"),
+        "" => [get => home],
+        "/" => [get => home],
+        "/assets/{name}" => [get => assets::serve],
+        "/register" => [get => sign_in::register_page, post => sign_in::register],
+        "/login" => [get => sign_in::login_page, post => sign_in::login],
+        "/logout" => [post => sign_in::logout],
+        "/plan" => [get => account_pages::plan_page, post => account_pages::change_plan],
+        "/settings/api-keys" => [get => account_pages::keys_page, post => account_pages::generate_key],
+        "/settings/api-keys/{key}/revoke" => [get => account_pages::confirm_revoke, post => account_pages::revoke],
+        "/settings/users" => [get => user_pages::users_page, post => user_pages::add_user],
+        "/settings/sessions/end-others" => [post => user_pages::sign_out_elsewhere],
+        "/board" => [get => board::page],
+        "/board/loads.json" => [get => board::loads],
+        "/loads" => [get => load_pages::list, post => load_pages::create],
+        "/loads/new" => [get => load_pages::new_page],
+        "/loads/{id}" => [get => load_pages::show],
+        "/loads/{id}/status" => [post => load_pages::change_status],
+        "/carriers" => [get => carrier_pages::list, post => carrier_pages::create],
+        "/carriers/new" => [get => carrier_pages::new_page],
+        "/webhooks" => [get => webhook_pages::list, post => webhook_pages::create],
+        "/webhooks/{id}" => [get => webhook_pages::show],
+        "/webhooks/{id}/deliveries/{event}/redeliver" => [post => webhook_pages::redeliver],
     );
+    cfg.route("/", web::get().to(root))
+        .service(scope.default_service(web::to(not_found)));
 }
 
 async fn root() -> HttpResponse {
@@ -92,4 +83,9 @@ async fn home(viewer: Option<Viewer>) -> HttpResponse {
 async fn not_found() -> HttpResponse {
     use actix_web::ResponseError;
     page::PageError::NotFound.error_response()
+}
+
+async fn method_not_allowed() -> HttpResponse {
+    use actix_web::ResponseError;
+    page::PageError::MethodNotAllowed.error_response()
 }

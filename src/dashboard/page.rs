@@ -108,6 +108,8 @@ pub enum PageError {
     BadForm,
     #[error("not found")]
     NotFound,
+    #[error("method not allowed")]
+    MethodNotAllowed,
     #[error("too many attempts")]
     Throttled { retry_after: u64 },
     #[error("{0}")]
@@ -121,6 +123,7 @@ impl ResponseError for PageError {
             PageError::Csrf => StatusCode::FORBIDDEN,
             PageError::BadForm => StatusCode::BAD_REQUEST,
             PageError::NotFound => StatusCode::NOT_FOUND,
+            PageError::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
             PageError::Throttled { .. } => StatusCode::TOO_MANY_REQUESTS,
             PageError::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
         }
@@ -145,6 +148,11 @@ impl ResponseError for PageError {
             PageError::NotFound => (
                 "Not found",
                 "There is nothing here, or it belongs to another account.".to_owned(),
+            ),
+            PageError::MethodNotAllowed => (
+                "Not available this way",
+                "This page cannot be used like that. Follow the links and buttons of the dashboard."
+                    .to_owned(),
             ),
             PageError::Throttled { retry_after } => (
                 "Too many attempts",

@@ -365,3 +365,102 @@ async fn repeated_wrong_passwords_are_throttled() {
         .await;
     assert_eq!(right.status, StatusCode::TOO_MANY_REQUESTS);
 }
+
+#[actix_web::test]
+async fn an_account_has_several_users_and_sessions_can_be_ended_elsewhere() {
+    let app = spawn_app().await;
+    let mut first = Browser::new(&app);
+    first.register("owner@example.com").await;
+    let users = first.get("/dashboard/settings/users").await;
+    let csrf = users.hidden("csrf");
+    let added = first
+        .post(
+            "/dashboard/settings/users",
+            &[
+                ("csrf", &csrf),
+                ("email", "Second@Example.com"),
+                ("password", "another long password"),
+            ],
+        )
+        .await;
+    assert_eq!(added.status, StatusCode::SEE_OTHER);
+
+    // The colleague signs in to the same account.
+    let mut second = Browser::new(&app);
+    let form = second.get("/dashboard/login").await;
+    let token = form.hidden("form_token");
+    let signed_in = second
+        .post(
+            "/dashboard/login",
+            &[
+                ("form_token", &token),
+                ("email", "second@example.com"),
+                ("password", "another long password"),
+            ],
+        )
+        .await;
+    assert_eq!(signed_in.status, StatusCode::SEE_OTHER);
+    let listed = second.get("/dashboard/settings/users").await;
+    assert!(
+        listed.body.contains("owner@example.com")
+            && listed.body.contains("second@example.com (you)")
+    );
+
+    // The owner in a second browser ends every other session of theirs.
+    let mut elsewhere = Browser::new(&app);
+    let form = elsewhere.get("/dashboard/login").await;
+    let token = form.hidden("form_token");
+    elsewhere
+        .post(
+            "/dashboard/login",
+            &[
+                ("form_token", &token),
+                ("email", "owner@example.com"),
+                ("password", "correct horse battery"),
+            ],
+        )
+        .await;
+    let page = elsewhere.get("/dashboard/settings/users").await;
+    let ended = elsewhere
+        .post(
+            "/dashboard/settings/sessions/end-others",
+            &[("csrf", &page.hidden("csrf"))],
+        )
+        .await;
+    assert!(ended.body.contains("Signed out of 1 other session(s)."));
+    assert_eq!(
+        first.get("/dashboard/plan").await.status,
+        StatusCode::SEE_OTHER
+    );
+    assert_eq!(
+        elsewhere.get("/dashboard/plan").await.status,
+        StatusCode::OK
+    );
+    assert_eq!(
+        second.get("/dashboard/plan").await.status,
+        StatusCode::OK,
+        "another user's session stays"
+    );
+}
+
+#[actix_web::test]
+async fn errors_are_pages_not_json() {
+    let app = spawn_app().await;
+    let mut browser = Browser::new(&app);
+    for (method, path, status) in [
+        ("GET", "/dashboard/nowhere", StatusCode::NOT_FOUND),
+        ("PUT", "/dashboard/plan", StatusCode::METHOD_NOT_ALLOWED),
+        ("DELETE", "/dashboard/login", StatusCode::METHOD_NOT_ALLOWED),
+    ] {
+        let request = browser
+            .client
+            .request(method.parse().unwrap(), format!("{}{path}", browser.origin));
+        let page = browser.send(request).await;
+        assert_eq!(page.status, status, "{method} {path}");
+        assert!(
+            page.body.starts_with("<!DOCTYPE html>"),
+            "{method} {path}: {}",
+            page.body
+        );
+    }
+}
