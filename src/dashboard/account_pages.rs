@@ -252,14 +252,14 @@ async fn keys_view(
                 @if keys.is_empty() { p { "No keys yet." } }
                 @else {
                     table.keys {
-                        thead { tr { th { "Key" } th { "Permissions" } th { "Description" } th { "Created" } th { "Expires" } th { "Last used" } th { "" } } }
+                        thead { tr { th { "Key" } th { "Permissions" } th.wide { "Description" } th.wide { "Created" } th { "Expires" } th { "Last used" } th { "" } } }
                         tbody {
                             @for key in &keys {
                                 tr data-key-id=(key.id) {
                                     td { code { "frk_" (key.id.as_str().trim_start_matches("key_").get(..8).unwrap_or("")) "…" } }
                                     td { (key.permissions.iter().map(|p| p.as_str()).collect::<Vec<_>>().join(", ")) }
-                                    td { (key.description.as_deref().unwrap_or("—")) }
-                                    td { (when(Some(key.created_at))) }
+                                    td.wide { (key.description.as_deref().unwrap_or("—")) }
+                                    td.wide { (when(Some(key.created_at))) }
                                     td { (when(key.expires_at)) }
                                     td { (when(services.auth.last_used(&key.id))) }
                                     td {
