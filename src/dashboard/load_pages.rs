@@ -8,7 +8,7 @@ use super::account_pages::when;
 use super::form::Form;
 use super::page::{self, PageError, Section};
 use super::session::Viewer;
-use super::widgets::{Kind, Problems, field, pager, select};
+use super::widgets::{Kind, Options, Problems, field, pager, select};
 use crate::actors::LoadError;
 use crate::api::input::load::{NewLoadInput, StatusChangeInput};
 use crate::api::input::location::LocationInput;
@@ -18,6 +18,7 @@ use crate::domain::load::{Load, LoadStatus};
 use crate::domain::location::{STATE_CODES, UsState};
 use crate::domain::validation::ValidationErrors;
 use crate::services::Services;
+use crate::services::tracking::History;
 use crate::storage::{LoadFilter, PageRequest, PointRange};
 use crate::views::tracking::TrackingSummary;
 
@@ -63,16 +64,7 @@ pub async fn list(
         }
         format!("/dashboard/loads?{}", parts.join("&"))
     };
-    let statuses: Vec<(String, String)> = std::iter::once((String::new(), "Any status".to_owned()))
-        .chain(
-            LoadStatus::ALL
-                .iter()
-                .map(|s| (s.as_str().to_owned(), s.as_str().replace('_', " "))),
-        )
-        .collect();
-    let states: Vec<(String, String)> = std::iter::once((String::new(), "Any".to_owned()))
-        .chain(STATE_CODES.iter().map(|s| (s.to_string(), s.to_string())))
-        .collect();
+    let (statuses, states) = filter_options();
     let none = Problems::default();
     Ok(page::ok(page::page(
         "Loads",
@@ -214,6 +206,21 @@ pub async fn change_status(
     }
 }
 
+/// The choices of the list's filters: any, or one status; any, or one state.
+fn filter_options() -> (Options, Options) {
+    let statuses: Vec<(String, String)> = std::iter::once((String::new(), "Any status".to_owned()))
+        .chain(
+            LoadStatus::ALL
+                .iter()
+                .map(|s| (s.as_str().to_owned(), s.as_str().replace('_', " "))),
+        )
+        .collect();
+    let states: Vec<(String, String)> = std::iter::once((String::new(), "Any".to_owned()))
+        .chain(STATE_CODES.iter().map(|s| (s.to_string(), s.to_string())))
+        .collect();
+    (statuses, states)
+}
+
 /// The load's page again, saying why the move was refused.
 async fn refused(
     services: &Services,
@@ -251,28 +258,25 @@ async fn load_view(
         )
         .await
         .map_err(load_error)?;
+    // Only a posted load can be assigned, so only then are carriers offered.
     let carriers = match load.status {
-        LoadStatus::Posted => {
-            services
-                .carriers
-                .list(
-                    viewer.account_id(),
-                    PageRequest {
-                        offset: 0,
-                        limit: 100,
-                    },
-                )
-                .await
-                .map_err(|e| PageError::Unavailable(e.to_string()))?
-                .items
-        }
+        LoadStatus::Posted => services
+            .carriers
+            .list(
+                viewer.account_id(),
+                PageRequest {
+                    offset: 0,
+                    limit: 100,
+                },
+            )
+            .await
+            .map_err(|e| PageError::Unavailable(e.to_string()))?
+            .items
+            .iter()
+            .map(|c| (c.id.to_string(), format!("{} (MC {})", c.name, c.mc_number)))
+            .collect(),
         _ => Vec::new(),
     };
-    let carrier_options: Vec<(String, String)> = carriers
-        .iter()
-        .map(|c| (c.id.to_string(), format!("{} (MC {})", c.name, c.mc_number)))
-        .collect();
-    let action = format!("/dashboard/loads/{}/status", load.id);
     Ok(page::page(
         &format!("Load {}", load.id),
         Some(viewer),
@@ -281,93 +285,131 @@ async fn load_view(
             p { a href="/dashboard/loads" { "← Loads" } }
             h1 { "Load " code { (load.id) } " " (status_badge(load.status)) }
             (problems.summary())
-            section.card {
-                h2 { "Next step" }
-                div.actions {
-                    @for next in load.status.allowed_next() {
-                        form method="post" action=(action) {
-                            (viewer.csrf_field())
-                            input type="hidden" name="status" value=(next.as_str());
-                            @if *next == LoadStatus::Assigned {
-                                @if carrier_options.is_empty() {
-                                    p { "Register a carrier first: " a href="/dashboard/carriers/new" { "Add carrier" } }
-                                } @else {
-                                    (select("carrier_id", "Carrier", &carrier_options, None, problems))
-                                    button.primary type="submit" { "Assign" }
-                                }
-                            } @else {
-                                button type="submit" { (action_name(*next)) }
-                            }
-                        }
-                    }
-                    @if load.status.allowed_next().is_empty() { p { "Delivered: nothing more to do." } }
-                }
-            }
-            div.grid2 {
-                section.card {
-                    h2 { "Load" }
-                    dl.facts {
-                        dt { "Route" } dd { (route(load)) }
-                        dt { "Equipment" } dd { (load.equipment_type.as_str()) }
-                        dt { "Weight" } dd { (load.weight) " lb" }
-                        dt { "Rate" } dd { (load.rate_cents.map_or("—".to_owned(), |c| format!("${}.{:02}", c / 100, c % 100))) }
-                        dt { "Carrier" } dd { (load.carrier.as_ref().map_or("—".to_owned(), |c| format!("{} (MC {})", c.name, c.mc_number))) }
-                        dt { "Pickup" } dd { (when(load.pickup_date)) }
-                        dt { "Delivery" } dd { (when(load.delivery_date)) }
-                        dt { "Notes" } dd { (load.notes.as_deref().unwrap_or("—")) }
-                    }
-                }
-                section.card {
-                    h2 { "Tracking" }
-                    @match tracking.as_ref().and_then(|t| t.current_location.as_ref()) {
-                        Some(here) => {
-                            dl.facts {
-                                dt { "Position" } dd {
-                                    (format!("{:.4}, {:.4}", here.lat, here.lng))
-                                    @if let (Some(city), Some(state)) = (here.city, here.state) { " near " (city) ", " (state) }
-                                }
-                                dt { "Last update" } dd { (tracking.as_ref().and_then(|t| t.last_update.clone()).unwrap_or_default()) }
-                                dt { "ETA" } dd { (tracking.as_ref().and_then(|t| t.eta.clone()).unwrap_or_else(|| "—".into())) }
-                            }
-                        }
-                        None => p { "No GPS fix yet." },
-                    }
-                    p { a href="/dashboard/board" { "See it on the board" } }
-                }
-            }
-            section.card {
-                h2 { "Status history" }
-                table {
-                    thead { tr { th { "Status" } th { "When" } th { "Notes" } } }
-                    tbody {
-                        @for entry in &load.status_history {
-                            tr { td { (status_badge(entry.status)) } td { (when(Some(entry.at))) } td { (entry.notes.as_deref().unwrap_or("")) } }
-                        }
-                    }
-                }
-            }
-            section.card {
-                h2 { "GPS trail" }
-                p.hint { (trail.total) " points; the latest " (trail.points.len().min(TRAIL_POINTS)) " shown, newest first." }
-                div.table-wrap {
-                    table.trail {
-                        thead { tr { th { "Time" } th { "Latitude" } th { "Longitude" } th { "Speed" } th { "Heading" } } }
-                        tbody {
-                            @for fix in &trail.points {
-                                tr {
-                                    td { (when(Some(fix.timestamp))) }
-                                    td { (format!("{:.5}", fix.lat)) }
-                                    td { (format!("{:.5}", fix.lng)) }
-                                    td { (fix.speed_mph.map_or("—".to_owned(), |s| format!("{s:.0} mph"))) }
-                                    td { (fix.heading_deg.map_or("—".to_owned(), |h| format!("{h:.0}°"))) }
-                                }
-                            }
-                        }
-                    }
-                }
-            }
+            (next_steps(viewer, load, &carriers, problems))
+            div.grid2 { (facts(load)) (tracking_card(tracking.as_ref())) }
+            (history(load))
+            (trail_table(&trail))
         },
     ))
+}
+
+/// A form per move the load's status allows.
+fn next_steps(
+    viewer: &Viewer,
+    load: &Load,
+    carriers: &[(String, String)],
+    problems: &Problems,
+) -> Markup {
+    let action = format!("/dashboard/loads/{}/status", load.id);
+    html! {
+        section.card {
+            h2 { "Next step" }
+            div.actions {
+                @for next in load.status.allowed_next() {
+                    form method="post" action=(action) {
+                        (viewer.csrf_field())
+                        input type="hidden" name="status" value=(next.as_str());
+                        @if *next == LoadStatus::Assigned {
+                            @if carriers.is_empty() {
+                                p { "Register a carrier first: " a href="/dashboard/carriers/new" { "Add carrier" } }
+                            } @else {
+                                (select("carrier_id", "Carrier", carriers, None, problems))
+                                button.primary type="submit" { "Assign" }
+                            }
+                        } @else {
+                            button type="submit" { (action_name(*next)) }
+                        }
+                    }
+                }
+                @if load.status.allowed_next().is_empty() { p { "Delivered: nothing more to do." } }
+            }
+        }
+    }
+}
+
+fn facts(load: &Load) -> Markup {
+    let rate = load
+        .rate_cents
+        .map_or("—".to_owned(), |c| format!("${}.{:02}", c / 100, c % 100));
+    let carrier = load.carrier.as_ref().map_or("—".to_owned(), |c| {
+        format!("{} (MC {})", c.name, c.mc_number)
+    });
+    html! {
+        section.card {
+            h2 { "Load" }
+            dl.facts {
+                dt { "Route" } dd { (route(load)) }
+                dt { "Equipment" } dd { (load.equipment_type.as_str()) }
+                dt { "Weight" } dd { (load.weight) " lb" }
+                dt { "Rate" } dd { (rate) }
+                dt { "Carrier" } dd { (carrier) }
+                dt { "Pickup" } dd { (when(load.pickup_date)) }
+                dt { "Delivery" } dd { (when(load.delivery_date)) }
+                dt { "Notes" } dd { (load.notes.as_deref().unwrap_or("—")) }
+            }
+        }
+    }
+}
+
+fn tracking_card(tracking: Option<&TrackingSummary>) -> Markup {
+    html! {
+        section.card {
+            h2 { "Tracking" }
+            @match tracking.and_then(|t| t.current_location.as_ref().map(|here| (t, here))) {
+                Some((t, here)) => {
+                    dl.facts {
+                        dt { "Position" } dd {
+                            (format!("{:.4}, {:.4}", here.lat, here.lng))
+                            @if let (Some(city), Some(state)) = (here.city, here.state) { " near " (city) ", " (state) }
+                        }
+                        dt { "Last update" } dd { (t.last_update.clone().unwrap_or_default()) }
+                        dt { "ETA" } dd { (t.eta.clone().unwrap_or_else(|| "—".into())) }
+                    }
+                }
+                None => p { "No GPS fix yet." },
+            }
+            p { a href="/dashboard/board" { "See it on the board" } }
+        }
+    }
+}
+
+fn history(load: &Load) -> Markup {
+    html! {
+        section.card {
+            h2 { "Status history" }
+            table {
+                thead { tr { th { "Status" } th { "When" } th { "Notes" } } }
+                tbody {
+                    @for entry in &load.status_history {
+                        tr { td { (status_badge(entry.status)) } td { (when(Some(entry.at))) } td { (entry.notes.as_deref().unwrap_or("")) } }
+                    }
+                }
+            }
+        }
+    }
+}
+
+fn trail_table(trail: &History) -> Markup {
+    html! {
+        section.card {
+            h2 { "GPS trail" }
+            p.hint { (trail.total) " points; the latest " (trail.points.len()) " shown, newest first." }
+            table.trail {
+                thead { tr { th { "Time" } th { "Latitude" } th { "Longitude" } th { "Speed" } th { "Heading" } } }
+                tbody {
+                    @for fix in &trail.points {
+                        tr {
+                            td { (when(Some(fix.timestamp))) }
+                            td { (format!("{:.5}", fix.lat)) }
+                            td { (format!("{:.5}", fix.lng)) }
+                            td { (fix.speed_mph.map_or("—".to_owned(), |s| format!("{s:.0} mph"))) }
+                            td { (fix.heading_deg.map_or("—".to_owned(), |h| format!("{h:.0}°"))) }
+                        }
+                    }
+                }
+            }
+        }
+    }
 }
 
 fn new_form(viewer: &Viewer, form: &Form, problems: &Problems) -> Markup {

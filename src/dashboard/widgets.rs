@@ -106,6 +106,9 @@ pub fn field(
     }
 }
 
+/// The `(value, label)` choices of a `<select>`.
+pub type Options = Vec<(String, String)>;
+
 /// A labelled `<select>` of `(value, label)` options.
 pub fn select(
     name: &str,

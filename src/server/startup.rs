@@ -298,13 +298,7 @@ async fn start_services(
         storage.clone(),
         clock.clone(),
     ));
-    actix_rt::spawn(services::housekeeping(
-        Arc::downgrade(&rate_limits),
-        Arc::downgrade(&idempotency),
-        Arc::downgrade(&webhooks),
-        Arc::downgrade(&users),
-    ));
-    Ok(Services {
+    let services = Services {
         accounts: Arc::new(services::accounts::AccountService::new(
             storage.clone(),
             clock.clone(),
@@ -337,7 +331,19 @@ async fn start_services(
         storage,
         clock,
         background: Arc::new(background),
-    })
+    };
+    spawn_housekeeping(&services);
+    Ok(services)
+}
+
+/// The periodic chores, holding the services weakly: they end with them.
+fn spawn_housekeeping(services: &Services) {
+    actix_rt::spawn(services::housekeeping(
+        Arc::downgrade(&services.rate_limits),
+        Arc::downgrade(&services.idempotency),
+        Arc::downgrade(&services.webhooks),
+        Arc::downgrade(&services.users),
+    ));
 }
 
 /// Starts the webhook dispatcher on an arbiter of its own (and, if configured,
