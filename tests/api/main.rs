@@ -7,6 +7,7 @@ mod crash;
 mod dashboard;
 mod helpers;
 mod idempotency;
+mod layering;
 mod loads;
 mod openapi;
 mod operations;
