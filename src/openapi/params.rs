@@ -60,3 +60,15 @@ pub struct HistoryQuery {
     #[param(value_type = Option<String>, pattern = r"^c[0-9]{1,9}\.-?[0-9]{1,18}$")]
     pub cursor: Option<String>,
 }
+
+/// Where a tracking stream resumes (`routes::streams`). EventSource sends the
+/// `Last-Event-ID` header itself when it reconnects; the header wins over this.
+#[derive(IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct StreamResume {
+    /// For clients that cannot set `Last-Event-ID`: the id of the last event
+    /// received. The events since are sent first, or `event: reset` if they
+    /// are not all held.
+    #[param(value_type = Option<String>, pattern = r"^[0-9a-f]{16}-[0-9]{1,20}$")]
+    pub last_event_id: Option<String>,
+}

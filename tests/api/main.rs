@@ -11,6 +11,7 @@ mod operations;
 mod operator;
 mod rate_limits;
 mod receiver;
+mod streams;
 mod tracking;
 mod transitions;
 mod transport;
