@@ -61,8 +61,19 @@ pub struct HistoryQuery {
     pub cursor: Option<String>,
 }
 
-/// Where a tracking stream resumes (`routes::streams`). EventSource sends the
-/// `Last-Event-ID` header itself when it reconnects; the header wins over this.
+/// Where a tracking stream resumes (`routes::streams`): the header, which
+/// EventSource sends by itself when it reconnects, wins over the parameter.
+#[derive(IntoParams)]
+#[into_params(parameter_in = Header)]
+pub struct LastEventId {
+    /// The id of the last event received: the events since are sent first, or
+    /// `event: reset` if they are not all held (an id not of this server's
+    /// making included).
+    #[param(rename = "Last-Event-ID", value_type = Option<String>, nullable = false)]
+    pub last_event_id: Option<String>,
+}
+
+/// See [`LastEventId`].
 #[derive(IntoParams)]
 #[into_params(parameter_in = Query)]
 pub struct StreamResume {

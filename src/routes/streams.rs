@@ -16,7 +16,7 @@ use crate::domain::ids::LoadId;
 use crate::openapi::params;
 use crate::services::Services;
 use crate::services::auth::Principal;
-use crate::services::live::{EventId, LiveStream, Resume};
+use crate::services::live::{EventId, Resume};
 
 resources! {
     "/tracking/stream" => [GET => account_stream],
@@ -45,13 +45,26 @@ fn resume(req: &HttpRequest) -> Result<Resume, ApiError> {
     })
 }
 
-fn event_stream(stream: LiveStream) -> HttpResponse {
-    HttpResponse::Ok()
+/// Opens the account's stream (of one load's fixes, with `load`) where the
+/// request says to resume.
+async fn event_stream(
+    principal: &Principal,
+    services: &Services,
+    req: &HttpRequest,
+    load: Option<PathId<LoadId>>,
+) -> Result<HttpResponse, ApiError> {
+    let resume = resume(req)?;
+    let load = load.map(PathId::found).transpose()?;
+    let stream = services
+        .tracking
+        .stream(principal.account_id(), load, resume)
+        .await?;
+    Ok(HttpResponse::Ok()
         .insert_header((header::CONTENT_TYPE, "text/event-stream"))
         .insert_header((header::CACHE_CONTROL, "no-cache"))
         // Tells a buffering proxy (nginx) to pass events on as they come.
         .insert_header(("x-accel-buffering", "no"))
-        .streaming(stream.map(Ok::<_, Infallible>))
+        .streaming(stream.map(Ok::<_, Infallible>)))
 }
 
 /// The format of both streams, for the document.
@@ -83,10 +96,7 @@ the last id to resume).";
     path = "/v1/tracking/stream",
     operation_id = "stream_account_tracking",
     tag = "tracking",
-    params(params::StreamResume, ("Last-Event-ID" = Option<String>, Header, nullable = false, description = "The id of the last event \
-         received, as EventSource sends it on reconnecting: the events since are sent first, \
-         or `event: reset` if they are not all held (an id not of this server's making \
-         included).")),
+    params(params::StreamResume, params::LastEventId),
     responses(
         (status = 200, description = EVENTS, content_type = "text/event-stream", body = String),
     ),
@@ -96,12 +106,7 @@ pub(crate) async fn account_stream(
     services: web::Data<Services>,
     req: HttpRequest,
 ) -> Result<HttpResponse, ApiError> {
-    let resume = resume(&req)?;
-    let stream = services
-        .tracking
-        .stream(principal.account_id(), None, resume)
-        .await?;
-    Ok(event_stream(stream))
+    event_stream(&principal, &services, &req, None).await
 }
 
 /// Live GPS fixes of one load, as server-sent events.
@@ -116,10 +121,7 @@ pub(crate) async fn account_stream(
     params(
         ("load_id" = LoadId, Path, description = "The load."),
         params::StreamResume,
-        ("Last-Event-ID" = Option<String>, Header, nullable = false, description = "The id of the last event \
-         received, as EventSource sends it on reconnecting: the events since are sent first, \
-         or `event: reset` if they are not all held (an id not of this server's making \
-         included)."),
+        params::LastEventId,
     ),
     responses(
         (status = 200, description = EVENTS, content_type = "text/event-stream", body = String),
@@ -131,10 +133,5 @@ pub(crate) async fn load_stream(
     id: PathId<LoadId>,
     req: HttpRequest,
 ) -> Result<HttpResponse, ApiError> {
-    let resume = resume(&req)?;
-    let stream = services
-        .tracking
-        .stream(principal.account_id(), Some(id.found()?), resume)
-        .await?;
-    Ok(event_stream(stream))
+    event_stream(&principal, &services, &req, Some(id)).await
 }

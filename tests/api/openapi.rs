@@ -913,14 +913,8 @@ async fn streams(api: &Client<'_>, load_id: &str) -> EventStream {
     api.call("GET", load, &[load_id]).key("").expect(401).await;
     let writer = api.app.new_key(&api.app.account_id, &["write"], None).await;
     api.call("GET", account, &[]).key(&writer).expect(403).await;
-    let response = api
-        .app
-        .client
-        .get(format!("{}{}", root(api.app), fill(load, &[load_id])))
-        .bearer_auth(&api.app.key)
-        .send()
-        .await
-        .unwrap();
+    let path = fill(load, &[load_id]);
+    let response = api.app.get_response(&path["/v1".len()..]).await;
     EventStream::open(response).await
 }
 

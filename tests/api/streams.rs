@@ -57,17 +57,31 @@ async fn expect_fix(stream: &mut EventStream, load: &str, lat: f64) -> Frame {
     frame
 }
 
+/// Posts a fix of `load` and returns its event, which must come next on `stream`.
+async fn posted(
+    app: &TestApp,
+    stream: &mut EventStream,
+    load: &str,
+    lat: f64,
+    seconds: i64,
+) -> Frame {
+    post_fix(app, load, fix(app, lat, seconds)).await;
+    expect_fix(stream, load, lat).await
+}
+
+/// A server with a load in transit and a stream of its account.
+async fn streaming() -> (TestApp, String, EventStream) {
+    let app = spawn_app().await;
+    let load = load_in(&app, "in_transit").await;
+    let stream = open(&app, "/tracking/stream").await;
+    (app, load, stream)
+}
+
 #[actix_web::test]
 async fn the_account_stream_carries_each_stored_fix_in_order_with_increasing_ids() {
     let app = spawn_app().await;
     let load = load_in(&app, "in_transit").await;
-    let response = app
-        .client
-        .get(app.url("/tracking/stream"))
-        .bearer_auth(&app.key)
-        .send()
-        .await
-        .unwrap();
+    let response = app.get_response("/tracking/stream").await;
     assert_eq!(response.headers()["cache-control"], "no-cache");
     // Counted against the quota like any request.
     assert!(response.headers().contains_key("x-ratelimit-remaining"));
@@ -128,20 +142,15 @@ async fn a_load_stream_sees_its_load_only_and_another_account_sees_nothing() {
     expect_fix(&mut only_first, &first, 34.0).await;
     expect_fix(&mut other_account, &theirs, 35.0).await;
     // And nothing of the other account reached this one's streams.
-    post_fix(&app, &first, fix(&app, 36.0, 10)).await;
-    expect_fix(&mut account, &first, 36.0).await;
+    posted(&app, &mut account, &first, 36.0, 10).await;
     expect_fix(&mut only_first, &first, 36.0).await;
 }
 
 #[actix_web::test]
 async fn resuming_replays_exactly_the_missed_events() {
-    let app = spawn_app().await;
-    let load = load_in(&app, "in_transit").await;
-    let mut stream = open(&app, "/tracking/stream").await;
-    post_fix(&app, &load, fix(&app, 40.0, 60)).await;
-    post_fix(&app, &load, fix(&app, 40.1, 50)).await;
-    expect_fix(&mut stream, &load, 40.0).await;
-    let seen = expect_fix(&mut stream, &load, 40.1).await.id.unwrap();
+    let (app, load, mut stream) = streaming().await;
+    posted(&app, &mut stream, &load, 40.0, 60).await;
+    let seen = posted(&app, &mut stream, &load, 40.1, 50).await.id.unwrap();
     drop(stream);
 
     for (n, lat) in [40.2, 40.3, 40.4].into_iter().enumerate() {
@@ -157,8 +166,7 @@ async fn resuming_replays_exactly_the_missed_events() {
     expect_fix(&mut resumed, &load, 40.2).await;
     expect_fix(&mut resumed, &load, 40.3).await;
     let fourth = expect_fix(&mut resumed, &load, 40.4).await.id.unwrap();
-    post_fix(&app, &load, fix(&app, 40.5, 5)).await;
-    expect_fix(&mut resumed, &load, 40.5).await;
+    posted(&app, &mut resumed, &load, 40.5, 5).await;
 
     // Without EventSource: the id as a query parameter; a load's stream too.
     let mut by_query = open(
@@ -167,18 +175,14 @@ async fn resuming_replays_exactly_the_missed_events() {
     )
     .await;
     expect_fix(&mut by_query, &load, 40.5).await;
-    post_fix(&app, &load, fix(&app, 40.6, 1)).await;
-    expect_fix(&mut by_query, &load, 40.6).await;
+    posted(&app, &mut by_query, &load, 40.6, 1).await;
     expect_fix(&mut resumed, &load, 40.6).await;
 }
 
 #[actix_web::test]
 async fn a_restart_ends_open_streams_promptly_and_their_ids_get_a_reset() {
-    let app = spawn_app().await;
-    let load = load_in(&app, "in_transit").await;
-    let mut stream = open(&app, "/tracking/stream").await;
-    post_fix(&app, &load, fix(&app, 41.0, 30)).await;
-    let seen = expect_fix(&mut stream, &load, 41.0).await.id.unwrap();
+    let (app, load, mut stream) = streaming().await;
+    let seen = posted(&app, &mut stream, &load, 41.0, 30).await.id.unwrap();
 
     // The open stream must not hold the graceful shutdown for its 30 s.
     let stopping = Instant::now();
@@ -202,8 +206,7 @@ async fn a_restart_ends_open_streams_promptly_and_their_ids_get_a_reset() {
     assert_eq!(reset.event.as_deref(), Some("reset"), "{reset:?}");
     assert_ne!(reset.id.as_deref(), Some(seen.as_str()));
     assert!(reset.json()["message"].is_string());
-    post_fix(&app, &load, fix(&app, 41.1, 20)).await;
-    let next = expect_fix(&mut resumed, &load, 41.1).await;
+    let next = posted(&app, &mut resumed, &load, 41.1, 20).await;
     assert!(next.number() > reset.number());
 
     // An id the server never made, in the header: a reset too.

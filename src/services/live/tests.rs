@@ -23,40 +23,39 @@ fn update(load: &LoadId, n: u32) -> Update {
     }
 }
 
-/// One frame, as its fields.
-#[derive(Debug, Default, PartialEq)]
-struct Frame {
-    id: Option<String>,
-    event: Option<String>,
-    data: Option<String>,
-    comment: Option<String>,
-    retry: Option<String>,
-}
+/// One frame's text.
+#[derive(Debug)]
+struct Frame(String);
 
 impl Frame {
     fn parse(bytes: &Bytes) -> Frame {
         let text = std::str::from_utf8(bytes).unwrap();
         assert!(text.ends_with("\n\n"), "{text:?}");
-        let mut frame = Frame::default();
-        for line in text.trim_end().lines() {
-            let (field, value) = line.split_once(':').unwrap();
-            let value = Some(value.trim_start().to_owned());
-            match field {
-                "" => frame.comment = value,
-                "id" => frame.id = value,
-                "event" => frame.event = value,
-                "data" => frame.data = value,
-                "retry" => frame.retry = value,
-                other => panic!("unexpected field {other}"),
-            }
-        }
-        frame
+        Frame(text.to_owned())
     }
 
-    fn seq(&self) -> u64 {
-        let id = self.id.as_deref().unwrap();
-        EventId::parse(id).unwrap().seq
+    /// The value of a field (`""`: a comment line's text).
+    fn field(&self, name: &str) -> Option<&str> {
+        let prefix = format!("{name}: ");
+        self.0.lines().find_map(|line| line.strip_prefix(&prefix))
     }
+
+    fn id(&self) -> EventId {
+        EventId::parse(self.field("id").expect("an id")).unwrap()
+    }
+
+    fn json(&self) -> serde_json::Value {
+        serde_json::from_str(self.field("data").expect("data")).unwrap()
+    }
+}
+
+/// An account and two of its loads.
+fn ids() -> (AccountId, LoadId, LoadId) {
+    (
+        AccountId::generate(),
+        LoadId::generate(),
+        LoadId::generate(),
+    )
 }
 
 /// The next frame, which must come within a second.
@@ -71,9 +70,8 @@ async fn next(stream: &mut LiveStream) -> Frame {
 /// The `n` of the next tracking event, and its frame.
 async fn event(stream: &mut LiveStream) -> (u32, Frame) {
     let frame = next(stream).await;
-    assert_eq!(frame.event.as_deref(), Some(TRACKING_EVENT), "{frame:?}");
-    let data: serde_json::Value = serde_json::from_str(frame.data.as_deref().unwrap()).unwrap();
-    (data["n"].as_u64().unwrap() as u32, frame)
+    assert_eq!(frame.field("event"), Some(TRACKING_EVENT), "{frame:?}");
+    (frame.json()["n"].as_u64().unwrap() as u32, frame)
 }
 
 /// A new stream, past its first frame (the retry hint).
@@ -88,7 +86,7 @@ async fn opened(
     resume: Resume,
 ) -> LiveStream {
     let mut stream = open(hub, account, load, resume);
-    assert_eq!(next(&mut stream).await.retry.as_deref(), Some("2000"));
+    assert_eq!(next(&mut stream).await.field("retry"), Some("2000"));
     stream
 }
 
@@ -104,7 +102,7 @@ async fn nothing_more(stream: &mut LiveStream) {
 #[tokio::test(start_paused = true)]
 async fn publishing_to_an_account_nobody_streams_does_nothing() {
     let hub = hub(|_| {});
-    let (account, load) = (AccountId::generate(), LoadId::generate());
+    let (account, load, _) = ids();
     assert!(!hub.listening(&account));
     hub.publish(&account, vec![update(&load, 1)]);
     assert_eq!(hub.0.feed_count.load(Ordering::Relaxed), 0);
@@ -120,11 +118,7 @@ async fn publishing_to_an_account_nobody_streams_does_nothing() {
 #[tokio::test(start_paused = true)]
 async fn events_come_in_order_with_increasing_ids_and_only_to_their_load() {
     let hub = hub(|_| {});
-    let (account, a, b) = (
-        AccountId::generate(),
-        LoadId::generate(),
-        LoadId::generate(),
-    );
+    let (account, a, b) = ids();
     let mut all = opened(&hub, &account, None, Resume::Start).await;
     let mut only_a = opened(&hub, &account, Some(&a), Resume::Start).await;
     assert_eq!(hub.streams(), 2);
@@ -133,8 +127,8 @@ async fn events_come_in_order_with_increasing_ids_and_only_to_their_load() {
     for expected in [1, 2, 3] {
         let (n, frame) = event(&mut all).await;
         assert_eq!(n, expected);
-        assert!(frame.seq() > last, "{frame:?}");
-        last = frame.seq();
+        assert!(frame.id().seq > last, "{frame:?}");
+        last = frame.id().seq;
     }
     assert_eq!(event(&mut only_a).await.0, 1);
     assert_eq!(event(&mut only_a).await.0, 3);
@@ -146,20 +140,15 @@ async fn events_come_in_order_with_increasing_ids_and_only_to_their_load() {
 #[tokio::test(start_paused = true)]
 async fn a_resumed_stream_replays_exactly_what_it_missed() {
     let hub = hub(|_| {});
-    let (account, a, b) = (
-        AccountId::generate(),
-        LoadId::generate(),
-        LoadId::generate(),
-    );
+    let (account, a, b) = ids();
     let mut first = opened(&hub, &account, None, Resume::Start).await;
     hub.publish(&account, vec![update(&a, 1), update(&b, 2)]);
     event(&mut first).await;
-    let (_, seen) = event(&mut first).await;
+    let after = event(&mut first).await.1.id();
     drop(first);
     // Nobody streams, but the account is within its resume window.
     assert!(hub.listening(&account));
     hub.publish(&account, vec![update(&a, 3), update(&b, 4)]);
-    let after = EventId::parse(seen.id.as_deref().unwrap()).unwrap();
 
     let mut resumed = opened(&hub, &account, None, Resume::After(after)).await;
     assert_eq!(event(&mut resumed).await.0, 3);
@@ -177,14 +166,14 @@ async fn a_resumed_stream_replays_exactly_what_it_missed() {
 #[tokio::test(start_paused = true)]
 async fn an_id_of_another_epoch_or_older_than_the_ring_is_a_reset() {
     let hub = hub(|s| s.ring = 4);
-    let (account, load) = (AccountId::generate(), LoadId::generate());
+    let (account, load, _) = ids();
     let mut stream = opened(&hub, &account, None, Resume::Start).await;
     hub.publish(&account, (1..=6).map(|n| update(&load, n)).collect());
-    let mut ids = Vec::new();
+    let mut seen = Vec::new();
     for _ in 1..=6 {
-        ids.push(event(&mut stream).await.1.id.unwrap());
+        seen.push(event(&mut stream).await.1.id());
     }
-    let id = |n: usize| EventId::parse(&ids[n - 1]).unwrap();
+    let id = |n: usize| seen[n - 1];
 
     // The ring holds 3 to 6: after 2 is complete, after 1 is not.
     let mut complete = opened(&hub, &account, None, Resume::After(id(2))).await;
@@ -203,15 +192,16 @@ async fn an_id_of_another_epoch_or_older_than_the_ring_is_a_reset() {
     for (latest, (resume, reason)) in (6..).zip(resets) {
         let mut reset = opened(&hub, &account, None, resume).await;
         let frame = next(&mut reset).await;
-        assert_eq!(frame.event.as_deref(), Some("reset"), "{frame:?}");
+        assert_eq!(frame.field("event"), Some("reset"), "{frame:?}");
         // Its id is the latest event's, so a reconnection after it resumes from here.
-        assert_eq!(frame.seq(), latest);
         assert_eq!(
-            EventId::parse(frame.id.as_deref().unwrap()).unwrap().epoch,
-            id(1).epoch
+            frame.id(),
+            EventId {
+                seq: latest,
+                ..id(1)
+            }
         );
-        let data: serde_json::Value = serde_json::from_str(&frame.data.unwrap()).unwrap();
-        assert_eq!(data["reason"], reason);
+        assert_eq!(frame.json()["reason"], reason);
         nothing_more(&mut reset).await;
         hub.publish(&account, vec![update(&load, 7)]);
         assert_eq!(event(&mut reset).await.0, 7);
@@ -221,7 +211,7 @@ async fn an_id_of_another_epoch_or_older_than_the_ring_is_a_reset() {
 #[tokio::test(start_paused = true)]
 async fn a_client_that_falls_behind_gets_what_it_had_then_overflow_and_the_end() {
     let hub = hub(|s| s.buffer = 4);
-    let (account, load) = (AccountId::generate(), LoadId::generate());
+    let (account, load, _) = ids();
     let mut slow = opened(&hub, &account, None, Resume::Start).await;
     let mut fast = opened(&hub, &account, None, Resume::Start).await;
     hub.publish(&account, (1..=3).map(|n| update(&load, n)).collect());
@@ -238,9 +228,10 @@ async fn a_client_that_falls_behind_gets_what_it_had_then_overflow_and_the_end()
         assert_eq!(event(&mut slow).await.0, n);
     }
     let overflow = next(&mut slow).await;
-    assert_eq!(overflow.event.as_deref(), Some("overflow"), "{overflow:?}");
+    assert_eq!(overflow.field("event"), Some("overflow"), "{overflow:?}");
     assert_eq!(
-        overflow.id, None,
+        overflow.field("id"),
+        None,
         "the last id received stays the one to resume from"
     );
     assert!(slow.next().await.is_none());
@@ -257,14 +248,14 @@ async fn a_client_that_falls_behind_gets_what_it_had_then_overflow_and_the_end()
 #[tokio::test(start_paused = true)]
 async fn an_idle_stream_gets_a_heartbeat_every_interval() {
     let hub = hub(|_| {});
-    let (account, load) = (AccountId::generate(), LoadId::generate());
+    let (account, load, _) = ids();
     let mut stream = opened(&hub, &account, None, Resume::Start).await;
     let started = Instant::now();
     let frame = stream.next().await.unwrap();
     assert_eq!(&frame[..], KEEP_ALIVE_FRAME);
     assert_eq!(started.elapsed(), HEARTBEAT);
     let frame = stream.next().await.unwrap();
-    assert_eq!(Frame::parse(&frame).comment.as_deref(), Some("keep-alive"));
+    assert_eq!(Frame::parse(&frame).field(""), Some("keep-alive"));
     assert_eq!(started.elapsed(), HEARTBEAT * 2);
     // An event puts the next heartbeat off.
     tokio::time::sleep(Duration::from_secs(10)).await;
@@ -290,10 +281,10 @@ async fn shutdown_ends_every_stream() {
 async fn an_account_is_forgotten_a_resume_window_after_its_last_stream() {
     let window = LiveSettings::default().resume_window;
     let hub = hub(|_| {});
-    let (account, load) = (AccountId::generate(), LoadId::generate());
+    let (account, load, _) = ids();
     let mut stream = opened(&hub, &account, None, Resume::Start).await;
     hub.publish(&account, vec![update(&load, 1)]);
-    let seen = EventId::parse(&event(&mut stream).await.1.id.unwrap()).unwrap();
+    let seen = event(&mut stream).await.1.id();
     drop(stream);
 
     // A stream opened within the window keeps the account; one after it resumes.
@@ -310,7 +301,7 @@ async fn an_account_is_forgotten_a_resume_window_after_its_last_stream() {
     assert_eq!(hub.0.feed_count.load(Ordering::Relaxed), 0);
     // Its ids are stale now: a new epoch.
     let mut late = opened(&hub, &account, None, Resume::After(seen)).await;
-    assert_eq!(next(&mut late).await.event.as_deref(), Some("reset"));
+    assert_eq!(next(&mut late).await.field("event"), Some("reset"));
 }
 
 #[test]
