@@ -153,7 +153,7 @@ struct FeedState {
     /// Events up to this number have left the ring.
     evicted: u64,
     /// The latest events, oldest first.
-    ring: VecDeque<Arc<Event>>,
+    ring: VecDeque<Event>,
     subscribers: Vec<Subscriber>,
     next_subscriber: u64,
     /// Streams open. A dropped subscriber leaves `subscribers` at once, but its
@@ -241,11 +241,11 @@ impl LiveHub {
                 feed.id(seq),
                 update.data
             );
-            let event = Arc::new(Event {
+            let event = Event {
                 seq,
                 load: update.load,
                 frame: Bytes::from(frame),
-            });
+            };
             state.subscribers.retain(|subscriber| {
                 if !subscriber.wants(&event.load) {
                     return true;
@@ -314,7 +314,7 @@ impl LiveHub {
         drop(state);
         drop(entry);
         self.0.streams.fetch_add(1, Ordering::Relaxed);
-        let heartbeat = self.0.settings.heartbeat;
+        let heartbeat = self.0.settings.heartbeat.max(Duration::from_millis(1));
         let mut heartbeat =
             tokio::time::interval_at(tokio::time::Instant::now() + heartbeat, heartbeat);
         heartbeat.set_missed_tick_behavior(MissedTickBehavior::Delay);
