@@ -53,12 +53,15 @@ pub struct Admission {
 
 /// The fate of admitted fixes once their group commit is durable (`outcomes`,
 /// one per fix) or has failed (`None`): stored fixes among the latest become the
-/// load's latest positions. Always sent once per admission.
+/// load's latest positions. Always sent once per admission. With `snapshot`,
+/// answered with the load's tracking state once they are applied (for the live
+/// streams, which show the ETA); else with `None`.
 #[derive(Message)]
-#[rtype(result = "()")]
+#[rtype(result = "Option<TrackingState>")]
 pub struct FixesStored {
     pub fixes: Vec<GpsFix>,
     pub outcomes: Option<Vec<Appended>>,
+    pub snapshot: bool,
 }
 
 /// Changes the load's status (and carrier), applied one at a time.
@@ -164,6 +167,14 @@ pub struct Tracked {
 }
 
 impl Tracked {
+    fn snapshot(&self) -> TrackingState {
+        TrackingState {
+            status: self.status,
+            recent: self.recent.iter().map(HeldFix::fix).collect(),
+            destination: self.destination,
+        }
+    }
+
     /// Keeps a newly stored fix if it is among the latest; an older fix stays only
     /// in storage and does not move the latest position.
     fn remember(&mut self, fix: &GpsFix) {
@@ -206,11 +217,7 @@ impl State {
         if matches!(self, State::Loading) {
             return None;
         }
-        Some(self.tracked(account).map(|tracked| TrackingState {
-            status: tracked.status,
-            recent: tracked.recent.iter().map(HeldFix::fix).collect(),
-            destination: tracked.destination,
-        }))
+        Some(self.tracked(account).map(|tracked| tracked.snapshot()))
     }
 }
 
@@ -357,21 +364,22 @@ impl Handler<AdmitFixes> for LoadActor {
 }
 
 impl Handler<FixesStored> for LoadActor {
-    type Result = ();
+    type Result = Option<TrackingState>;
 
-    fn handle(&mut self, msg: FixesStored, _: &mut Self::Context) {
+    fn handle(&mut self, msg: FixesStored, _: &mut Self::Context) -> Self::Result {
         self.in_flight = self.in_flight.saturating_sub(1);
         self.last_active = Instant::now();
-        let Some(outcomes) = msg.outcomes else {
-            return;
+        let outcomes = msg.outcomes?;
+        let mut state = self.state();
+        let State::Active(tracked) = &mut *state else {
+            return None;
         };
-        if let State::Active(tracked) = &mut *self.state() {
-            for (fix, outcome) in msg.fixes.iter().zip(&outcomes) {
-                if *outcome == Appended::Stored {
-                    tracked.remember(fix);
-                }
+        for (fix, outcome) in msg.fixes.iter().zip(&outcomes) {
+            if *outcome == Appended::Stored {
+                tracked.remember(fix);
             }
         }
+        msg.snapshot.then(|| tracked.snapshot())
     }
 }
 

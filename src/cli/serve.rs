@@ -8,6 +8,7 @@ use crate::domain::webhook::UrlPolicy;
 use crate::server::settings::{ApiTransport, Settings};
 use crate::server::startup::Application;
 use crate::server::tls::TlsSource;
+use crate::services::live::LiveSettings;
 use crate::webhooks::dispatcher::DispatchSettings;
 
 use super::ServeArgs;
@@ -44,6 +45,7 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
             },
             ..DispatchSettings::default()
         },
+        live: LiveSettings::default(),
     };
     let scheme = match settings.transport {
         ApiTransport::Tls(_) => "https",

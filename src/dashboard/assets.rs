@@ -6,19 +6,28 @@ use actix_web::{HttpResponse, web};
 
 use super::page::PageError;
 
-/// (name, content type, bytes)
-const ASSETS: [(&str, &str, &[u8]); 2] = [
+/// (name, content type, bytes). The board's map is `us-states.json`, derived
+/// from the npm package us-atlas (ISC; `LICENSE-us-atlas.txt`, served beside
+/// it); `assets/README.md` says how it was made and how to make it again.
+const ASSETS: [(&str, &str, &[u8]); 6] = [
+    ("dashboard.css", CSS, include_bytes!("assets/dashboard.css")),
+    ("dashboard.js", JS, include_bytes!("assets/dashboard.js")),
+    ("board.css", CSS, include_bytes!("assets/board.css")),
+    ("board.js", JS, include_bytes!("assets/board.js")),
     (
-        "dashboard.css",
-        "text/css; charset=utf-8",
-        include_bytes!("assets/dashboard.css"),
+        "us-states.json",
+        "application/json",
+        include_bytes!("assets/us-states.json"),
     ),
     (
-        "dashboard.js",
-        "text/javascript; charset=utf-8",
-        include_bytes!("assets/dashboard.js"),
+        "LICENSE-us-atlas.txt",
+        "text/plain; charset=utf-8",
+        include_bytes!("assets/LICENSE-us-atlas.txt"),
     ),
 ];
+
+const CSS: &str = "text/css; charset=utf-8";
+const JS: &str = "text/javascript; charset=utf-8";
 
 pub async fn serve(name: web::Path<String>) -> Result<HttpResponse, PageError> {
     let (_, content_type, bytes) = ASSETS

@@ -3,7 +3,10 @@
 //! page is a frame; `assets/board.js` draws the map (a vendored outline, no tile
 //! server) from `loads.json` and follows the account's tracking stream.
 
-use actix_web::{HttpResponse, web};
+use std::convert::Infallible;
+
+use actix_web::http::header;
+use actix_web::{HttpRequest, HttpResponse, web};
 use futures_util::stream::{self, StreamExt};
 use maud::html;
 use serde::Serialize;
@@ -13,6 +16,7 @@ use super::page::{self, PageError, Section};
 use super::session::Viewer;
 use crate::domain::load::{Load, LoadStatus};
 use crate::services::Services;
+use crate::services::live::{EventId, Resume};
 use crate::storage::{LoadFilter, PageRequest};
 use crate::views::tracking::{PointView, TrackingSummary};
 
@@ -44,6 +48,36 @@ pub async fn page(viewer: Viewer) -> HttpResponse {
             script src="/dashboard/assets/board.js" defer {}
         },
     ))
+}
+
+/// The account's tracking stream for the board, opened by the session (the
+/// API's `GET /v1/tracking/stream` is the same feed, opened by a key). Resumes
+/// after `Last-Event-ID` as the API's does.
+pub async fn stream(
+    viewer: Viewer,
+    services: web::Data<Services>,
+    req: HttpRequest,
+) -> Result<HttpResponse, PageError> {
+    let resume = match req
+        .headers()
+        .get("last-event-id")
+        .and_then(|v| v.to_str().ok())
+        .map(str::trim)
+        .filter(|v| !v.is_empty())
+    {
+        None => Resume::Start,
+        Some(raw) => EventId::parse(raw).map_or(Resume::Unknown, Resume::After),
+    };
+    let events = services
+        .tracking
+        .stream(viewer.account_id(), None, resume)
+        .await
+        .map_err(load_error)?;
+    Ok(HttpResponse::Ok()
+        .insert_header((header::CONTENT_TYPE, "text/event-stream"))
+        .insert_header((header::CACHE_CONTROL, "no-cache"))
+        .insert_header(("x-accel-buffering", "no"))
+        .streaming(events.map(Ok::<_, Infallible>)))
 }
 
 #[derive(Serialize)]

@@ -55,6 +55,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         "/settings/sessions/end-others" => [post => user_pages::sign_out_elsewhere],
         "/board" => [get => board::page],
         "/board/loads.json" => [get => board::loads],
+        "/stream" => [get => board::stream],
         "/loads" => [get => load_pages::list, post => load_pages::create],
         "/loads/new" => [get => load_pages::new_page],
         "/loads/{id}" => [get => load_pages::show],

@@ -60,6 +60,8 @@ in UTC. Ids are opaque strings with a type prefix (`load_`, `carrier_`, `wh_`, `
         routes::tracking::live,
         routes::tracking::history,
         routes::tracking::batch,
+        routes::streams::account_stream,
+        routes::streams::load_stream,
         routes::loads::create,
         routes::loads::list,
         routes::loads::get,
@@ -77,7 +79,7 @@ in UTC. Ids are opaque strings with a type prefix (`load_`, `carrier_`, `wh_`, `
         routes::webhooks::redeliver,
         routes::auth::verify,
     ),
-    components(schemas(schemas::Error)),
+    components(schemas(schemas::Error, crate::views::tracking::TrackingUpdate)),
     modifiers(&BearerAuth, &Layers),
     tags(
         (name = "loads", description = "Loads and their status lifecycle."),

@@ -60,3 +60,26 @@ pub struct HistoryQuery {
     #[param(value_type = Option<String>, pattern = r"^c[0-9]{1,9}\.-?[0-9]{1,18}$")]
     pub cursor: Option<String>,
 }
+
+/// Where a tracking stream resumes (`routes::streams`): the header, which
+/// EventSource sends by itself when it reconnects, wins over the parameter.
+#[derive(IntoParams)]
+#[into_params(parameter_in = Header)]
+pub struct LastEventId {
+    /// The id of the last event received: the events since are sent first, or
+    /// `event: reset` if they are not all held (an id not of this server's
+    /// making included).
+    #[param(rename = "Last-Event-ID", value_type = Option<String>, nullable = false)]
+    pub last_event_id: Option<String>,
+}
+
+/// See [`LastEventId`].
+#[derive(IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct StreamResume {
+    /// For clients that cannot set `Last-Event-ID`: the id of the last event
+    /// received. The events since are sent first, or `event: reset` if they
+    /// are not all held.
+    #[param(value_type = Option<String>, pattern = r"^[0-9a-f]{16}-[0-9]{1,20}$")]
+    pub last_event_id: Option<String>,
+}

@@ -58,6 +58,7 @@ pub mod auth;
 pub mod carriers;
 pub mod docs;
 pub mod loads;
+pub mod streams;
 pub mod tracking;
 pub mod webhooks;
 
@@ -80,6 +81,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
             // actix tries resources in registration order, matching each dynamic
             // path with a regex: the GPS routes, by far the busiest, go first.
             .configure(tracking::configure)
+            .configure(streams::configure)
             .configure(loads::configure)
             .configure(carriers::configure)
             .configure(webhooks::configure)
@@ -92,6 +94,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
 pub fn all_routes() -> Vec<(&'static str, String)> {
     let scoped = [
         tracking::ROUTES,
+        streams::ROUTES,
         loads::ROUTES,
         carriers::ROUTES,
         webhooks::ROUTES,

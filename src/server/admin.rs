@@ -19,8 +19,8 @@ use crate::domain::account::PlanKind;
 use crate::domain::ids::{AccountId, KeyId};
 use crate::domain::timestamp;
 use crate::routes;
-use crate::services::Services;
 use crate::services::accounts::{KeyRequest, NewAccount};
+use crate::services::{Services, live};
 
 /// The token the command line must present, as app data.
 #[derive(Clone)]
@@ -184,6 +184,7 @@ async fn ready(services: web::Data<Services>) -> HttpResponse {
 async fn metrics_page(services: web::Data<Services>) -> HttpResponse {
     // Counted at scrape time rather than on every actor start and stop.
     metrics::gauge!(RESIDENT_ACTORS_METRIC).set(services.actors.resident() as f64);
+    metrics::gauge!(live::STREAMS_METRIC).set(services.tracking.live().streams() as f64);
     HttpResponse::Ok()
         .content_type("text/plain; version=0.0.4; charset=utf-8")
         .body(crate::telemetry::metrics().render())

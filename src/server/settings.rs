@@ -7,6 +7,7 @@ use super::tls::TlsSource;
 use crate::actors::load_actor::ActorSettings;
 use crate::api::extract::DEFAULT_BODY_LIMIT;
 use crate::clock::Clock;
+use crate::services::live::LiveSettings;
 use crate::webhooks::dispatcher::DispatchSettings;
 
 /// How the API listener gets its HTTPS.
@@ -33,6 +34,8 @@ pub struct Settings {
     pub clock: Clock,
     pub actors: ActorSettings,
     pub webhooks: DispatchSettings,
+    /// The live tracking streams (heartbeat, buffers, resume ring).
+    pub live: LiveSettings,
 }
 
 impl Settings {
@@ -52,6 +55,7 @@ impl Settings {
                 ..ActorSettings::default()
             },
             webhooks: DispatchSettings::default(),
+            live: LiveSettings::default(),
         }
     }
 }

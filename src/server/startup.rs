@@ -28,6 +28,7 @@ use crate::api::extract::BodyLimit;
 use crate::clock::Clock;
 use crate::routes;
 use crate::server::settings::{ApiTransport, Settings};
+use crate::services::live::{LiveHub, LiveSettings};
 use crate::services::{self, DispatchThread, Services};
 use crate::storage::{self, Storage, StorageConfig};
 use crate::webhooks::client;
@@ -75,6 +76,7 @@ impl Application {
             settings.clock.clone(),
             settings.actors,
             settings.webhooks.clone(),
+            settings.live,
         )
         .await
         .context("starting the services")?;
@@ -162,6 +164,7 @@ fn api_server(
     services: &Services,
     listener: TcpListener,
 ) -> anyhow::Result<Server> {
+    let live = services.tracking.live().clone();
     let services = services.clone();
     let body_limit = BodyLimit(settings.body_limit);
     let policy = match settings.transport {
@@ -188,6 +191,7 @@ fn api_server(
     // Tells idle keep-alive connections to close when a graceful shutdown starts,
     // so shutdown waits only for requests actually in flight.
     let shutdown = builder.graceful_shutdown_signal();
+    end_streams_on(shutdown.clone(), live);
     // A macro, not a closure: the TLS and plain listeners need HttpServices over
     // different stream types.
     macro_rules! http {
@@ -215,6 +219,16 @@ fn api_server(
         }
     };
     Ok(builder.run())
+}
+
+/// Ends the live tracking streams when the API server starts a graceful
+/// shutdown (a signal, or a `ServerHandle::stop(true)`): a stream is a request
+/// that never finishes, and would hold the shutdown for its whole grace period.
+fn end_streams_on(shutdown: actix_server::GracefulShutdownSignal, live: LiveHub) {
+    actix_rt::spawn(async move {
+        shutdown.notified().await;
+        live.shutdown();
+    });
 }
 
 /// The first SIGTERM or SIGINT (never, if they cannot be listened for).
@@ -263,6 +277,7 @@ async fn start_services(
     clock: Clock,
     actors: ActorSettings,
     dispatch: DispatchSettings,
+    live: LiveSettings,
 ) -> anyhow::Result<Services> {
     let directory = Arc::new(Directory::new(storage.all_webhooks().await?));
     let notifier = Arc::new(Notifier::default());
@@ -320,6 +335,7 @@ async fn start_services(
             committer,
             directory,
             notifier,
+            LiveHub::new(live),
             clock.clone(),
         )),
         webhooks,

@@ -4,6 +4,7 @@ pub mod accounts;
 pub mod auth;
 pub mod carriers;
 pub mod idempotency;
+pub mod live;
 pub mod loads;
 pub mod rate_limits;
 pub mod throttle;

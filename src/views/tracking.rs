@@ -121,15 +121,36 @@ fn estimate(state: &TrackingState) -> Option<eta::Eta> {
     eta::estimate(&state.recent, state.destination?)
 }
 
+/// The load's ETA as the views write it, if it has one.
+pub fn eta(state: &TrackingState) -> Option<String> {
+    estimate(state).map(|e| format(&e.at))
+}
+
 impl TrackingSummary {
     pub fn new(state: &TrackingState) -> Self {
         let latest = state.recent.first();
         TrackingSummary {
             current_location: latest.map(CurrentLocation::new),
-            eta: estimate(state).map(|e| format(&e.at)),
+            eta: eta(state),
             last_update: latest.map(|f| format(&f.timestamp)),
         }
     }
+}
+
+/// The `data` of a `tracking.updated` server-sent event: a stored fix, as the
+/// `tracking.updated` webhook carries it (`status` is the load's when the fix
+/// was admitted), with the load's ETA once the fix was stored.
+#[derive(Serialize, ToSchema)]
+pub struct TrackingUpdate<'a> {
+    #[schema(value_type = LoadId)]
+    pub load_id: &'a str,
+    #[schema(value_type = LoadStatus)]
+    pub status: &'static str,
+    pub position: PointView,
+    /// As `GET /v1/loads/{load_id}/tracking` shows it right after this fix;
+    /// null when it cannot be estimated.
+    #[schema(required = true, schema_with = super::schema::optional_eta)]
+    pub eta: Option<String>,
 }
 
 /// How the ETA was estimated.

@@ -14,6 +14,7 @@ mod operations;
 mod operator;
 mod rate_limits;
 mod receiver;
+mod streams;
 mod tracking;
 mod transitions;
 mod transport;

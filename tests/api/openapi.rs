@@ -14,7 +14,7 @@ use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
 
 use crate::helpers::{
-    TestApp, assert_media_type, carrier_body, load_body, spawn_app, spawn_app_with,
+    EventStream, TestApp, assert_media_type, carrier_body, load_body, spawn_app, spawn_app_with,
 };
 use crate::receiver::Receiver;
 
@@ -243,7 +243,11 @@ async fn the_document_lists_exactly_the_routes_served() {
                 .headers()
                 .get("allow")
                 .map(|v| v.to_str().unwrap().to_owned());
-            let body: Value = response.json().await.unwrap_or(Value::Null);
+            // A stream never ends by itself: its headers say enough here.
+            let body: Value = match is_event_stream(&response) {
+                true => Value::Null,
+                false => response.json().await.unwrap_or(Value::Null),
+            };
             if allowed.contains(&method) {
                 assert_ne!(
                     body["error"]["code"], "NOT_FOUND",
@@ -392,7 +396,14 @@ impl Contract {
         let content = declared["content"]
             .get(&content_type)
             .unwrap_or_else(|| panic!("{what}: content type {content_type:?} not documented"));
-        let text = response.text().await.unwrap();
+        let text = if content_type == "text/event-stream" {
+            // A stream goes on until the client closes it: its start is checked
+            // (`EventStream::open`) and the rest left unread.
+            EventStream::open(response).await;
+            String::new()
+        } else {
+            response.text().await.unwrap()
+        };
         let body = if content_type == "application/json" {
             let body: Value =
                 serde_json::from_str(&text).unwrap_or_else(|_| panic!("{what}: not JSON: {text}"));
@@ -409,6 +420,13 @@ impl Contract {
             .insert(status.as_u16());
         (status, body)
     }
+}
+
+fn is_event_stream(response: &reqwest::Response) -> bool {
+    response
+        .headers()
+        .get("content-type")
+        .is_some_and(|v| v.as_bytes().starts_with(b"text/event-stream"))
 }
 
 /// One request against an operation of the document.
@@ -784,10 +802,16 @@ async fn tracking_and_lifecycle(api: &Client<'_>, load_id: &str, idle_id: &str, 
         .await;
     let tracking = "/v1/loads/{load_id}/tracking";
     let history = "/v1/loads/{load_id}/tracking/history";
+    let mut stream = streams(api, load_id).await;
     api.call("POST", tracking, &[load_id])
         .json(fix.clone())
         .expect(201)
         .await;
+    let update = stream.event().await;
+    assert_eq!(update.event.as_deref(), Some("tracking.updated"));
+    let schema = json!({"$ref": "#/components/schemas/TrackingUpdate"});
+    api.contract
+        .validate(&schema, &update.json(), "a tracking.updated event's data");
     api.call("POST", tracking, &[load_id])
         .json(fix)
         .expect(200)
@@ -873,6 +897,25 @@ async fn tracking_and_lifecycle(api: &Client<'_>, load_id: &str, idle_id: &str, 
         .query("status=delivered")
         .expect(200)
         .await;
+}
+
+/// The live streams: opened, refused; returns an open stream of the load.
+async fn streams(api: &Client<'_>, load_id: &str) -> EventStream {
+    let account = "/v1/tracking/stream";
+    let load = "/v1/loads/{load_id}/tracking/stream";
+    api.call("GET", account, &[]).expect(200).await;
+    api.call("GET", load, &[load_id]).expect(200).await;
+    api.call("GET", account, &[])
+        .query("last_event_id=nope")
+        .expect(400)
+        .await;
+    api.call("GET", load, &[MISSING_LOAD]).expect(404).await;
+    api.call("GET", load, &[load_id]).key("").expect(401).await;
+    let writer = api.app.new_key(&api.app.account_id, &["write"], None).await;
+    api.call("GET", account, &[]).key(&writer).expect(403).await;
+    let path = fill(load, &[load_id]);
+    let response = api.app.get_response(&path["/v1".len()..]).await;
+    EventStream::open(response).await
 }
 
 /// The delivery log once the events have gone out, a redelivery, and deletion.

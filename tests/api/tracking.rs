@@ -4,17 +4,25 @@ use chrono::{DateTime, Duration, SecondsFormat, Utc};
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 
-use crate::helpers::{TestApp, assert_error, load_body, spawn_app};
+use crate::helpers::{TestApp, assert_error, carrier_body, load_body, spawn_app};
 
 /// A load in `status` (posted, assigned or in_transit or delivered), heading to Atlanta.
 pub async fn load_in(app: &TestApp, status: &str) -> String {
-    let load = app.create_load(load_body("TX", "GA")).await;
-    let id = load["id"].as_str().unwrap().to_owned();
+    load_in_as(app, &app.key, status).await
+}
+
+/// [`load_in`] of the account of `key`.
+pub async fn load_in_as(app: &TestApp, key: &str, status: &str) -> String {
+    let (code, load) = app.post_as(key, "/loads", load_body("TX", "GA")).await;
+    assert_eq!(code, StatusCode::CREATED, "{load}");
+    let id = load["data"]["id"].as_str().unwrap().to_owned();
     if status == "posted" {
         return id;
     }
     let mc = format!("{}", 100_000 + rand_suffix(&id));
-    let carrier = app.create_carrier(&mc).await;
+    let (code, carrier) = app.post_as(key, "/carriers", carrier_body(&mc)).await;
+    assert_eq!(code, StatusCode::CREATED, "{carrier}");
+    let carrier = &carrier["data"];
     let path = format!("/loads/{id}/status");
     let mut steps = vec![json!({"status": "assigned", "carrier_id": carrier["id"]})];
     if status == "in_transit" || status == "delivered" {
@@ -24,7 +32,7 @@ pub async fn load_in(app: &TestApp, status: &str) -> String {
         steps.push(json!({"status": "delivered"}));
     }
     for step in steps {
-        let (code, body) = app.patch(&path, step).await;
+        let (code, body) = app.patch_as(key, &path, step).await;
         assert_eq!(code, StatusCode::OK, "{body}");
     }
     id

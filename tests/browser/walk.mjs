@@ -39,6 +39,7 @@ async function shoot(page, name) {
   await page.setViewportSize({ width: 1280, height: 800 });
 }
 
+const problems = [];
 const browser = await chromium.launch({
   executablePath: process.env.FREIGHT_CHROMIUM,
   headless: true,
@@ -49,9 +50,17 @@ try {
   const context = await browser.newContext({ ignoreHTTPSErrors: true, viewport: { width: 1280, height: 800 } });
   const page = await context.newPage();
   page.setDefaultTimeout(15000);
-  const problems = [];
+  // The main navigation's links, by their exact names.
+  const nav = (name) => page.getByRole('navigation', { name: 'Main' })
+    .getByRole('link', { name, exact: true }).click();
   page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
-  page.on('console', (m) => { if (m.type() === 'error') problems.push(`console: ${m.text()}`); });
+  page.on('response', (r) => {
+    // favicon.ico: browsers ask for it whatever the page says; there is none.
+    if (r.status() >= 400 && !r.url().endsWith('/favicon.ico')) problems.push(`${r.status()} ${r.url()}`);
+  });
+  page.on('console', (m) => {
+    if (m.type() === 'error' && !m.text().startsWith('Failed to load resource')) problems.push(`console: ${m.text()}`);
+  });
 
   step('the root leads to the dashboard, which asks to log in');
   await page.goto(`${base}/`);
@@ -75,7 +84,7 @@ try {
   await shoot(page, '03-plan');
 
   step('Settings → API Keys → Generate New Key');
-  await page.getByRole('link', { name: 'Settings' }).click();
+  await nav('Settings');
   await page.getByLabel('write').check();
   await page.getByLabel('Description').fill('walk-through');
   await page.getByRole('button', { name: 'Generate New Key' }).click();
@@ -88,7 +97,7 @@ try {
   if (answer.status !== 200) fail(`verify answered ${answer.status}`);
 
   step('add a carrier');
-  await page.getByRole('link', { name: 'Carriers' }).click();
+  await nav('Carriers');
   await page.getByRole('link', { name: 'Add carrier' }).click();
   await page.getByLabel('Name', { exact: true }).fill('Red River Hauling');
   await page.getByLabel('MC number (digits)').fill('778899');
@@ -98,7 +107,7 @@ try {
   await shoot(page, '05-carriers');
 
   step('create a load by hand');
-  await page.getByRole('link', { name: 'Loads' }).click();
+  await nav('Loads');
   await page.getByRole('link', { name: 'Create load' }).click();
   const origin = page.getByRole('group', { name: 'Origin' });
   await origin.getByLabel('City').fill('Dallas');
@@ -126,7 +135,7 @@ try {
   const fix = (lat, lng) => ({ lat, lng, timestamp: new Date().toISOString(), speed: 61, heading: 90 });
   answer = await api('POST', `/loads/${loadId}/tracking`, key, fix(32.78, -96.80));
   if (answer.status !== 201) fail(`fix answered ${answer.status}: ${JSON.stringify(answer.body)}`);
-  await page.getByRole('link', { name: 'Board' }).click();
+  await nav('Board');
   const marker = page.locator(`[data-load-id="${loadId}"]`).first();
   await marker.waitFor();
   await page.waitForSelector('#board-status:has-text("Live")');
@@ -140,10 +149,11 @@ try {
     ([id, old]) => document.querySelector(`[data-load-id="${id}"]`)?.getAttribute('transform') !== old,
     [loadId, before],
   );
+  await page.waitForTimeout(1500); // the marker glides to its new place
   await shoot(page, '08-board');
 
   step('revoke the key; the API refuses it');
-  await page.getByRole('link', { name: 'Settings' }).click();
+  await nav('Settings');
   await page.getByRole('link', { name: 'Revoke' }).first().click();
   await page.getByRole('button', { name: 'Revoke key' }).click();
   answer = await api('GET', '/auth/verify', key);
@@ -160,6 +170,9 @@ try {
 
   if (problems.length) fail(`the pages reported errors:\n${problems.join('\n')}`);
   console.log('walk complete');
+} catch (error) {
+  if (problems.length) console.error(`the pages reported:\n${problems.join('\n')}`);
+  throw error;
 } finally {
   await browser.close();
 }

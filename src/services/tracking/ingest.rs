@@ -1,6 +1,7 @@
 //! The write path of GPS fixes: admitted by their loads' actors, committed in
-//! one group commit, reported back to the actors before anyone is answered.
-//! Runs as a task of its own (see `TrackingService::record_many`).
+//! one group commit, reported back to the actors and published to the live
+//! streams before anyone is answered. Runs as a task of its own (see
+//! `TrackingService::record_many`).
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -16,7 +17,10 @@ use crate::actors::registry::LoadRegistry;
 use crate::clock::Clock;
 use crate::domain::event::{Event, EventType};
 use crate::domain::ids::{AccountId, LoadId};
-use crate::domain::tracking::{Appended, GpsFix, TrackingPoint};
+use crate::domain::load::LoadStatus;
+use crate::domain::tracking::{Appended, GpsFix, TrackingPoint, TrackingState};
+use crate::services::live::{LiveHub, Update};
+use crate::views::tracking::{PointView, TrackingUpdate, eta};
 use crate::webhooks::directory::Directory;
 use crate::webhooks::notifier::Notifier;
 use crate::webhooks::payloads;
@@ -32,6 +36,7 @@ pub(super) struct Writer {
     pub committer: GroupCommitter,
     pub directory: Arc<Directory>,
     pub notifier: Arc<Notifier>,
+    pub live: LiveHub,
     pub clock: Clock,
 }
 
@@ -48,7 +53,16 @@ struct LoadFixes {
 /// Fixes its actor admitted, waiting to hear how their commit ended.
 struct Admitted {
     actor: actix::Addr<LoadActor>,
+    load: LoadId,
+    status: LoadStatus,
     indexes: Vec<usize>,
+    fixes: Vec<GpsFix>,
+}
+
+/// One load's stored fixes, for the live streams.
+struct Stored {
+    load: LoadId,
+    status: LoadStatus,
     fixes: Vec<GpsFix>,
 }
 
@@ -72,6 +86,8 @@ pub(super) async fn record_detached(
                 points.extend(points_of(&account, &group, &admission, now));
                 admitted.push(Admitted {
                     actor: admission.actor,
+                    load: group.load,
+                    status: admission.status,
                     indexes: group.indexes,
                     fixes: group.fixes,
                 });
@@ -84,7 +100,7 @@ pub(super) async fn record_detached(
         }
     }
     if !admitted.is_empty() {
-        commit(&writer, points, admitted, events, &mut outcomes).await;
+        commit(&writer, &account, points, admitted, events, &mut outcomes).await;
     }
     let outcomes: Vec<Result<Appended, LoadError>> = outcomes
         .into_iter()
@@ -161,9 +177,11 @@ fn points_of<'a>(
 
 /// Commits the admitted points in one group commit, tells each actor what became
 /// of its fixes (before anyone is answered, so a read right after the answer sees
-/// them), and hands the stored points' events to the dispatcher.
+/// them), publishes the stored ones to the account's live streams (if it has
+/// any) and hands the stored points' events to the dispatcher.
 async fn commit(
     writer: &Writer,
+    account: &AccountId,
     points: Vec<TrackingPoint>,
     admitted: Vec<Admitted>,
     events: bool,
@@ -176,10 +194,15 @@ async fn commit(
     };
     // The committer checks that storage answered one outcome per point.
     let stored = writer.committer.append(points).await;
+    // Checked once per request: while nobody streams, an atomic load.
+    let live = stored.is_ok() && writer.live.listening(account);
+    let mut published = Vec::new();
     let mut results = stored.as_ref().map(|all| all.iter().copied());
     let mut notices = Vec::with_capacity(admitted.len());
     for Admitted {
         actor,
+        load,
+        status,
         indexes,
         fixes,
     } in admitted
@@ -191,13 +214,29 @@ async fn commit(
         for (n, index) in indexes.into_iter().enumerate() {
             outcomes[index] = Some(mine.as_ref().map(|mine| mine[n]).map_err(Clone::clone));
         }
+        if live {
+            // One per notice, in the same order, to be matched with its answer.
+            published.push(Stored {
+                load,
+                status,
+                fixes: mine
+                    .as_ref()
+                    .map(|mine| stored_only(&fixes, mine))
+                    .unwrap_or_default(),
+            });
+        }
         notices.push(actor.send(FixesStored {
             fixes,
             outcomes: mine.ok(),
+            snapshot: live,
         }));
     }
     // An actor whose arbiter has stopped (shutdown) cannot be told; nothing to do.
-    let _ = join_all(notices).await;
+    let states = join_all(notices).await;
+    if live {
+        let states = states.into_iter().map(|state| state.ok().flatten());
+        writer.live.publish(account, updates(published, states));
+    }
     if let Ok(stored) = &stored
         && events
     {
@@ -210,4 +249,41 @@ async fn commit(
             writer.notifier.events_committed(committed);
         }
     }
+}
+
+fn stored_only(fixes: &[GpsFix], outcomes: &[Appended]) -> Vec<GpsFix> {
+    fixes
+        .iter()
+        .zip(outcomes)
+        .filter(|(_, outcome)| **outcome == Appended::Stored)
+        .map(|(fix, _)| *fix)
+        .collect()
+}
+
+/// The stored fixes as live updates, each with its load's ETA from the state
+/// its actor answered with once they were applied.
+fn updates(
+    published: Vec<Stored>,
+    states: impl Iterator<Item = Option<TrackingState>>,
+) -> Vec<Update> {
+    let mut updates = Vec::new();
+    for (stored, state) in published.into_iter().zip(states) {
+        let eta = state.as_ref().and_then(eta);
+        for fix in &stored.fixes {
+            let data = TrackingUpdate {
+                load_id: stored.load.as_str(),
+                status: stored.status.as_str(),
+                position: PointView::new(fix),
+                eta: eta.clone(),
+            };
+            match serde_json::to_string(&data) {
+                Ok(data) => updates.push(Update {
+                    load: stored.load.clone(),
+                    data,
+                }),
+                Err(error) => tracing::error!(%error, "a live tracking update did not serialise"),
+            }
+        }
+    }
+    updates
 }

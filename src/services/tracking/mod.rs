@@ -1,4 +1,5 @@
-//! GPS ingest and tracking reads, through the load actors.
+//! GPS ingest and tracking reads, through the load actors, and the live
+//! streams of what is stored (`services::live`).
 
 mod ingest;
 #[cfg(test)]
@@ -7,6 +8,7 @@ mod tests;
 use std::sync::Arc;
 
 use self::ingest::{Writer, record_detached};
+use super::live::{LiveHub, LiveStream, Resume};
 use super::loads::LoadError;
 use crate::actors::group_commit::GroupCommitter;
 use crate::actors::registry::LoadRegistry;
@@ -39,6 +41,7 @@ impl TrackingService {
         committer: GroupCommitter,
         directory: Arc<Directory>,
         notifier: Arc<Notifier>,
+        live: LiveHub,
         clock: Clock,
     ) -> Self {
         let writer = Writer {
@@ -46,6 +49,7 @@ impl TrackingService {
             committer,
             directory,
             notifier,
+            live,
             clock,
         };
         Self { storage, writer }
@@ -53,6 +57,11 @@ impl TrackingService {
 
     pub fn registry(&self) -> &LoadRegistry {
         &self.writer.registry
+    }
+
+    /// The live streams' hub.
+    pub fn live(&self) -> &LiveHub {
+        &self.writer.live
     }
 
     /// Records one fix; answers once it is durable.
@@ -105,14 +114,36 @@ impl TrackingService {
         id: &LoadId,
         range: PointRange,
     ) -> Result<History, LoadError> {
+        self.check_owned(account, id).await?;
+        let points = self.storage.load_points(id, range).await?;
+        let total = self.storage.count_points(id, range.from, range.to).await?;
+        Ok(History { points, total })
+    }
+
+    /// A live stream of the fixes stored from now on (after `resume`, if it can
+    /// be resumed), of every load of the account or of one (which must be the
+    /// account's).
+    pub async fn stream(
+        &self,
+        account: &AccountId,
+        load: Option<LoadId>,
+        resume: Resume,
+    ) -> Result<LiveStream, LoadError> {
+        if let Some(load) = &load {
+            self.check_owned(account, load).await?;
+        }
+        Ok(self.writer.live.subscribe(account, load, resume))
+    }
+
+    /// Not found unless the load exists and is the account's (read from storage:
+    /// no actor is started for it).
+    async fn check_owned(&self, account: &AccountId, id: &LoadId) -> Result<(), LoadError> {
         self.storage
             .get_load(id)
             .await?
             .filter(|l| &l.account_id == account)
-            .ok_or(LoadError::NotFound)?;
-        let points = self.storage.load_points(id, range).await?;
-        let total = self.storage.count_points(id, range.from, range.to).await?;
-        Ok(History { points, total })
+            .map(|_| ())
+            .ok_or(LoadError::NotFound)
     }
 }
 

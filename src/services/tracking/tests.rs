@@ -19,6 +19,7 @@ use crate::domain::fixtures::sample_load;
 use crate::domain::ids::{AccountId, CarrierId};
 use crate::domain::load::{CarrierSummary, Load, LoadStatus, StatusChange};
 use crate::domain::tracking::{Appended, GpsFix};
+use crate::services::live::{LiveHub, LiveSettings};
 use crate::storage::Storage;
 use crate::storage::embedded::EmbeddedStore;
 use crate::webhooks::directory::Directory;
@@ -60,6 +61,7 @@ fn registry(storage: Arc<dyn Storage>) -> (Arc<LoadRegistry>, TrackingService) {
         committer,
         Arc::new(Directory::default()),
         notifier,
+        LiveHub::new(LiveSettings::default()),
         Clock::system(),
     );
     (registry, tracking)

@@ -1,0 +1,501 @@
+//! Live tracking for server-sent event streams: a hub, keyed by account, that
+//! fans the GPS fixes out to the streams open on the account, and keeps the
+//! account's latest fixes in a bounded ring so that a client that reconnects
+//! resumes where it was.
+//!
+//! - **What is published**: only fixes that are durable and were stored (not
+//!   duplicates): the GPS write path publishes once its group commit answered
+//!   (`tracking::ingest`), before the poster is answered.
+//! - **Nobody listening costs one atomic load** per GPS request: no lock, no
+//!   allocation. The account's entry (its *feed*) exists only while a stream of
+//!   the account is open, and for [`LiveSettings::resume_window`] after the last
+//!   one closed, so that a client can reconnect and resume.
+//! - **Ids** are `<epoch>-<n>`: `n` counts the feed's events from 1, `epoch` is
+//!   random per feed (a restart, or a feed dropped after its resume window, starts
+//!   a new one), so an id from elsewhere is recognised as stale rather than
+//!   misread as a position in the current sequence.
+//! - **Resume**: the events after the client's id are replayed from the ring if
+//!   it still holds them all; otherwise the client gets `event: reset` and must
+//!   re-read the tracking views.
+//! - **Bounded buffers**: each stream has a channel of [`LiveSettings::buffer`]
+//!   events; publishing never waits. A stream whose channel is full when an event
+//!   comes is dropped: it is sent what it had buffered, then `event: overflow`,
+//!   and ends. Memory per stream never grows past its channel.
+//!
+//! Frames are formatted once per event, not once per stream: every stream of the
+//! account is sent the same bytes.
+
+use std::collections::VecDeque;
+use std::fmt;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, Weak};
+use std::time::Duration;
+
+use bytes::Bytes;
+use dashmap::DashMap;
+use dashmap::mapref::entry::Entry;
+use futures_util::stream::{self, BoxStream, StreamExt};
+use serde_json::json;
+use tokio::sync::{mpsc, watch};
+use tokio::time::{Interval, MissedTickBehavior};
+
+use crate::domain::ids::{AccountId, LoadId};
+
+/// Streams open now (set when `/metrics` is scraped).
+pub const STREAMS_METRIC: &str = "freight_tracking_streams";
+/// Streams dropped because their client fell behind.
+pub const DROPPED_METRIC: &str = "freight_tracking_stream_dropped_total";
+
+/// The `event:` of a stored fix.
+pub const TRACKING_EVENT: &str = "tracking.updated";
+/// The first frame of every stream: EventSource reconnects after 2 s.
+const RETRY_FRAME: &[u8] = b"retry: 2000\n\n";
+const KEEP_ALIVE_FRAME: &[u8] = b": keep-alive\n\n";
+
+#[derive(Debug, Clone, Copy)]
+pub struct LiveSettings {
+    /// Events per account kept for resuming.
+    pub ring: usize,
+    /// Events a stream may have waiting to be sent; one more and it is dropped.
+    pub buffer: usize,
+    /// A comment line is sent after this long without an event, so that idle
+    /// connections (and proxies) stay open and a gone client is noticed.
+    pub heartbeat: Duration,
+    /// After an account's last stream closes, its ring is kept (and fed) this
+    /// long, so that a client that reconnects can resume.
+    pub resume_window: Duration,
+}
+
+impl Default for LiveSettings {
+    fn default() -> Self {
+        LiveSettings {
+            ring: 1024,
+            buffer: 256,
+            heartbeat: Duration::from_secs(15),
+            resume_window: Duration::from_secs(300),
+        }
+    }
+}
+
+/// The id of an event: the feed's epoch and the event's number in it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct EventId {
+    epoch: u64,
+    seq: u64,
+}
+
+impl EventId {
+    /// An id as this service writes it (`<16 hex digits>-<number>`), else `None`.
+    pub fn parse(raw: &str) -> Option<EventId> {
+        let (epoch, seq) = raw.trim().split_once('-')?;
+        let digits = |s: &str, radix: u32| !s.is_empty() && s.chars().all(|c| c.is_digit(radix));
+        if epoch.len() != 16 || !digits(epoch, 16) || seq.len() > 20 || !digits(seq, 10) {
+            return None;
+        }
+        Some(EventId {
+            epoch: u64::from_str_radix(epoch, 16).ok()?,
+            seq: seq.parse().ok()?,
+        })
+    }
+}
+
+impl fmt::Display for EventId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{:016x}-{}", self.epoch, self.seq)
+    }
+}
+
+/// Where a new stream starts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Resume {
+    /// From now on.
+    Start,
+    /// After this event (`Last-Event-ID`): the events since are replayed.
+    After(EventId),
+    /// After an id that is not one of ours: the client is told to reset.
+    Unknown,
+}
+
+/// A stored fix to publish: its load and the JSON of its `data` line (one line).
+pub struct Update {
+    pub load: LoadId,
+    pub data: String,
+}
+
+/// The stream of one connection: SSE frames, ending on overflow or shutdown.
+pub type LiveStream = BoxStream<'static, Bytes>;
+
+/// The hub; cheap to clone.
+#[derive(Clone)]
+pub struct LiveHub(Arc<Hub>);
+
+struct Hub {
+    settings: LiveSettings,
+    /// Accounts with a stream open, or closed less than the resume window ago.
+    feeds: DashMap<AccountId, Arc<Feed>>,
+    /// How many feeds there are, read without a lock: while it is zero,
+    /// publishing is this one load.
+    feed_count: AtomicUsize,
+    streams: AtomicUsize,
+    dropped: AtomicU64,
+    shutdown: watch::Sender<bool>,
+}
+
+struct Feed {
+    epoch: u64,
+    state: Mutex<FeedState>,
+}
+
+#[derive(Default)]
+struct FeedState {
+    /// The number of the latest event (0: none yet).
+    last: u64,
+    /// Events up to this number have left the ring.
+    evicted: u64,
+    /// The latest events, oldest first.
+    ring: VecDeque<Event>,
+    subscribers: Vec<Subscriber>,
+    next_subscriber: u64,
+    /// Streams open. A dropped subscriber leaves `subscribers` at once, but its
+    /// stream stays open until it has sent what it had buffered.
+    open: usize,
+    /// Changes each time the last stream closes; the expiry timer started then
+    /// removes the feed only if it is still the same.
+    idle_since: u64,
+}
+
+struct Event {
+    seq: u64,
+    load: LoadId,
+    frame: Bytes,
+}
+
+struct Subscriber {
+    id: u64,
+    /// `None`: every load of the account.
+    load: Option<LoadId>,
+    events: mpsc::Sender<Bytes>,
+    overflowed: Arc<AtomicBool>,
+}
+
+impl Subscriber {
+    fn wants(&self, load: &LoadId) -> bool {
+        self.load.as_ref().is_none_or(|mine| mine == load)
+    }
+}
+
+impl Feed {
+    fn new() -> Self {
+        Feed {
+            epoch: rand::random(),
+            state: Mutex::new(FeedState::default()),
+        }
+    }
+
+    fn state(&self) -> MutexGuard<'_, FeedState> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn id(&self, seq: u64) -> EventId {
+        EventId {
+            epoch: self.epoch,
+            seq,
+        }
+    }
+}
+
+impl LiveHub {
+    pub fn new(settings: LiveSettings) -> Self {
+        LiveHub(Arc::new(Hub {
+            settings,
+            feeds: DashMap::new(),
+            feed_count: AtomicUsize::new(0),
+            streams: AtomicUsize::new(0),
+            dropped: AtomicU64::new(0),
+            shutdown: watch::Sender::new(false),
+        }))
+    }
+
+    /// Whether anything of the account is streamed (or resumable). The usual
+    /// answer, no, costs one atomic load while no account streams at all.
+    pub fn listening(&self, account: &AccountId) -> bool {
+        self.0.feed_count.load(Ordering::Acquire) > 0 && self.0.feeds.contains_key(account)
+    }
+
+    /// Sends stored fixes of the account to its streams, in order, and keeps
+    /// them for resuming. Does nothing if the account has no feed.
+    pub fn publish(&self, account: &AccountId, updates: Vec<Update>) {
+        if updates.is_empty() || !self.listening(account) {
+            return;
+        }
+        let Some(feed) = self.0.feeds.get(account).map(|f| f.clone()) else {
+            return;
+        };
+        let mut dropped = 0;
+        let mut state = feed.state();
+        for update in updates {
+            state.last += 1;
+            let seq = state.last;
+            let frame = format!(
+                "id: {}\nevent: {TRACKING_EVENT}\ndata: {}\n\n",
+                feed.id(seq),
+                update.data
+            );
+            let event = Event {
+                seq,
+                load: update.load,
+                frame: Bytes::from(frame),
+            };
+            state.subscribers.retain(|subscriber| {
+                if !subscriber.wants(&event.load) {
+                    return true;
+                }
+                match subscriber.events.try_send(event.frame.clone()) {
+                    Ok(()) => true,
+                    Err(mpsc::error::TrySendError::Full(_)) => {
+                        subscriber.overflowed.store(true, Ordering::Release);
+                        dropped += 1;
+                        false
+                    }
+                    Err(mpsc::error::TrySendError::Closed(_)) => false,
+                }
+            });
+            if state.ring.len() == self.0.settings.ring
+                && let Some(oldest) = state.ring.pop_front()
+            {
+                state.evicted = oldest.seq;
+            }
+            if self.0.settings.ring > 0 {
+                state.ring.push_back(event);
+            } else {
+                state.evicted = seq;
+            }
+        }
+        drop(state);
+        if dropped > 0 {
+            self.0.dropped.fetch_add(dropped, Ordering::Relaxed);
+            metrics::counter!(DROPPED_METRIC).increment(dropped);
+            tracing::info!(account = %account, streams = dropped, "tracking streams that fell behind were dropped");
+        }
+    }
+
+    /// Opens a stream of the account's fixes (of one load, or all), starting
+    /// as `resume` says.
+    pub fn subscribe(
+        &self,
+        account: &AccountId,
+        load: Option<LoadId>,
+        resume: Resume,
+    ) -> LiveStream {
+        let (events, receiver) = mpsc::channel(self.0.settings.buffer.max(1));
+        let overflowed = Arc::new(AtomicBool::new(false));
+        let mut queued = VecDeque::from([Bytes::from_static(RETRY_FRAME)]);
+        // Registered under the map's entry lock, so the expiry of an idle feed
+        // cannot remove it between being found here and being subscribed to.
+        let entry = match self.0.feeds.entry(account.clone()) {
+            Entry::Occupied(entry) => entry.into_ref(),
+            Entry::Vacant(entry) => {
+                self.0.feed_count.fetch_add(1, Ordering::AcqRel);
+                entry.insert(Arc::new(Feed::new()))
+            }
+        };
+        let feed = entry.value().clone();
+        let mut state = feed.state();
+        queued.extend(replay(&feed, &state, load.as_ref(), resume));
+        let subscriber = state.next_subscriber;
+        state.next_subscriber += 1;
+        state.subscribers.push(Subscriber {
+            id: subscriber,
+            load,
+            events,
+            overflowed: overflowed.clone(),
+        });
+        state.open += 1;
+        drop(state);
+        drop(entry);
+        self.0.streams.fetch_add(1, Ordering::Relaxed);
+        let heartbeat = self.0.settings.heartbeat.max(Duration::from_millis(1));
+        let mut heartbeat =
+            tokio::time::interval_at(tokio::time::Instant::now() + heartbeat, heartbeat);
+        heartbeat.set_missed_tick_behavior(MissedTickBehavior::Delay);
+        let connection = Connection {
+            queued,
+            events: receiver,
+            overflowed,
+            heartbeat,
+            shutdown: self.0.shutdown.subscribe(),
+            finished: false,
+            _open: Open {
+                hub: self.0.clone(),
+                account: account.clone(),
+                feed,
+                subscriber,
+            },
+        };
+        stream::unfold(connection, |mut connection| async move {
+            let frame = connection.next().await?;
+            Some((frame, connection))
+        })
+        .boxed()
+    }
+
+    /// Ends every stream, open or opened from now on (the server is stopping:
+    /// a stream would otherwise hold the graceful shutdown until its timeout).
+    pub fn shutdown(&self) {
+        self.0.shutdown.send_replace(true);
+    }
+
+    /// Streams open now.
+    pub fn streams(&self) -> usize {
+        self.0.streams.load(Ordering::Relaxed)
+    }
+
+    /// Streams dropped so far because they fell behind.
+    pub fn dropped(&self) -> u64 {
+        self.0.dropped.load(Ordering::Relaxed)
+    }
+}
+
+/// What a new stream is sent before live events: the events after the
+/// client's id, or a reset if they are not all in the ring.
+fn replay(feed: &Feed, state: &FeedState, load: Option<&LoadId>, resume: Resume) -> Vec<Bytes> {
+    let after = match resume {
+        Resume::Start => return Vec::new(),
+        Resume::After(id)
+            if id.epoch == feed.epoch && (state.evicted..=state.last).contains(&id.seq) =>
+        {
+            id.seq
+        }
+        Resume::After(id) => {
+            let reason = if id.epoch == feed.epoch {
+                "too_old"
+            } else {
+                "unknown_epoch"
+            };
+            return vec![reset_frame(feed, state, reason)];
+        }
+        Resume::Unknown => return vec![reset_frame(feed, state, "unknown_epoch")],
+    };
+    state
+        .ring
+        .iter()
+        .filter(|event| event.seq > after && load.is_none_or(|load| *load == event.load))
+        .map(|event| event.frame.clone())
+        .collect()
+}
+
+/// Tells the client that events it missed are gone. Its id is the latest
+/// event's, so that a reconnection after it resumes from here.
+fn reset_frame(feed: &Feed, state: &FeedState, reason: &str) -> Bytes {
+    let data = json!({
+        "reason": reason,
+        "message": "the events after the given id are not held any more (a restart, or too \
+                    long ago); re-read GET /v1/loads/{load_id}/tracking, then carry on with \
+                    this stream",
+    });
+    Bytes::from(format!(
+        "id: {}\nevent: reset\ndata: {data}\n\n",
+        feed.id(state.last)
+    ))
+}
+
+fn overflow_frame(buffer: usize) -> Bytes {
+    let data = json!({
+        "buffer": buffer,
+        "message": "this client fell behind and its stream was closed; reconnect with the \
+                    id of the last event received to resume",
+    });
+    Bytes::from(format!("event: overflow\ndata: {data}\n\n"))
+}
+
+/// One open stream.
+struct Connection {
+    /// Frames to send before live ones: the retry hint and the replay (or reset).
+    queued: VecDeque<Bytes>,
+    events: mpsc::Receiver<Bytes>,
+    overflowed: Arc<AtomicBool>,
+    heartbeat: Interval,
+    shutdown: watch::Receiver<bool>,
+    finished: bool,
+    _open: Open,
+}
+
+impl Connection {
+    async fn next(&mut self) -> Option<Bytes> {
+        if let Some(frame) = self.queued.pop_front() {
+            return Some(frame);
+        }
+        if self.finished {
+            return None;
+        }
+        tokio::select! {
+            biased;
+            _ = self.shutdown.wait_for(|stopped| *stopped) => None,
+            event = self.events.recv() => match event {
+                Some(frame) => {
+                    self.heartbeat.reset();
+                    Some(frame)
+                }
+                // Dropped by the publisher: what was buffered has been sent.
+                None => {
+                    self.finished = true;
+                    self.overflowed
+                        .load(Ordering::Acquire)
+                        .then(|| overflow_frame(self.events.max_capacity()))
+                }
+            },
+            _ = self.heartbeat.tick() => Some(Bytes::from_static(KEEP_ALIVE_FRAME)),
+        }
+    }
+}
+
+/// Unsubscribes when the stream is dropped (the client went away, or the
+/// stream ended).
+struct Open {
+    hub: Arc<Hub>,
+    account: AccountId,
+    feed: Arc<Feed>,
+    subscriber: u64,
+}
+
+impl Drop for Open {
+    fn drop(&mut self) {
+        self.hub.streams.fetch_sub(1, Ordering::Relaxed);
+        let mut state = self.feed.state();
+        state.subscribers.retain(|s| s.id != self.subscriber);
+        state.open -= 1;
+        if state.open > 0 {
+            return;
+        }
+        state.idle_since += 1;
+        let idle_since = state.idle_since;
+        drop(state);
+        // Outside a runtime (the process is ending) there is nothing to expire.
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            return;
+        };
+        let hub = Arc::downgrade(&self.hub);
+        let account = self.account.clone();
+        let epoch = self.feed.epoch;
+        let window = self.hub.settings.resume_window;
+        runtime.spawn(async move {
+            tokio::time::sleep(window).await;
+            expire(hub, &account, epoch, idle_since);
+        });
+    }
+}
+
+/// Forgets the account's feed if no stream opened on it since it went idle.
+fn expire(hub: Weak<Hub>, account: &AccountId, epoch: u64, idle_since: u64) {
+    let Some(hub) = hub.upgrade() else { return };
+    let removed = hub.feeds.remove_if(account, |_, feed| {
+        let state = feed.state();
+        feed.epoch == epoch && state.open == 0 && state.idle_since == idle_since
+    });
+    if removed.is_some() {
+        hub.feed_count.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,271 @@
+//! Live tracking streams (server-sent events) through the real server: what
+//! they carry and to whom, resume, reset after a restart, refusals, heartbeats.
+//! Where a stream must *not* see an event, the test posts one it must see
+//! afterwards and checks that one comes first: no waiting for silence.
+
+use std::time::{Duration, Instant};
+
+use chrono::SecondsFormat;
+use reqwest::StatusCode;
+use serde_json::{Value, json};
+
+use crate::helpers::{EventStream, Frame, TestApp, assert_error, send, spawn_app, spawn_app_with};
+use crate::tracking::{load_in, load_in_as};
+
+/// A fix `seconds` before the server's clock, at a latitude that tells fixes apart.
+fn fix(app: &TestApp, lat: f64, seconds: i64) -> Value {
+    let at = app.clock.now() - chrono::Duration::seconds(seconds);
+    json!({"lat": lat, "lng": -96.8, "timestamp": at.to_rfc3339_opts(SecondsFormat::Millis, true), "speed": 55.0})
+}
+
+async fn post_fix_as(app: &TestApp, key: &str, load: &str, fix: Value) -> StatusCode {
+    let (status, body) = app
+        .post_as(key, &format!("/loads/{load}/tracking"), fix)
+        .await;
+    assert!(status.is_success(), "{body}");
+    status
+}
+
+async fn post_fix(app: &TestApp, load: &str, fix: Value) -> StatusCode {
+    post_fix_as(app, &app.key, load, fix).await
+}
+
+/// Opens `path` (under `/v1`) as a stream, with `key` and extra headers.
+async fn open_as(app: &TestApp, key: &str, path: &str, headers: &[(&str, &str)]) -> EventStream {
+    let mut request = app.client.get(app.url(path)).bearer_auth(key);
+    for (name, value) in headers {
+        request = request.header(*name, *value);
+    }
+    EventStream::open(request.send().await.expect("the stream opens")).await
+}
+
+async fn open(app: &TestApp, path: &str) -> EventStream {
+    open_as(app, &app.key, path, &[]).await
+}
+
+/// The next event, which must be a `tracking.updated` of `load` at `lat`.
+async fn expect_fix(stream: &mut EventStream, load: &str, lat: f64) -> Frame {
+    let frame = stream.event().await;
+    assert_eq!(
+        frame.event.as_deref(),
+        Some("tracking.updated"),
+        "{frame:?}"
+    );
+    let data = frame.json();
+    assert_eq!(data["load_id"], load, "{data}");
+    assert_eq!(data["position"]["lat"], lat, "{data}");
+    frame
+}
+
+/// Posts a fix of `load` and returns its event, which must come next on `stream`.
+async fn posted(
+    app: &TestApp,
+    stream: &mut EventStream,
+    load: &str,
+    lat: f64,
+    seconds: i64,
+) -> Frame {
+    post_fix(app, load, fix(app, lat, seconds)).await;
+    expect_fix(stream, load, lat).await
+}
+
+/// A server with a load in transit and a stream of its account.
+async fn streaming() -> (TestApp, String, EventStream) {
+    let app = spawn_app().await;
+    let load = load_in(&app, "in_transit").await;
+    let stream = open(&app, "/tracking/stream").await;
+    (app, load, stream)
+}
+
+#[actix_web::test]
+async fn the_account_stream_carries_each_stored_fix_in_order_with_increasing_ids() {
+    let app = spawn_app().await;
+    let load = load_in(&app, "in_transit").await;
+    let response = app.get_response("/tracking/stream").await;
+    assert_eq!(response.headers()["cache-control"], "no-cache");
+    // Counted against the quota like any request.
+    assert!(response.headers().contains_key("x-ratelimit-remaining"));
+    assert!(response.headers().contains_key("x-request-id"));
+    let mut stream = EventStream::open(response).await;
+
+    assert_eq!(
+        post_fix(&app, &load, fix(&app, 32.1, 30)).await,
+        StatusCode::CREATED
+    );
+    // A duplicate is not stored, so not sent.
+    assert_eq!(
+        post_fix(&app, &load, fix(&app, 32.1, 30)).await,
+        StatusCode::OK
+    );
+    let (status, batch) = app
+        .post(
+            "/tracking/batch",
+            json!({"points": [
+                {"load_id": load, "lat": 32.2, "lng": -96.8, "timestamp": fix(&app, 0.0, 20)["timestamp"]},
+                {"load_id": load, "lat": 32.3, "lng": -96.8, "timestamp": fix(&app, 0.0, 10)["timestamp"]},
+            ]}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{batch}");
+
+    let mut last = 0;
+    for lat in [32.1, 32.2, 32.3] {
+        let frame = expect_fix(&mut stream, &load, lat).await;
+        assert!(frame.number() > last, "{frame:?} after {last}");
+        last = frame.number();
+        let data = frame.json();
+        assert_eq!(data["status"], "in_transit");
+        assert!(data["eta"].is_string(), "{data}");
+        assert!(data["position"]["timestamp"].is_string(), "{data}");
+    }
+}
+
+#[actix_web::test]
+async fn a_load_stream_sees_its_load_only_and_another_account_sees_nothing() {
+    let app = spawn_app().await;
+    let (first, second) = (
+        load_in(&app, "assigned").await,
+        load_in(&app, "assigned").await,
+    );
+    let (_, other_key) = app.new_account().await;
+    let theirs = load_in_as(&app, &other_key, "assigned").await;
+    let mut account = open(&app, "/tracking/stream").await;
+    let mut only_first = open(&app, &format!("/loads/{first}/tracking/stream")).await;
+    let mut other_account = open_as(&app, &other_key, "/tracking/stream", &[]).await;
+
+    post_fix(&app, &second, fix(&app, 33.0, 20)).await;
+    post_fix(&app, &first, fix(&app, 34.0, 20)).await;
+    post_fix_as(&app, &other_key, &theirs, fix(&app, 35.0, 20)).await;
+
+    expect_fix(&mut account, &second, 33.0).await;
+    expect_fix(&mut account, &first, 34.0).await;
+    expect_fix(&mut only_first, &first, 34.0).await;
+    expect_fix(&mut other_account, &theirs, 35.0).await;
+    // And nothing of the other account reached this one's streams.
+    posted(&app, &mut account, &first, 36.0, 10).await;
+    expect_fix(&mut only_first, &first, 36.0).await;
+}
+
+#[actix_web::test]
+async fn resuming_replays_exactly_the_missed_events() {
+    let (app, load, mut stream) = streaming().await;
+    posted(&app, &mut stream, &load, 40.0, 60).await;
+    let seen = posted(&app, &mut stream, &load, 40.1, 50).await.id.unwrap();
+    drop(stream);
+
+    for (n, lat) in [40.2, 40.3, 40.4].into_iter().enumerate() {
+        post_fix(&app, &load, fix(&app, lat, 40 - 10 * n as i64)).await;
+    }
+    let mut resumed = open_as(
+        &app,
+        &app.key,
+        "/tracking/stream",
+        &[("Last-Event-ID", &seen)],
+    )
+    .await;
+    expect_fix(&mut resumed, &load, 40.2).await;
+    expect_fix(&mut resumed, &load, 40.3).await;
+    let fourth = expect_fix(&mut resumed, &load, 40.4).await.id.unwrap();
+    posted(&app, &mut resumed, &load, 40.5, 5).await;
+
+    // Without EventSource: the id as a query parameter; a load's stream too.
+    let mut by_query = open(
+        &app,
+        &format!("/loads/{load}/tracking/stream?last_event_id={fourth}"),
+    )
+    .await;
+    expect_fix(&mut by_query, &load, 40.5).await;
+    posted(&app, &mut by_query, &load, 40.6, 1).await;
+    expect_fix(&mut resumed, &load, 40.6).await;
+}
+
+#[actix_web::test]
+async fn a_restart_ends_open_streams_promptly_and_their_ids_get_a_reset() {
+    let (app, load, mut stream) = streaming().await;
+    let seen = posted(&app, &mut stream, &load, 41.0, 30).await.id.unwrap();
+
+    // The open stream must not hold the graceful shutdown for its 30 s.
+    let stopping = Instant::now();
+    let app = app.restart().await;
+    assert!(
+        stopping.elapsed() < Duration::from_secs(10),
+        "{:?}",
+        stopping.elapsed()
+    );
+    assert!(stream.frame().await.is_none(), "the stream ended");
+
+    // Resume is per process: the old id is recognised as stale.
+    let mut resumed = open_as(
+        &app,
+        &app.key,
+        "/tracking/stream",
+        &[("Last-Event-ID", &seen)],
+    )
+    .await;
+    let reset = resumed.event().await;
+    assert_eq!(reset.event.as_deref(), Some("reset"), "{reset:?}");
+    assert_ne!(reset.id.as_deref(), Some(seen.as_str()));
+    assert!(reset.json()["message"].is_string());
+    let next = posted(&app, &mut resumed, &load, 41.1, 20).await;
+    assert!(next.number() > reset.number());
+
+    // An id the server never made, in the header: a reset too.
+    let mut garbled = open_as(
+        &app,
+        &app.key,
+        "/tracking/stream",
+        &[("Last-Event-ID", "nonsense")],
+    )
+    .await;
+    assert_eq!(garbled.event().await.event.as_deref(), Some("reset"));
+}
+
+#[actix_web::test]
+async fn streams_need_a_read_key_and_a_load_of_the_account() {
+    let app = spawn_app().await;
+    let load = load_in(&app, "assigned").await;
+    let stream = format!("/loads/{load}/tracking/stream");
+    for path in ["/tracking/stream", stream.as_str()] {
+        let (status, body) = send(app.client.get(app.url(path))).await;
+        assert_error(status, &body, 401, "MISSING_API_KEY");
+        let writer = app.new_key(&app.account_id, &["write"], None).await;
+        let (status, body) = app.get_as(&writer, path).await;
+        let error = assert_error(status, &body, 403, "INSUFFICIENT_PERMISSIONS");
+        assert_eq!(error["details"]["required_permission"], "read");
+        let (status, body) = app.get(&format!("{path}?last_event_id=nonsense")).await;
+        let error = assert_error(status, &body, 400, "INVALID_QUERY_PARAMETER");
+        assert_eq!(error["details"]["field"], "last_event_id");
+        let (status, body) = app.get(&format!("{path}?since=1")).await;
+        assert_error(status, &body, 400, "INVALID_QUERY_PARAMETER");
+    }
+    let (_, other_key) = app.new_account().await;
+    let theirs = load_in_as(&app, &other_key, "assigned").await;
+    for missing in [
+        "load_01jd5ex0k3m2v8q4r6t9w1y3z5",
+        "nonsense",
+        theirs.as_str(),
+    ] {
+        let (status, body) = app.get(&format!("/loads/{missing}/tracking/stream")).await;
+        assert_error(status, &body, 404, "INVALID_LOAD");
+    }
+}
+
+#[actix_web::test]
+async fn an_idle_stream_gets_heartbeats_and_is_counted_in_the_metrics() {
+    let app = spawn_app_with(|s| s.live.heartbeat = Duration::from_millis(100)).await;
+    let mut stream = open(&app, "/tracking/stream").await;
+    let beat = stream.frame().await.unwrap();
+    assert_eq!(beat.comment.as_deref(), Some("keep-alive"), "{beat:?}");
+    assert_eq!(
+        stream.frame().await.unwrap().comment.as_deref(),
+        Some("keep-alive")
+    );
+
+    let page = reqwest::get(format!("{}/metrics", app.admin_base))
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(page.contains("freight_tracking_streams "), "{page}");
+}
