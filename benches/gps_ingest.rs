@@ -8,6 +8,10 @@
 //! alternates three rounds of each side), `BENCH_CONNECTIONS`
 //! (default 64), `BENCH_LOADS` (default 2000), `BENCH_ACTORS` (default 100000).
 
+/// The bare reference handler, shared with `bare_handler` (wrk's comparison).
+#[path = "support/bare.rs"]
+mod bare;
+
 /// `sample_load`, shared with the storage conformance suite.
 #[path = "../tests/storage/fixtures.rs"]
 mod fixtures;
@@ -16,15 +20,13 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use actix_web::{App, HttpResponse, HttpServer, web};
+use actix_web::{App, HttpServer};
 use chrono::{SecondsFormat, Utc};
-use freight::api::input::tracking::FixInput;
 use freight::domain::ids::AccountId;
 use freight::domain::load::{Load, LoadStatus};
 use freight::server::settings::Settings;
 use freight::server::startup::Application;
 use freight::services::Services;
-use serde_json::json;
 
 use fixtures::sample_load;
 
@@ -85,15 +87,10 @@ fn start_servers(dir: std::path::PathBuf) -> Running {
                 &dir,
             )
             .expect("tls");
-            let bare = HttpServer::new(|| {
-                App::new()
-                    .route("/v1/loads/{id}/tracking", web::post().to(bare_ingest))
-                    .route("/v1/loads/{id}/tracking", web::get().to(bare_read))
-                    .route("/v1/tracking/batch", web::post().to(bare_batch))
-            })
-            .workers(2)
-            .bind_rustls_0_23("127.0.0.1:0", (*tls).clone())
-            .expect("bare binds");
+            let bare = HttpServer::new(|| App::new().configure(bare::configure))
+                .workers(2)
+                .bind_rustls_0_23("127.0.0.1:0", (*tls).clone())
+                .expect("bare binds");
             let bare_addr = bare.addrs()[0];
             let bare = bare.run();
             tx.send(Running {
@@ -109,27 +106,6 @@ fn start_servers(dir: std::path::PathBuf) -> Running {
         });
     });
     rx.recv().expect("servers start")
-}
-
-/// Parses the same body as the real endpoint and does nothing else.
-async fn bare_ingest(_: web::Path<String>, body: web::Json<FixInput>) -> HttpResponse {
-    let _ = body.into_inner();
-    HttpResponse::Created().json(json!({"success": true}))
-}
-
-async fn bare_read(_: web::Path<String>) -> HttpResponse {
-    HttpResponse::Ok().json(json!({"success": true, "data": {"lat": 33.0, "lng": -95.0}}))
-}
-
-#[derive(serde::Deserialize)]
-struct BareBatch {
-    #[allow(dead_code)]
-    points: Vec<FixInput>,
-}
-
-async fn bare_batch(body: web::Bytes) -> HttpResponse {
-    let _: BareBatch = serde_json::from_slice(&body).expect("valid batch");
-    HttpResponse::Ok().json(json!({"success": true}))
 }
 
 fn new_load(account: &AccountId) -> Load {

@@ -1,0 +1,102 @@
+#!/usr/bin/env bash
+# GPS ingest and latest-position reads of freight against the bare reference
+# handler (benches/support/bare.rs: actix-web, the same TLS certificate, the
+# same body parsed, nothing else), measured by wrk, an independent client in a
+# process of its own. Rounds alternate bare, freight, bare, freight; each pair is
+# printed, then the median of the pairs' ratios.
+#
+#   benches/wrk/compare.sh            # about 4 minutes; needs wrk (apt-get install wrk)
+#
+# Knobs (environment): ROUNDS (pairs per shape, default 3), SECONDS_PER_RUN
+# (default 8), LOADS (loads the fixes spread over, default 1000).
+# Shapes: 1 server worker with wrk -t1 -c32 (the headline), and 2 workers with
+# wrk -t2 -c256. The machine is shared and noisy: compare the ratios of one run.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+command -v wrk >/dev/null || { echo "wrk is required (apt-get install wrk)" >&2; exit 1; }
+
+ROUNDS=${ROUNDS:-3}
+SECONDS_PER_RUN=${SECONDS_PER_RUN:-8}
+LOADS=${LOADS:-1000}
+WORK=$(mktemp -d)
+trap 'kill $(jobs -p) 2>/dev/null; wait 2>/dev/null; rm -rf "$WORK"' EXIT
+
+echo "building (release)..." >&2
+cargo build --release --quiet
+BARE=$(cargo bench --no-run --bench bare_handler --message-format=json 2>/dev/null \
+  | python3 -c 'import json,sys
+for line in sys.stdin:
+    m = json.loads(line)
+    if m.get("reason") == "compiler-artifact" and m.get("executable") and m["target"]["name"] == "bare_handler":
+        print(m["executable"])')
+FREIGHT=target/release/freight
+
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+
+# Starts freight with $1 workers on fresh storage, seeds it, and starts the bare
+# handler with as many workers on the same certificate.
+start() {
+  local workers=$1
+  DATA="$WORK/data-$workers"
+  API_PORT=$(free_port); ADMIN_PORT=$(free_port); BARE_PORT=$(free_port)
+  "$FREIGHT" serve --data-dir "$DATA" --listen "127.0.0.1:$API_PORT" \
+    --admin-listen "127.0.0.1:$ADMIN_PORT" --workers "$workers" --no-bootstrap-key \
+    >"$WORK/freight.log" 2>&1 &
+  FREIGHT_PID=$!
+  for _ in $(seq 100); do [ -f "$DATA/admin.token" ] && curl -sk "https://localhost:$API_PORT/v1" -o /dev/null && break; sleep 0.1; done
+  local admin=(--data-dir "$DATA" --admin-url "http://127.0.0.1:$ADMIN_PORT" --json)
+  local account
+  account=$("$FREIGHT" accounts create --name bench --plan enterprise --requests-per-hour 4000000000 "${admin[@]}" \
+    | python3 -c 'import json,sys; print(json.load(sys.stdin)["id"])')
+  KEY=$("$FREIGHT" keys create --account "$account" --permissions read,write "${admin[@]}" \
+    | python3 -c 'import json,sys; print(json.load(sys.stdin)["key"])')
+  python3 benches/wrk/setup.py "$API_PORT" "$DATA/tls/cert.pem" "$KEY" "$LOADS" >"$WORK/loads"
+  "$BARE" serve "127.0.0.1:$BARE_PORT" "$DATA/tls/cert.pem" "$DATA/tls/key.pem" "$workers" &
+  BARE_PID=$!
+  sleep 0.5
+}
+
+stop() { kill "$FREIGHT_PID" "$BARE_PID"; wait "$FREIGHT_PID" "$BARE_PID" 2>/dev/null || true; }
+
+# wrk against port $1 with script $2, threads $3, connections $4: "requests/s p99-ms".
+run() {
+  WRK_LOADS="$WORK/loads" WRK_KEY="$KEY" wrk --latency -t"$3" -c"$4" -d"${SECONDS_PER_RUN}s" \
+    -s "benches/wrk/$2" "https://localhost:$1" >"$WORK/wrk.out"
+  if grep -q "Non-2xx" "$WORK/wrk.out"; then
+    echo "wrk saw refusals:" >&2; cat "$WORK/wrk.out" >&2; exit 1
+  fi
+  python3 - "$WORK/wrk.out" <<'PY'
+import re, sys
+text = open(sys.argv[1]).read()
+rate = float(re.search(r"Requests/sec:\s+([\d.]+)", text).group(1))
+value, unit = re.search(r"\s99%\s+([\d.]+)(us|ms|s)", text).groups()
+p99 = float(value) * {"us": 0.001, "ms": 1, "s": 1000}[unit]
+print(f"{rate:.0f} {p99:.2f}")
+PY
+}
+
+# One shape: workers, wrk threads, connections, script, what.
+compare() {
+  local workers=$1 threads=$2 connections=$3 script=$4 what=$5
+  local ratios=()
+  for round in $(seq "$ROUNDS"); do
+    read -r bare_rate bare_p99 < <(run "$BARE_PORT" "$script" "$threads" "$connections")
+    read -r freight_rate freight_p99 < <(run "$API_PORT" "$script" "$threads" "$connections")
+    local ratio
+    ratio=$(python3 -c "print(f'{$freight_rate/$bare_rate:.2f}')")
+    ratios+=("$ratio")
+    printf '  %s round %d: bare %6s/s p99 %6s ms | freight %6s/s p99 %6s ms | ratio %s\n' \
+      "$what" "$round" "$bare_rate" "$bare_p99" "$freight_rate" "$freight_p99" "$ratio"
+  done
+  printf '%s, %s worker(s), wrk -t%s -c%s: median ratio %s\n' "$what" "$workers" "$threads" "$connections" \
+    "$(printf '%s\n' "${ratios[@]}" | sort -n | sed -n "$(( (${#ratios[@]} + 1) / 2 ))p")"
+}
+
+start 1
+compare 1 1 32 fix.lua "ingest"
+compare 1 1 32 read.lua "reads"
+stop
+start 2
+compare 2 2 256 fix.lua "ingest"
+compare 2 2 256 read.lua "reads"
+stop
