@@ -8,7 +8,8 @@
 #   benches/wrk/compare.sh            # about 4 minutes; needs wrk (apt-get install wrk)
 #
 # Knobs (environment): ROUNDS (pairs per shape, default 3), SECONDS_PER_RUN
-# (default 8), LOADS (loads the fixes spread over, default 1000).
+# (default 8), LOADS (loads the fixes spread over, default 1000), ONLY
+# (`ingest` or `reads`: that comparison alone).
 # Shapes: 1 server worker with wrk -t1 -c32 (the headline), and 2 workers with
 # wrk -t2 -c256. The machine is shared and noisy: compare the ratios of one run.
 set -euo pipefail
@@ -78,6 +79,7 @@ PY
 # One shape: workers, wrk threads, connections, script, what.
 compare() {
   local workers=$1 threads=$2 connections=$3 script=$4 what=$5
+  if [ -n "${ONLY:-}" ] && [ "$ONLY" != "$what" ]; then return; fi
   local ratios=()
   for round in $(seq "$ROUNDS"); do
     read -r bare_rate bare_p99 < <(run "$BARE_PORT" "$script" "$threads" "$connections")
