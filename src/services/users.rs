@@ -52,7 +52,7 @@ pub enum UserError {
 pub struct UserService {
     storage: Arc<dyn Storage>,
     clock: Clock,
-    /// Sign-in attempts per client address.
+    /// Failed sign-ins per client address.
     sign_ins_per_client: Throttle,
     /// Failed sign-ins per email address (one account, guessed from many places).
     failures_per_email: Throttle,
@@ -135,7 +135,6 @@ impl UserService {
                 .check(key, now)
                 .map_err(|retry_after| UserError::Throttled { retry_after })?;
         }
-        self.sign_ins_per_client.count(client, now);
         let user = self.storage.find_user_by_email(email).await?;
         let hash = user
             .as_ref()
@@ -147,6 +146,9 @@ impl UserService {
                 self.start_session(&user).await
             }
             _ => {
+                // Only failures count: an office behind one address signs in
+                // many times a day.
+                self.sign_ins_per_client.count(client, now);
                 self.failures_per_email.count(email, now);
                 Err(UserError::BadCredentials)
             }
