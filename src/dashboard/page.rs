@@ -158,10 +158,14 @@ impl ResponseError for PageError {
                 "Too many attempts",
                 format!("Wait {retry_after} seconds, then try again."),
             ),
-            PageError::Unavailable(why) => (
-                "Try again in a moment",
-                format!("The service could not do this right now ({why}). Nothing was changed."),
-            ),
+            PageError::Unavailable(why) => {
+                // The cause is for the operator's log, not the page.
+                tracing::error!(error = %why, "dashboard request failed");
+                (
+                    "Try again in a moment",
+                    "The service could not do this right now. Nothing was changed.".to_owned(),
+                )
+            }
         };
         let mut response = respond(self.status_code(), error_page(title, &text));
         if let PageError::Throttled { retry_after } = self {

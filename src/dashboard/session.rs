@@ -117,17 +117,23 @@ pub fn client_address(req: &HttpRequest) -> String {
     let behind_proxy = req
         .app_data::<web::Data<TransportPolicy>>()
         .is_some_and(|p| matches!(***p, TransportPolicy::TrustForwardedProto));
-    let info = req.connection_info();
-    let address = match behind_proxy {
-        true => info.realip_remote_addr(),
-        false => info.peer_addr(),
-    };
-    // The port changes per connection; the address is what an attacker has.
-    address
-        .map(|a| {
-            a.parse::<std::net::SocketAddr>()
-                .map_or(a.to_owned(), |s| s.ip().to_string())
+    // Behind a proxy: the last X-Forwarded-For entry, the one the proxy itself
+    // appended (the ones before it are whatever the client chose to send).
+    let forwarded = behind_proxy
+        .then(|| {
+            req.headers()
+                .get_all("x-forwarded-for")
+                .filter_map(|v| v.to_str().ok())
+                .flat_map(|v| v.split(','))
+                .map(str::trim)
+                .filter(|a| !a.is_empty())
+                .last()
+                .map(str::to_owned)
         })
+        .flatten();
+    // The port changes per connection; the address is what an attacker has.
+    forwarded
+        .or_else(|| req.peer_addr().map(|a| a.ip().to_string()))
         .unwrap_or_else(|| "unknown".to_owned())
 }
 

@@ -41,6 +41,29 @@ impl Throttle {
         }
     }
 
+    /// Checks and counts an attempt of `key` in one step, so attempts made at
+    /// the same moment cannot all pass the check before any is counted.
+    pub fn take(&self, key: &str, now: DateTime<Utc>) -> Result<(), u64> {
+        let mut recent = self.attempts.entry(key.to_owned()).or_default();
+        while recent.front().is_some_and(|at| *at <= now - self.window) {
+            recent.pop_front();
+        }
+        if recent.len() >= self.limit {
+            let oldest = *recent.front().expect("full, so not empty");
+            return Err((oldest + self.window - now).num_seconds().max(1) as u64);
+        }
+        recent.push_back(now);
+        Ok(())
+    }
+
+    /// Returns an attempt taken with [`take`](Self::take) that turned out not
+    /// to count (a sign-in that succeeded).
+    pub fn give_back(&self, key: &str) {
+        if let Some(mut recent) = self.attempts.get_mut(key) {
+            recent.pop_back();
+        }
+    }
+
     /// Counts an attempt of `key` (a failed one, for sign-in).
     pub fn count(&self, key: &str, now: DateTime<Utc>) {
         let mut recent = self.attempts.entry(key.to_owned()).or_default();
@@ -82,5 +105,19 @@ mod tests {
         assert!(throttle.check("ip", start + Duration::minutes(10)).is_ok());
         throttle.clear("ip");
         assert!(throttle.check("ip", start + Duration::minutes(3)).is_ok());
+    }
+
+    #[test]
+    fn take_counts_at_once_and_gives_back() {
+        let throttle = Throttle::new(2, Duration::minutes(10));
+        let now = Utc::now();
+        assert!(throttle.take("mail", now).is_ok());
+        assert!(throttle.take("mail", now).is_ok());
+        assert!(
+            throttle.take("mail", now).is_err(),
+            "the third attempt, however soon"
+        );
+        throttle.give_back("mail");
+        assert!(throttle.take("mail", now).is_ok());
     }
 }

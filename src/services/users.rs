@@ -127,13 +127,14 @@ impl UserService {
         client: &str,
     ) -> Result<SignedIn, UserError> {
         let now = self.clock.now();
-        for (throttle, key) in [
-            (&self.sign_ins_per_client, client),
-            (&self.failures_per_email, email),
-        ] {
-            throttle
-                .check(key, now)
-                .map_err(|retry_after| UserError::Throttled { retry_after })?;
+        // Taken before the (slow) password check and given back on success, so
+        // guesses sent in parallel cannot all pass the limit.
+        self.sign_ins_per_client
+            .take(client, now)
+            .map_err(|retry_after| UserError::Throttled { retry_after })?;
+        if let Err(retry_after) = self.failures_per_email.take(email, now) {
+            self.sign_ins_per_client.give_back(client);
+            return Err(UserError::Throttled { retry_after });
         }
         let user = self.storage.find_user_by_email(email).await?;
         let hash = user
@@ -142,16 +143,13 @@ impl UserService {
         let matches = blocking(move || verify(&password, &hash)).await?;
         match (user, matches) {
             (Some(user), true) => {
+                // Only failures count: an office behind one address signs in
+                // many times a day.
+                self.sign_ins_per_client.give_back(client);
                 self.failures_per_email.clear(email);
                 self.start_session(&user).await
             }
-            _ => {
-                // Only failures count: an office behind one address signs in
-                // many times a day.
-                self.sign_ins_per_client.count(client, now);
-                self.failures_per_email.count(email, now);
-                Err(UserError::BadCredentials)
-            }
+            _ => Err(UserError::BadCredentials),
         }
     }
 
