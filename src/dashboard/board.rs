@@ -16,7 +16,7 @@ use super::page::{self, PageError, Section};
 use super::session::Viewer;
 use crate::domain::load::{Load, LoadStatus};
 use crate::services::Services;
-use crate::services::live::{EventId, Resume};
+use crate::services::live::Resume;
 use crate::storage::{LoadFilter, PageRequest};
 use crate::views::tracking::{PointView, TrackingSummary};
 
@@ -58,16 +58,8 @@ pub async fn stream(
     services: web::Data<Services>,
     req: HttpRequest,
 ) -> Result<HttpResponse, PageError> {
-    let resume = match req
-        .headers()
-        .get("last-event-id")
-        .and_then(|v| v.to_str().ok())
-        .map(str::trim)
-        .filter(|v| !v.is_empty())
-    {
-        None => Resume::Start,
-        Some(raw) => EventId::parse(raw).map_or(Resume::Unknown, Resume::After),
-    };
+    let header = req.headers().get("last-event-id").map(|v| v.as_bytes());
+    let resume = Resume::from_last_event_id(header).unwrap_or(Resume::Start);
     let events = services
         .tracking
         .stream(viewer.account_id(), None, resume)

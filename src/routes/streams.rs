@@ -33,13 +33,10 @@ fn resume(req: &HttpRequest) -> Result<Resume, ApiError> {
         EventId::parse(raw).ok_or_else(|| "is not the id of an event of a stream".to_string())
     });
     query.finish()?;
-    let header = req
-        .headers()
-        .get("last-event-id")
-        .map(|value| value.to_str().unwrap_or("\u{0}").trim())
-        .filter(|value| !value.is_empty());
+    let header =
+        Resume::from_last_event_id(req.headers().get("last-event-id").map(|v| v.as_bytes()));
     Ok(match (header, parameter) {
-        (Some(header), _) => EventId::parse(header).map_or(Resume::Unknown, Resume::After),
+        (Some(header), _) => header,
         (None, Some(id)) => Resume::After(id),
         (None, None) => Resume::Start,
     })

@@ -116,6 +116,22 @@ pub enum Resume {
     Unknown,
 }
 
+impl Resume {
+    /// Where a `Last-Event-ID` header (as sent, bytes) says to resume; `None`
+    /// when it is absent or blank. An id that is not one of ours, text or not,
+    /// is `Unknown`: the client is told to reset rather than refused, since a
+    /// refusal would stop EventSource from reconnecting.
+    pub fn from_last_event_id(raw: Option<&[u8]>) -> Option<Resume> {
+        let raw = raw?;
+        let text = std::str::from_utf8(raw).map(str::trim);
+        match text {
+            Ok("") => None,
+            Ok(text) => Some(EventId::parse(text).map_or(Resume::Unknown, Resume::After)),
+            Err(_) => Some(Resume::Unknown),
+        }
+    }
+}
+
 /// A stored fix to publish: its load and the JSON of its `data` line (one line).
 pub struct Update {
     pub load: LoadId,
