@@ -23,13 +23,15 @@ WORK=$(mktemp -d)
 trap 'kill $(jobs -p) 2>/dev/null; wait 2>/dev/null; rm -rf "$WORK"' EXIT
 
 echo "building (release)..." >&2
-cargo build --release --quiet
-BARE=$(cargo bench --no-run --bench bare_handler --message-format=json 2>/dev/null \
+# One cargo invocation for both, so the library is compiled once (a bench target
+# brings dev-dependency features; two invocations would build it twice).
+BARE=$(cargo build --profile bench --bin freight --bench bare_handler --message-format=json 2>/dev/null \
   | python3 -c 'import json,sys
 for line in sys.stdin:
     m = json.loads(line)
     if m.get("reason") == "compiler-artifact" and m.get("executable") and m["target"]["name"] == "bare_handler":
         print(m["executable"])')
+[ -n "$BARE" ] || { echo "the build failed; run: cargo build --profile bench --bin freight --bench bare_handler" >&2; exit 1; }
 FREIGHT=target/release/freight
 
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }

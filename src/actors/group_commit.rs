@@ -33,12 +33,23 @@ pub struct GroupCommitter {
 }
 
 impl GroupCommitter {
-    /// Starts the committer on the current tokio runtime. It runs until every
-    /// handle is dropped, then finishes the queued batches and ends.
-    pub fn start(storage: Arc<dyn Storage>) -> (Self, tokio::task::JoinHandle<()>) {
+    /// Starts the committer on a thread of its own, which waits on storage
+    /// itself (no blocking-pool hop per batch). It runs until every handle is
+    /// dropped, then finishes the queued batches and ends.
+    pub fn start(
+        storage: Arc<dyn Storage>,
+    ) -> std::io::Result<(Self, std::thread::JoinHandle<()>)> {
         let (queue, receiver) = mpsc::channel(QUEUE_CAPACITY);
-        let task = tokio::spawn(run(storage, receiver));
-        (Self { queue }, task)
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()?;
+        let thread = std::thread::Builder::new()
+            .name("freight-gps-commit".into())
+            .spawn(move || {
+                crate::storage::mark_thread_may_block();
+                runtime.block_on(run(storage, receiver));
+            })?;
+        Ok((Self { queue }, thread))
     }
 
     /// Stores `points` (of any loads) and returns once they are durable.

@@ -6,6 +6,7 @@
 pub mod group_commit;
 pub mod load_actor;
 mod load_error;
+pub mod load_state;
 pub mod registry;
 pub mod status_change;
 

@@ -3,15 +3,16 @@
 //! between lookup and send.
 
 use std::hash::{BuildHasher, RandomState};
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
 
 use actix::dev::ToEnvelope;
 use actix::prelude::*;
 use actix_rt::{Arbiter, ArbiterHandle};
 
 use super::LoadError;
-use super::load_actor::{ActorDeps, LoadActor, ReadTracking, Resident, SharedState, State};
+use super::load_actor::{ActorDeps, AdmitFixes, LoadActor, ReadTracking, Resident};
+use super::load_state::{Admission, SharedState};
 use crate::domain::ids::AccountId;
 use crate::domain::ids::LoadId;
 use crate::domain::tracking::TrackingState;
@@ -85,6 +86,17 @@ impl LoadRegistry {
         }))
     }
 
+    /// Admits GPS fixes: under the resident actor's lock when it allows (no
+    /// message, no thread hop), else by a message that starts the actor if needed.
+    pub async fn admit(&self, id: &LoadId, message: AdmitFixes) -> Result<Admission, LoadError> {
+        if let Some(state) = self.shared(id)
+            && let Some(admitted) = state.try_admit(&message.account, message.fixes, message.events)
+        {
+            return admitted;
+        }
+        self.send(id, message).await?
+    }
+
     /// The load's tracking state: read straight from a resident actor's state (no
     /// message, no thread hop), else by a message that starts the actor.
     pub async fn read_tracking(
@@ -92,12 +104,8 @@ impl LoadRegistry {
         id: &LoadId,
         account: &AccountId,
     ) -> Result<TrackingState, LoadError> {
-        let resident = self.deps.residents.get(id).map(|r| r.state.clone());
-        if let Some(state) = resident
-            && let Some(read) = state
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .read(account)
+        if let Some(state) = self.shared(id)
+            && let Some(read) = state.try_read(account)
         {
             return read;
         }
@@ -105,6 +113,12 @@ impl LoadRegistry {
             account: account.clone(),
         };
         self.send(id, message).await?
+    }
+
+    /// The resident actor's shared state (the map's shard is unlocked before the
+    /// state's lock is taken).
+    fn shared(&self, id: &LoadId) -> Option<SharedState> {
+        self.deps.residents.get(id).map(|r| r.state.clone())
     }
 
     fn actor_for(&self, id: &LoadId) -> (Addr<LoadActor>, u64) {
@@ -116,7 +130,7 @@ impl LoadRegistry {
             let arbiter = &self.arbiters[self.hasher.hash_one(id) as usize % self.arbiters.len()];
             let deps = self.deps.clone();
             let actor_id = id.clone();
-            let state: SharedState = Arc::new(Mutex::new(State::Loading));
+            let state = SharedState::loading();
             let actor_state = state.clone();
             let addr = LoadActor::start_in_arbiter(arbiter, move |_| {
                 LoadActor::new(actor_id, incarnation, deps, actor_state)

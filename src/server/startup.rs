@@ -284,7 +284,8 @@ async fn start_services(
     let http = client::build(dispatch.url_policy);
     let url_policy = dispatch.url_policy;
     let background = start_dispatcher(&storage, &directory, &notifier, &http, &clock, dispatch)?;
-    let (committer, _task) = GroupCommitter::start(storage.clone());
+    let (committer, _thread) =
+        GroupCommitter::start(storage.clone()).context("starting the GPS committer thread")?;
     let registry = Arc::new(LoadRegistry::new(ActorDeps {
         storage: storage.clone(),
         notifier: notifier.clone(),

@@ -37,6 +37,22 @@ pub use loads::{LoadFilter, LoadStore, Page, PageRequest};
 pub use tracking::{PointRange, TrackingStore};
 pub use webhooks::WebhookStore;
 
+thread_local! {
+    static MAY_BLOCK: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Marks the calling thread as one that exists to wait on storage (the GPS
+/// committer's): a backend whose calls block may do their work inline there
+/// instead of handing it to a blocking pool, which costs two thread hops per call.
+pub fn mark_thread_may_block() {
+    MAY_BLOCK.set(true);
+}
+
+/// Whether the calling thread was marked by [`mark_thread_may_block`].
+pub(crate) fn thread_may_block() -> bool {
+    MAY_BLOCK.get()
+}
+
 /// The error under a storage failure, shared so that the failure stays `Clone`:
 /// one failed group commit answers every request that was in it.
 pub type Source = std::sync::Arc<dyn std::error::Error + Send + Sync>;

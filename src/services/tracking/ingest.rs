@@ -6,13 +6,13 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use futures_util::future::join_all;
 use futures_util::stream::{self, StreamExt};
 
 use super::count_points;
 use crate::actors::LoadError;
 use crate::actors::group_commit::GroupCommitter;
-use crate::actors::load_actor::{Admission, AdmitFixes, FixesStored, LoadActor};
+use crate::actors::load_actor::AdmitFixes;
+use crate::actors::load_state::{Admission, SharedState};
 use crate::actors::registry::LoadRegistry;
 use crate::clock::Clock;
 use crate::domain::event::{Event, EventType};
@@ -52,7 +52,7 @@ struct LoadFixes {
 
 /// Fixes its actor admitted, waiting to hear how their commit ended.
 struct Admitted {
-    actor: actix::Addr<LoadActor>,
+    state: SharedState,
     load: LoadId,
     status: LoadStatus,
     indexes: Vec<usize>,
@@ -85,7 +85,7 @@ pub(super) async fn record_detached(
             Ok(admission) => {
                 points.extend(points_of(&account, &group, &admission, now));
                 admitted.push(Admitted {
-                    actor: admission.actor,
+                    state: admission.state,
                     load: group.load,
                     status: admission.status,
                     indexes: group.indexes,
@@ -139,7 +139,7 @@ async fn admit(
                 fixes: group.fixes.len() as u32,
                 events,
             };
-            let admitted = registry.send(&group.load, admit).await.and_then(|r| r);
+            let admitted = registry.admit(&group.load, admit).await;
             (group, admitted)
         })
         .buffer_unordered(MAX_CONCURRENT_ADMISSIONS)
@@ -175,9 +175,9 @@ fn points_of<'a>(
         })
 }
 
-/// Commits the admitted points in one group commit, tells each actor what became
-/// of its fixes (before anyone is answered, so a read right after the answer sees
-/// them), publishes the stored ones to the account's live streams (if it has
+/// Commits the admitted points in one group commit, records in each actor's state
+/// what became of its fixes (before anyone is answered, so a read right after the
+/// answer sees them), publishes the stored ones to the account's live streams (if it has
 /// any) and hands the stored points' events to the dispatcher.
 async fn commit(
     writer: &Writer,
@@ -198,9 +198,9 @@ async fn commit(
     let live = stored.is_ok() && writer.live.listening(account);
     let mut published = Vec::new();
     let mut results = stored.as_ref().map(|all| all.iter().copied());
-    let mut notices = Vec::with_capacity(admitted.len());
+    let mut states = Vec::with_capacity(if live { admitted.len() } else { 0 });
     for Admitted {
-        actor,
+        state,
         load,
         status,
         indexes,
@@ -225,17 +225,15 @@ async fn commit(
                     .unwrap_or_default(),
             });
         }
-        notices.push(actor.send(FixesStored {
-            fixes,
-            outcomes: mine.ok(),
-            snapshot: live,
-        }));
+        let snapshot = state.record_stored(&fixes, mine.as_deref().ok(), live);
+        if live {
+            states.push(snapshot);
+        }
     }
-    // An actor whose arbiter has stopped (shutdown) cannot be told; nothing to do.
-    let states = join_all(notices).await;
     if live {
-        let states = states.into_iter().map(|state| state.ok().flatten());
-        writer.live.publish(account, updates(published, states));
+        writer
+            .live
+            .publish(account, updates(published, states.into_iter()));
     }
     if let Ok(stored) = &stored
         && events

@@ -42,7 +42,7 @@ async fn moving_load(storage: &dyn Storage) -> Load {
 
 /// A registry on the current thread's arbiter, and a tracking service over it.
 fn registry(storage: Arc<dyn Storage>) -> (Arc<LoadRegistry>, TrackingService) {
-    let (committer, _) = GroupCommitter::start(storage.clone());
+    let (committer, _) = GroupCommitter::start(storage.clone()).unwrap();
     let notifier = Arc::new(Notifier::default());
     let registry = Arc::new(LoadRegistry::new(ActorDeps {
         storage: storage.clone(),

@@ -189,12 +189,16 @@ impl EmbeddedStore {
         .await
     }
 
-    /// Runs blocking store work off the async threads.
+    /// Runs blocking store work off the async threads (inline on a thread
+    /// marked as one that may block: see `storage::mark_thread_may_block`).
     async fn run<T, F>(&self, work: F) -> StorageResult<T>
     where
         T: Send + 'static,
         F: FnOnce(&Inner) -> StorageResult<T> + Send + 'static,
     {
+        if crate::storage::thread_may_block() {
+            return work(&self.inner);
+        }
         let inner = self.inner.clone();
         tokio::task::spawn_blocking(move || work(&inner))
             .await

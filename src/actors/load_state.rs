@@ -1,0 +1,348 @@
+//! What a load's actor holds in memory, behind a lock it shares with the HTTP
+//! workers: GPS ingest admits fixes and records their outcome, and
+//! `GET …/tracking` reads, under that lock instead of by a message. A message
+//! costs two thread hops (worker to the actor's arbiter and back) for work that
+//! takes nanoseconds; on the ingest path those hops were most of a fix's cost.
+//!
+//! Per-load order and the actor's promises still hold, because the lock admits
+//! nothing the actor would not admit itself:
+//! - while the actor is loading its state, applying a status change, or
+//!   stopping, callers are told to send the message instead, and it waits in the
+//!   mailbox behind whatever the actor is doing;
+//! - every admission counts a write in flight, and the actor does not stop while
+//!   any is, so each admitted fix's outcome reaches a live actor's state.
+
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use tokio::time::Instant;
+
+use super::LoadError;
+use crate::domain::ids::AccountId;
+use crate::domain::load::LoadStatus;
+use crate::domain::tracking::{Appended, GpsFix, TrackingState};
+use crate::storage::StorageError;
+
+/// Positions kept in memory per load, newest first (the rest is in storage).
+pub const RECENT_FIXES: usize = 10;
+
+/// The actor's state and the bookkeeping that lets callers act on it directly.
+pub struct Shared {
+    pub(super) state: State,
+    /// Admitted fixes whose outcome is not yet recorded: the actor does not stop
+    /// while any are.
+    pub(super) in_flight: u32,
+    /// Last time anything was asked of the load (the idle timer's reference).
+    pub(super) last_active: Instant,
+    /// A status change is being made durable; fixes wait for it in the mailbox,
+    /// so that each is admitted against the status it will be stored under.
+    pub(super) changing: bool,
+    /// The actor has decided to stop: messages go to its successor.
+    pub(super) stopping: bool,
+}
+
+/// The state a load's actor shares (see the module doc).
+#[derive(Clone)]
+pub struct SharedState(Arc<Mutex<Shared>>);
+
+impl SharedState {
+    pub fn loading() -> Self {
+        SharedState(Arc::new(Mutex::new(Shared {
+            state: State::Loading,
+            in_flight: 0,
+            last_active: Instant::now(),
+            changing: false,
+            stopping: false,
+        })))
+    }
+
+    /// The lock; every change under it leaves the state consistent, so a lock
+    /// poisoned by a panic is taken as it is.
+    pub(super) fn lock(&self) -> MutexGuard<'_, Shared> {
+        self.0.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Admits fixes without a message, or `None` when the actor must decide
+    /// (loading, mid-change, stopping): then send it [`super::load_actor::AdmitFixes`].
+    pub fn try_admit(
+        &self,
+        account: &AccountId,
+        fixes: u32,
+        events: bool,
+    ) -> Option<Result<Admission, LoadError>> {
+        let mut shared = self.lock();
+        if shared.changing || shared.stopping || matches!(shared.state, State::Loading) {
+            return None;
+        }
+        Some(shared.admit(self, account, fixes, events))
+    }
+
+    /// What a reader may know, or `None` while the actor loads its state.
+    pub fn try_read(&self, account: &AccountId) -> Option<Result<TrackingState, LoadError>> {
+        let mut shared = self.lock();
+        if matches!(shared.state, State::Loading) {
+            return None;
+        }
+        shared.last_active = Instant::now();
+        Some(shared.state.tracked(account).map(|t| t.snapshot()))
+    }
+
+    /// Records what became of admitted fixes: `outcomes` (one per fix) once their
+    /// group commit is durable, `None` if it failed. Stored fixes among the latest
+    /// become the load's latest positions. Called exactly once per admission.
+    /// With `snapshot`, answers the tracking state once they are applied (for the
+    /// live streams, which show the ETA).
+    pub fn record_stored(
+        &self,
+        fixes: &[GpsFix],
+        outcomes: Option<&[Appended]>,
+        snapshot: bool,
+    ) -> Option<TrackingState> {
+        let mut shared = self.lock();
+        shared.in_flight = shared.in_flight.saturating_sub(1);
+        shared.last_active = Instant::now();
+        let outcomes = outcomes?;
+        let State::Active(tracked) = &mut shared.state else {
+            return None;
+        };
+        for (fix, outcome) in fixes.iter().zip(outcomes) {
+            if *outcome == Appended::Stored {
+                tracked.remember(fix);
+            }
+        }
+        snapshot.then(|| tracked.snapshot())
+    }
+}
+
+impl Shared {
+    /// Admits `fixes` fixes for `account`, reserving event sequence numbers for
+    /// them when `events`, and counts a write in flight.
+    pub(super) fn admit(
+        &mut self,
+        handle: &SharedState,
+        account: &AccountId,
+        fixes: u32,
+        events: bool,
+    ) -> Result<Admission, LoadError> {
+        self.last_active = Instant::now();
+        let tracked = self.state.tracked(account)?;
+        let status = tracked.status;
+        if !matches!(status, LoadStatus::Assigned | LoadStatus::InTransit) {
+            return Err(LoadError::NotTrackable(status));
+        }
+        let first_sequence = events.then(|| {
+            let first = tracked.next_sequence;
+            tracked.next_sequence += u64::from(fixes);
+            first
+        });
+        // Balanced by the `record_stored` that always follows an admission.
+        self.in_flight += 1;
+        Ok(Admission {
+            state: handle.clone(),
+            status,
+            first_sequence,
+        })
+    }
+}
+
+/// An admission: where its outcome is recorded, the load's status, and the first
+/// of the event sequence numbers reserved for the fixes (when events are wanted).
+pub struct Admission {
+    pub state: SharedState,
+    pub status: LoadStatus,
+    pub first_sequence: Option<u64>,
+}
+
+impl std::fmt::Debug for Admission {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Admission")
+            .field("status", &self.status)
+            .field("first_sequence", &self.first_sequence)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A GPS fix as held in memory: 40 bytes.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(super) struct HeldFix {
+    micros: i64,
+    lat: f64,
+    lng: f64,
+    speed: f64,
+    heading: f64,
+}
+
+impl HeldFix {
+    pub(super) fn new(fix: &GpsFix) -> Self {
+        HeldFix {
+            micros: fix.timestamp.timestamp_micros(),
+            lat: fix.lat,
+            lng: fix.lng,
+            speed: fix.speed_mph.unwrap_or(f64::NAN),
+            heading: fix.heading_deg.unwrap_or(f64::NAN),
+        }
+    }
+
+    pub(super) fn fix(&self) -> GpsFix {
+        let optional = |v: f64| (!v.is_nan()).then_some(v);
+        GpsFix {
+            timestamp: chrono::DateTime::from_timestamp_micros(self.micros).unwrap_or_default(),
+            lat: self.lat,
+            lng: self.lng,
+            speed_mph: optional(self.speed),
+            heading_deg: optional(self.heading),
+        }
+    }
+}
+
+pub struct Tracked {
+    pub(super) account: AccountId,
+    pub(super) status: LoadStatus,
+    pub(super) destination: Option<(f64, f64)>,
+    /// Newest first, at most `RECENT_FIXES`.
+    pub(super) recent: VecDeque<HeldFix>,
+    /// The sequence number the load's next event gets.
+    pub(super) next_sequence: u64,
+}
+
+impl Tracked {
+    fn snapshot(&self) -> TrackingState {
+        TrackingState {
+            status: self.status,
+            recent: self.recent.iter().map(HeldFix::fix).collect(),
+            destination: self.destination,
+        }
+    }
+
+    /// Keeps a newly stored fix if it is among the latest; an older fix stays only
+    /// in storage and does not move the latest position.
+    fn remember(&mut self, fix: &GpsFix) {
+        let held = HeldFix::new(fix);
+        let position = self.recent.partition_point(|f| f.micros > held.micros);
+        if self
+            .recent
+            .get(position)
+            .is_some_and(|f| f.micros == held.micros)
+        {
+            return;
+        }
+        if position < RECENT_FIXES {
+            self.recent.insert(position, held);
+            self.recent.truncate(RECENT_FIXES);
+        }
+    }
+}
+
+pub enum State {
+    /// Being read from storage; callers must ask the actor (which answers once loaded).
+    Loading,
+    Missing,
+    Failed(StorageError),
+    Active(Tracked),
+}
+
+impl State {
+    /// The tracked load, if it exists and belongs to `account`.
+    pub(super) fn tracked(&mut self, account: &AccountId) -> Result<&mut Tracked, LoadError> {
+        match self {
+            State::Active(tracked) if &tracked.account == account => Ok(tracked),
+            State::Active(_) | State::Missing | State::Loading => Err(LoadError::NotFound),
+            State::Failed(error) => Err(LoadError::Storage(error.clone())),
+        }
+    }
+
+    /// What a reader may know (not found while loading: the actor answers a
+    /// reader only once loaded).
+    pub(super) fn read(&mut self, account: &AccountId) -> Result<TrackingState, LoadError> {
+        self.tracked(account).map(|tracked| tracked.snapshot())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn active(account: &AccountId, status: LoadStatus) -> SharedState {
+        let shared = SharedState::loading();
+        shared.lock().state = State::Active(Tracked {
+            account: account.clone(),
+            status,
+            destination: None,
+            recent: VecDeque::new(),
+            next_sequence: 7,
+        });
+        shared
+    }
+
+    fn fix(second: i64) -> GpsFix {
+        GpsFix {
+            timestamp: chrono::DateTime::from_timestamp(1_780_000_000 + second, 0).unwrap(),
+            lat: 33.0,
+            lng: -96.0,
+            speed_mph: None,
+            heading_deg: None,
+        }
+    }
+
+    #[tokio::test]
+    async fn callers_admit_only_what_the_actor_would_and_defer_the_rest_to_it() {
+        let account = AccountId::generate();
+        let shared = active(&account, LoadStatus::InTransit);
+
+        let admitted = shared.try_admit(&account, 3, true).unwrap().unwrap();
+        assert_eq!(admitted.first_sequence, Some(7));
+        assert_eq!(shared.lock().in_flight, 1);
+        let again = shared.try_admit(&account, 1, true).unwrap().unwrap();
+        assert_eq!(
+            again.first_sequence,
+            Some(10),
+            "sequence numbers are reserved"
+        );
+
+        // Another account's key sees no such load.
+        let stranger = shared.try_admit(&AccountId::generate(), 1, false).unwrap();
+        assert!(matches!(stranger, Err(LoadError::NotFound)));
+
+        // While the actor loads, changes status or stops, the mailbox decides.
+        for flag in ["changing", "stopping"] {
+            let mut guard = shared.lock();
+            match flag {
+                "changing" => guard.changing = true,
+                _ => guard.stopping = true,
+            }
+            drop(guard);
+            assert!(shared.try_admit(&account, 1, false).is_none(), "{flag}");
+            let mut guard = shared.lock();
+            guard.changing = false;
+            guard.stopping = false;
+        }
+        assert!(
+            SharedState::loading()
+                .try_admit(&account, 1, false)
+                .is_none()
+        );
+        assert!(SharedState::loading().try_read(&account).is_none());
+
+        // Each admission's outcome is recorded once; only stored fixes move the
+        // latest position.
+        let fixes = [fix(1), fix(3), fix(2)];
+        let outcomes = [Appended::Stored, Appended::Duplicate, Appended::Stored];
+        let state = shared.record_stored(&fixes, Some(&outcomes), true).unwrap();
+        assert_eq!(state.recent, vec![fix(2), fix(1)]);
+        assert!(shared.record_stored(&[fix(9)], None, true).is_none());
+        assert_eq!(shared.lock().in_flight, 0);
+        assert_eq!(shared.try_read(&account).unwrap().unwrap().recent.len(), 2);
+    }
+
+    #[tokio::test]
+    async fn a_load_that_does_not_take_fixes_refuses_them_without_the_actor() {
+        let account = AccountId::generate();
+        let delivered = active(&account, LoadStatus::Delivered);
+        let refused = delivered.try_admit(&account, 1, false).unwrap();
+        assert!(matches!(
+            refused,
+            Err(LoadError::NotTrackable(LoadStatus::Delivered))
+        ));
+        assert_eq!(delivered.lock().in_flight, 0, "a refusal holds nothing");
+    }
+}
