@@ -11,7 +11,6 @@ pub enum LogFormat {
     Json,
 }
 
-/// Logs to stderr at `RUST_LOG` (default `info`, storage engine internals at `warn`). Safe to call more than once.
 /// An error with every source under it, `outer: inner: innermost`, for one log
 /// line (tracing's `%error` shows only the outermost).
 pub fn error_chain(error: &(dyn std::error::Error + 'static)) -> String {
@@ -25,6 +24,8 @@ pub fn error_chain(error: &(dyn std::error::Error + 'static)) -> String {
     text
 }
 
+/// Logs to stderr at `RUST_LOG` (default `info`, storage engine internals at
+/// `warn`). Safe to call more than once.
 pub fn init(format: LogFormat) {
     let filter = EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| EnvFilter::new("info,fjall=warn,lsm_tree=warn"));
@@ -36,6 +37,38 @@ pub fn init(format: LogFormat) {
         LogFormat::Json => builder.json().try_init(),
     };
 }
+
+tokio::task_local! {
+    static REQUEST_ID: std::sync::Arc<str>;
+}
+
+/// Runs `work` (one request's handling) with `id` as the id its log lines carry
+/// (see [`request_id`]). A task-local rather than a tracing span: a span costs
+/// the subscriber a formatting pass and a registry entry per request, on every
+/// request, to serve the few that log anything.
+pub async fn with_request_id<F: std::future::Future>(id: std::sync::Arc<str>, work: F) -> F::Output {
+    REQUEST_ID.scope(id, work).await
+}
+
+/// The id of the request being handled, for a log line's `request_id` field
+/// (`-` outside a request, or in a task it spawned).
+pub fn request_id() -> impl std::fmt::Display {
+    struct Current;
+    impl std::fmt::Display for Current {
+        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            REQUEST_ID
+                .try_with(|id| f.write_str(id))
+                .unwrap_or_else(|_| f.write_str("-"))
+        }
+    }
+    Current
+}
+
+/// Identifies the resource that answered a request, for its metrics: the
+/// `resources!` macro gives each API resource one, with its path as written.
+/// Finding the route's pattern otherwise means matching the path against the
+/// whole route table again.
+pub struct RouteId(pub &'static str);
 
 /// rustls and reqwest need one process-wide crypto provider; this project uses ring.
 pub fn install_crypto_provider() {

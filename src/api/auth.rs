@@ -35,36 +35,31 @@ pub enum TransportPolicy {
 /// the key may do, so it cannot demand a permission itself.
 const PERMISSION_FREE_PATHS: &[&str] = &["/v1/auth/verify"];
 
-/// Refuses requests that did not arrive over TLS (app-wide, before routing).
-pub async fn require_https<B: MessageBody>(
-    req: ServiceRequest,
-    next: Next<B>,
-) -> Result<ServiceResponse<EitherBody<B>>, actix_web::Error> {
+/// The refusal of a request that did not arrive over TLS, if it did not (checked
+/// app-wide, before routing, by the outermost middleware).
+pub fn plain_http_refusal(req: &ServiceRequest) -> Option<ApiError> {
     let policy = req
         .app_data::<web::Data<TransportPolicy>>()
         .map_or(TransportPolicy::DirectTls, |p| *p.get_ref());
-    if policy == TransportPolicy::TrustForwardedProto {
-        // A proxy appends the scheme it saw; the last value is the trusted one, the
-        // earlier ones may have come from the client.
-        let proto = req
-            .headers()
-            .get_all("x-forwarded-proto")
-            .filter_map(|v| v.to_str().ok())
-            .flat_map(|v| v.split(','))
-            .last()
-            .map(|v| v.trim().to_ascii_lowercase());
-        if proto.as_deref() != Some("https") {
-            let refusal = ApiError::new(
-                StatusCode::BAD_REQUEST,
-                "HTTPS_REQUIRED",
-                "this API is served over HTTPS only; use an https:// URL",
-            );
-            return Ok(req
-                .into_response(refusal.error_response())
-                .map_into_right_body());
-        }
+    if policy == TransportPolicy::DirectTls {
+        return None;
     }
-    Ok(next.call(req).await?.map_into_left_body())
+    // A proxy appends the scheme it saw; the last value is the trusted one, the
+    // earlier ones may have come from the client.
+    let proto = req
+        .headers()
+        .get_all("x-forwarded-proto")
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .last()
+        .map(|v| v.trim().to_ascii_lowercase());
+    (proto.as_deref() != Some("https")).then(|| {
+        ApiError::new(
+            StatusCode::BAD_REQUEST,
+            "HTTPS_REQUIRED",
+            "this API is served over HTTPS only; use an https:// URL",
+        )
+    })
 }
 
 /// Authenticates, then counts the request against its account's quota: refused
@@ -156,7 +151,7 @@ impl FromRequest for Principal {
 
     fn from_request(req: &HttpRequest, _: &mut Payload) -> Self::Future {
         ready(req.extensions().get::<Principal>().cloned().ok_or_else(|| {
-            tracing::error!(path = %req.path(), "route is outside the authentication middleware");
+            tracing::error!(request_id = %crate::telemetry::request_id(), path = %req.path(), "route is outside the authentication middleware");
             ApiError::new(
                 StatusCode::INTERNAL_SERVER_ERROR,
                 "INTERNAL_ERROR",

@@ -145,7 +145,7 @@ impl From<StorageError> for ApiError {
         let chain = error_chain(&error);
         match error {
             StorageError::Unavailable(_) => {
-                tracing::error!(error = %chain, "storage unavailable");
+                tracing::error!(request_id = %crate::telemetry::request_id(), error = %chain, "storage unavailable");
                 ApiError::new(
                     StatusCode::SERVICE_UNAVAILABLE,
                     "STORAGE_UNAVAILABLE",
@@ -153,7 +153,7 @@ impl From<StorageError> for ApiError {
                 )
             }
             StorageError::Corrupt { .. } => {
-                tracing::error!(error = %chain, "corrupt record in storage");
+                tracing::error!(request_id = %crate::telemetry::request_id(), error = %chain, "corrupt record in storage");
                 ApiError::new(
                     StatusCode::INTERNAL_SERVER_ERROR,
                     "INTERNAL_ERROR",
@@ -168,7 +168,7 @@ impl From<Unavailable> for ApiError {
     fn from(error: Unavailable) -> Self {
         // Transient (an actor restarts on the next message) or shutdown: worth a
         // warning, not an error page for someone to chase.
-        tracing::warn!(error = %error_chain(&error), "service part unavailable");
+        tracing::warn!(request_id = %crate::telemetry::request_id(), error = %error_chain(&error), "service part unavailable");
         ApiError::new(
             StatusCode::SERVICE_UNAVAILABLE,
             "SERVICE_UNAVAILABLE",

@@ -166,7 +166,7 @@ async fn keep_answer<B: MessageBody + 'static>(
             "INTERNAL_ERROR",
             "an internal error occurred; it has been logged",
         );
-        tracing::error!("a response body could not be read for its idempotency key");
+        tracing::error!(request_id = %crate::telemetry::request_id(), "a response body could not be read for its idempotency key");
         return ServiceResponse::new(http, error.error_response()).map_into_right_body();
     };
     let content_type = head
@@ -181,7 +181,7 @@ async fn keep_answer<B: MessageBody + 'static>(
         .await
     {
         // The work is done and durable; only its replay is lost.
-        tracing::error!(error = %error_chain(&error), "keeping the answer of an idempotency key failed");
+        tracing::error!(request_id = %crate::telemetry::request_id(), error = %error_chain(&error), "keeping the answer of an idempotency key failed");
     }
     let mut response = head.set_body(BoxBody::new(bytes));
     response.headers_mut().insert(

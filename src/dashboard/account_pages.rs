@@ -46,7 +46,7 @@ pub async fn change_plan(
         .change_plan(viewer.account_id(), plan, None)
         .await
         .map_err(account_error)?;
-    tracing::info!(account = %viewer.account_id(), plan = plan.as_str(), "plan changed in the dashboard");
+    tracing::info!(request_id = %crate::telemetry::request_id(), account = %viewer.account_id(), plan = plan.as_str(), "plan changed in the dashboard");
     Ok(page::see_other("/dashboard/plan"))
 }
 
@@ -143,7 +143,7 @@ pub async fn generate_key(
     };
     match services.accounts.create_key(request).await {
         Ok(issued) => {
-            tracing::info!(account = %viewer.account_id(), key = %issued.record.id, "API key generated in the dashboard");
+            tracing::info!(request_id = %crate::telemetry::request_id(), account = %viewer.account_id(), key = %issued.record.id, "API key generated in the dashboard");
             Ok(page::ok(
                 keys_view(
                     &services,
@@ -201,7 +201,7 @@ pub async fn revoke(
         .revoke_key(&key.id)
         .await
         .map_err(account_error)?;
-    tracing::info!(account = %viewer.account_id(), key = %key.id, "API key revoked in the dashboard");
+    tracing::info!(request_id = %crate::telemetry::request_id(), account = %viewer.account_id(), key = %key.id, "API key revoked in the dashboard");
     Ok(page::see_other("/dashboard/settings/api-keys"))
 }
 

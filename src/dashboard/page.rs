@@ -160,7 +160,7 @@ impl ResponseError for PageError {
             ),
             PageError::Unavailable(why) => {
                 // The cause is for the operator's log, not the page.
-                tracing::error!(error = %why, "dashboard request failed");
+                tracing::error!(request_id = %crate::telemetry::request_id(), error = %why, "dashboard request failed");
                 (
                     "Try again in a moment",
                     "The service could not do this right now. Nothing was changed.".to_owned(),

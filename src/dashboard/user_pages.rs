@@ -54,7 +54,7 @@ pub async fn add_user(
         .await
     {
         Ok(user) => {
-            tracing::info!(account = %viewer.account_id(), user = %user.id, "user added in the dashboard");
+            tracing::info!(request_id = %crate::telemetry::request_id(), account = %viewer.account_id(), user = %user.id, "user added in the dashboard");
             Ok(page::see_other("/dashboard/settings/users"))
         }
         Err(UserError::EmailTaken) => {

@@ -10,7 +10,7 @@
 //! | `api::idempotency` | 400, 409, 413, 422 | every POST |
 //! | services, for the id in the path | 404 (unknown or malformed id) | operations with a path parameter |
 //! | storage, and parts of the running service | 500, 503 | every `/v1` operation |
-//! | `api::auth::require_https` | 400 `HTTPS_REQUIRED` (behind a TLS proxy) | every operation |
+//! | `api::auth::plain_http_refusal` | 400 `HTTPS_REQUIRED` (behind a TLS proxy) | every operation |
 //!
 //! It also adds the headers the layers put on answers: `X-Request-Id`
 //! (`server::observe`, every answer), the quota headers (every answer after

@@ -93,7 +93,7 @@ async fn tracking_summary(
     {
         Ok(state) => TrackingSummary::new(&state),
         Err(error) => {
-            tracing::warn!(load = %load.id, error = %error_chain(&error), "tracking summary unavailable");
+            tracing::warn!(request_id = %crate::telemetry::request_id(), load = %load.id, error = %error_chain(&error), "tracking summary unavailable");
             TrackingSummary::default()
         }
     }

@@ -32,6 +32,7 @@ macro_rules! resources {
             $(
                 cfg.service(
                     ::actix_web::web::resource($path)
+                        .app_data($crate::telemetry::RouteId($path))
                         $($( .app_data($data) )+)?
                         .route(
                             ::actix_web::web::route()

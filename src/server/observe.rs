@@ -1,14 +1,22 @@
 //! Every API request gets an id (the client's `X-Request-Id` if it is sane, else
 //! a new one), returned in `X-Request-Id` and carried by every log line of the
-//! request; and is counted and timed by route and status for `/metrics`.
+//! request; and is counted and timed by route, method and status for `/metrics`.
 
-use std::time::Instant;
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
 
-use actix_web::body::MessageBody;
+use actix_web::ResponseError;
+use actix_web::body::{EitherBody, MessageBody};
 use actix_web::dev::{ServiceRequest, ServiceResponse};
 use actix_web::http::header::{HeaderName, HeaderValue};
+use actix_web::http::{Method, StatusCode};
 use actix_web::middleware::Next;
-use tracing::Instrument;
+use metrics::{Counter, Histogram};
+
+use crate::api::auth::plain_http_refusal;
+use crate::telemetry::{RouteId, with_request_id};
 
 pub const REQUEST_ID: &str = "x-request-id";
 pub const REQUESTS_METRIC: &str = "freight_http_requests_total";
@@ -40,81 +48,114 @@ fn new_request_id() -> String {
     format!("req_{tag}{:012x}", NEXT.fetch_add(1, Ordering::Relaxed))
 }
 
-/// Label values without an allocation for the usual methods and statuses.
-fn method_label(method: &actix_web::http::Method) -> std::borrow::Cow<'static, str> {
-    use actix_web::http::Method;
+/// The method as a metric label; methods outside HTTP's usual set share one
+/// label, so a client cannot mint label values.
+fn method_label(method: &Method) -> &'static str {
     match *method {
-        Method::GET => "GET".into(),
-        Method::POST => "POST".into(),
-        Method::PATCH => "PATCH".into(),
-        Method::PUT => "PUT".into(),
-        Method::DELETE => "DELETE".into(),
-        Method::HEAD => "HEAD".into(),
-        Method::OPTIONS => "OPTIONS".into(),
-        ref other => other.as_str().to_owned().into(),
+        Method::GET => "GET",
+        Method::POST => "POST",
+        Method::PATCH => "PATCH",
+        Method::PUT => "PUT",
+        Method::DELETE => "DELETE",
+        Method::HEAD => "HEAD",
+        Method::OPTIONS => "OPTIONS",
+        _ => "other",
     }
 }
 
-fn status_label(status: actix_web::http::StatusCode) -> std::borrow::Cow<'static, str> {
-    match status.as_u16() {
-        200 => "200".into(),
-        201 => "201".into(),
-        202 => "202".into(),
-        204 => "204".into(),
-        400 => "400".into(),
-        401 => "401".into(),
-        403 => "403".into(),
-        404 => "404".into(),
-        409 => "409".into(),
-        429 => "429".into(),
-        other => other.to_string().into(),
-    }
+/// The request counter and latency histogram of one (route, method, status).
+struct Instruments {
+    requests: Counter,
+    latency: Histogram,
 }
 
-pub async fn observe(
-    req: ServiceRequest,
-    next: Next<impl MessageBody>,
-) -> Result<ServiceResponse<impl MessageBody>, actix_web::Error> {
-    let started = Instant::now();
-    let id = request_id(&req);
-    let method = req.method().clone();
-    let span = tracing::info_span!("request", request_id = %id, %method, path = %req.path());
-    // The middlewares inside answer refusals (401, 429, ...) as responses, not
-    // errors, so they are counted and carry the id too.
-    let mut response = match next.call(req).instrument(span.clone()).await {
-        Ok(response) => response,
-        Err(error) => {
-            span.in_scope(|| tracing::error!(%error, "request failed without a response"));
-            return Err(error);
+impl Instruments {
+    fn new(route: String, method: &'static str, status: StatusCode) -> Self {
+        let status = status.as_str().to_owned();
+        Instruments {
+            requests: metrics::counter!(REQUESTS_METRIC, "route" => route.clone(), "method" => method, "status" => status.clone()),
+            latency: metrics::histogram!(LATENCY_METRIC, "route" => route, "method" => method, "status" => status),
         }
-    };
+    }
+}
+
+thread_local! {
+    /// The instruments of the routes the `resources!` macro declares, by route,
+    /// method and status, looked up once per worker thread: building a metric
+    /// key and finding it in the recorder's registry on every request cost more
+    /// than the rest of the bookkeeping together.
+    static INSTRUMENTS: RefCell<HashMap<(&'static str, &'static str, u16), Instruments>> =
+        RefCell::new(HashMap::new());
+}
+
+/// Counts and times one answer under its route's pattern (`/v1/loads/{load_id}`),
+/// never the path, so labels stay bounded.
+fn record(response: &ServiceResponse<impl MessageBody>, method: &'static str, elapsed: Duration) {
     let status = response.status();
-    // The route's pattern (`/v1/loads/{load_id}`), not the path: bounded labels.
-    let route = response
-        .request()
-        .match_pattern()
-        .unwrap_or_else(|| "unmatched".to_owned());
-    let elapsed = started.elapsed();
-    let (method_label, status_label) = (method_label(&method), status_label(status));
-    metrics::counter!(REQUESTS_METRIC, "route" => route.clone(), "method" => method_label.clone(), "status" => status_label.clone())
-        .increment(1);
-    metrics::histogram!(LATENCY_METRIC, "route" => route, "method" => method_label, "status" => status_label)
-        .record(elapsed.as_secs_f64());
-    span.in_scope(|| {
-        if status.is_server_error() {
-            tracing::error!(
-                status = status.as_u16(),
-                elapsed_ms = elapsed.as_millis() as u64,
-                "request answered"
-            );
-        } else {
-            tracing::debug!(
-                status = status.as_u16(),
-                elapsed_ms = elapsed.as_millis() as u64,
-                "request answered"
-            );
-        }
+    let request = response.request();
+    let pattern = || request.match_pattern().unwrap_or_else(|| "unmatched".to_owned());
+    let Some(route) = request.app_data::<RouteId>() else {
+        // Pages outside the API's resources (the dashboard's): the slow way.
+        let instruments = Instruments::new(pattern(), method, status);
+        instruments.requests.increment(1);
+        instruments.latency.record(elapsed.as_secs_f64());
+        return;
+    };
+    let key = (route.0, method, status.as_u16());
+    INSTRUMENTS.with_borrow_mut(|known| {
+        let instruments = known
+            .entry(key)
+            .or_insert_with(|| Instruments::new(pattern(), method, status));
+        instruments.requests.increment(1);
+        instruments.latency.record(elapsed.as_secs_f64());
     });
+}
+
+/// Outermost middleware of the API listener: refuses plain HTTP, gives the
+/// request its id (in `X-Request-Id` and in every log line of its handling),
+/// and counts and times every answer, refusals included.
+pub async fn observe<B: MessageBody + 'static>(
+    req: ServiceRequest,
+    next: Next<B>,
+) -> Result<ServiceResponse<EitherBody<B>>, actix_web::Error> {
+    let started = Instant::now();
+    let id: Arc<str> = request_id(&req).into();
+    let method = method_label(req.method());
+    let response = match plain_http_refusal(&req) {
+        Some(refusal) => req.into_response(refusal.error_response()).map_into_right_body(),
+        // The middlewares inside answer refusals (401, 429, ...) as responses,
+        // not errors, so they are counted and carry the id too.
+        None => match with_request_id(id.clone(), next.call(req)).await {
+            Ok(response) => response.map_into_left_body(),
+            Err(error) => {
+                tracing::error!(request_id = %id, %error, "request failed without a response");
+                return Err(error);
+            }
+        },
+    };
+    let mut response = response;
+    let elapsed = started.elapsed();
+    record(&response, method, elapsed);
+    let status = response.status();
+    if status.is_server_error() {
+        tracing::error!(
+            request_id = %id,
+            method,
+            path = response.request().path(),
+            status = status.as_u16(),
+            elapsed_ms = elapsed.as_millis() as u64,
+            "request answered"
+        );
+    } else {
+        tracing::debug!(
+            request_id = %id,
+            method,
+            path = response.request().path(),
+            status = status.as_u16(),
+            elapsed_ms = elapsed.as_millis() as u64,
+            "request answered"
+        );
+    }
     if let Ok(value) = HeaderValue::from_str(&id) {
         response
             .headers_mut()

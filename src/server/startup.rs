@@ -176,8 +176,8 @@ fn api_server(
             .app_data(web::Data::new(services.clone()))
             .app_data(web::Data::new(body_limit))
             .app_data(web::Data::new(policy))
-            .wrap(from_fn(crate::api::auth::require_https))
-            // Outermost: every answer, refusals included, gets an id and is counted.
+            // Outermost: every answer, refusals included, gets an id and is
+            // counted; plain HTTP is refused here, before routing.
             .wrap(from_fn(super::observe::observe))
             .configure(routes::configure)
             .configure(crate::dashboard::configure)

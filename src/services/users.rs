@@ -96,7 +96,7 @@ impl UserService {
             UserInsert::Inserted => {}
             UserInsert::EmailTaken => return Err(UserError::EmailTaken),
         }
-        tracing::info!(account = %account.id, user = %user.id, "account registered in the dashboard");
+        tracing::info!(request_id = %crate::telemetry::request_id(), account = %account.id, user = %user.id, "account registered in the dashboard");
         self.start_session(&user).await
     }
 
