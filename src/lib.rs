@@ -19,6 +19,7 @@ pub mod openapi;
 pub mod routes;
 pub mod server;
 pub mod services;
+pub mod shared_map;
 pub mod storage;
 pub mod telemetry;
 pub mod unavailable;

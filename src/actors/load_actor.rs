@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use actix::prelude::*;
-use dashmap::DashMap;
+use crate::shared_map::SharedMap;
 
 use super::LoadError;
 use super::load_state::{Admission, HeldFix, SharedState, State, Tracked};
@@ -93,7 +93,7 @@ pub struct ActorDeps {
     pub notifier: Arc<Notifier>,
     pub clock: Clock,
     pub settings: ActorSettings,
-    pub residents: Arc<DashMap<LoadId, Resident>>,
+    pub residents: Arc<SharedMap<LoadId, Resident>>,
 }
 
 pub struct LoadActor {

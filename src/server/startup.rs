@@ -15,7 +15,6 @@ use actix_web::dev::AppConfig;
 use actix_web::middleware::from_fn;
 use actix_web::{App, HttpServer, web};
 use anyhow::{Context, bail};
-use dashmap::DashMap;
 
 use super::admin::{self, AdminToken};
 use super::bootstrap::{BootstrapKey, ensure_first_account};
@@ -291,7 +290,7 @@ async fn start_services(
         notifier: notifier.clone(),
         clock: clock.clone(),
         settings: actors,
-        residents: Arc::new(DashMap::new()),
+        residents: Arc::default(),
     }));
     let auth = Arc::new(services::auth::Authenticator::new(
         storage.clone(),

@@ -4,9 +4,9 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use dashmap::DashMap;
 
 use crate::clock::Clock;
+use crate::shared_map::SharedMap;
 use crate::domain::account::Account;
 use crate::domain::api_key::{ApiKey, KeyRejection, Permission, parse_token};
 use crate::domain::ids::{AccountId, KeyId};
@@ -50,7 +50,7 @@ struct Cached {
 pub struct Authenticator {
     storage: Arc<dyn Storage>,
     clock: Clock,
-    cache: DashMap<KeyId, Arc<Cached>>,
+    cache: SharedMap<KeyId, Arc<Cached>>,
     /// Bumped on every key or account change. A record read from storage is cached
     /// only if no change happened meanwhile, so a lookup that raced a revocation
     /// cannot put the pre-revocation record back into the cache.
@@ -58,7 +58,7 @@ pub struct Authenticator {
     /// When each key last authenticated a request (Unix seconds), as this
     /// process saw it: shown in the dashboard's key list. In memory only, so it
     /// starts empty after a restart; one relaxed store per request.
-    last_used: DashMap<KeyId, AtomicI64>,
+    last_used: SharedMap<KeyId, AtomicI64>,
 }
 
 impl Authenticator {
@@ -66,9 +66,9 @@ impl Authenticator {
         Self {
             storage,
             clock,
-            cache: DashMap::new(),
+            cache: SharedMap::default(),
             changes: AtomicU64::new(0),
-            last_used: DashMap::new(),
+            last_used: SharedMap::default(),
         }
     }
 

@@ -32,7 +32,7 @@ use std::sync::{Arc, Mutex, MutexGuard, Weak};
 use std::time::Duration;
 
 use bytes::Bytes;
-use dashmap::DashMap;
+use crate::shared_map::SharedMap;
 use dashmap::mapref::entry::Entry;
 use futures_util::stream::{self, BoxStream, StreamExt};
 use serde_json::json;
@@ -148,7 +148,7 @@ pub struct LiveHub(Arc<Hub>);
 struct Hub {
     settings: LiveSettings,
     /// Accounts with a stream open, or closed less than the resume window ago.
-    feeds: DashMap<AccountId, Arc<Feed>>,
+    feeds: SharedMap<AccountId, Arc<Feed>>,
     /// How many feeds there are, read without a lock: while it is zero,
     /// publishing is this one load.
     feed_count: AtomicUsize,
@@ -224,7 +224,7 @@ impl LiveHub {
     pub fn new(settings: LiveSettings) -> Self {
         LiveHub(Arc::new(Hub {
             settings,
-            feeds: DashMap::new(),
+            feeds: SharedMap::default(),
             feed_count: AtomicUsize::new(0),
             streams: AtomicUsize::new(0),
             dropped: AtomicU64::new(0),

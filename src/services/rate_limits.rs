@@ -13,7 +13,7 @@
 
 use std::sync::Mutex;
 
-use dashmap::DashMap;
+use crate::shared_map::SharedMap;
 
 use crate::clock::Clock;
 use crate::domain::ids::AccountId;
@@ -108,14 +108,14 @@ fn slot(minute: i64) -> usize {
 
 pub struct RateLimiter {
     clock: Clock,
-    windows: DashMap<AccountId, Mutex<Window>>,
+    windows: SharedMap<AccountId, Mutex<Window>>,
 }
 
 impl RateLimiter {
     pub fn new(clock: Clock) -> Self {
         RateLimiter {
             clock,
-            windows: DashMap::new(),
+            windows: SharedMap::default(),
         }
     }
 

@@ -9,7 +9,6 @@ use crate::actors::load_actor::ActorDeps;
 use crate::actors::registry::LoadRegistry;
 use crate::domain::ids::LoadId;
 use chrono::Utc;
-use dashmap::DashMap;
 
 use super::TrackingService;
 use crate::actors::group_commit::GroupCommitter;
@@ -53,7 +52,7 @@ fn registry(storage: Arc<dyn Storage>) -> (Arc<LoadRegistry>, TrackingService) {
             idle_timeout: IDLE,
             delivered_linger: LINGER,
         },
-        residents: Arc::new(DashMap::new()),
+        residents: Arc::default(),
     }));
     let tracking = TrackingService::new(
         storage,
