@@ -46,7 +46,10 @@ tokio::task_local! {
 /// (see [`request_id`]). A task-local rather than a tracing span: a span costs
 /// the subscriber a formatting pass and a registry entry per request, on every
 /// request, to serve the few that log anything.
-pub async fn with_request_id<F: std::future::Future>(id: std::sync::Arc<str>, work: F) -> F::Output {
+pub async fn with_request_id<F: std::future::Future>(
+    id: std::sync::Arc<str>,
+    work: F,
+) -> F::Output {
     REQUEST_ID.scope(id, work).await
 }
 

@@ -7,8 +7,8 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use actix::prelude::*;
 use crate::shared_map::SharedMap;
+use actix::prelude::*;
 
 use super::LoadError;
 use super::load_state::{Admission, HeldFix, SharedState, State, Tracked};

@@ -89,12 +89,21 @@ impl LoadRegistry {
     /// Admits GPS fixes: under the resident actor's lock when it allows (no
     /// message, no thread hop), else by a message that starts the actor if needed.
     pub async fn admit(&self, id: &LoadId, message: AdmitFixes) -> Result<Admission, LoadError> {
-        if let Some(state) = self.shared(id)
-            && let Some(admitted) = state.try_admit(&message.account, message.fixes, message.events)
-        {
+        if let Some(admitted) = self.try_admit(id, &message) {
             return admitted;
         }
         self.send(id, message).await?
+    }
+
+    /// Admits GPS fixes under the resident actor's lock, or `None` when only a
+    /// message can (no resident actor, or one that must decide itself).
+    pub fn try_admit(
+        &self,
+        id: &LoadId,
+        message: &AdmitFixes,
+    ) -> Option<Result<Admission, LoadError>> {
+        self.shared(id)?
+            .try_admit(&message.account, message.fixes, message.events)
     }
 
     /// The load's tracking state: read straight from a resident actor's state (no

@@ -7,7 +7,7 @@
 
 use std::future::{Ready, ready};
 
-use actix_web::body::{EitherBody, MessageBody};
+use actix_web::body::{BoxBody, EitherBody, MessageBody};
 use actix_web::dev::{Payload, ServiceRequest, ServiceResponse};
 use actix_web::http::header::{HeaderMap, HeaderName, HeaderValue};
 use actix_web::http::{Method, StatusCode, header};
@@ -15,6 +15,7 @@ use actix_web::middleware::Next;
 use actix_web::{FromRequest, HttpMessage, HttpRequest, ResponseError, web};
 
 use super::error::ApiError;
+use super::idempotency::idempotent_posts;
 use crate::domain::api_key::Permission;
 use crate::services::Services;
 use crate::services::auth::Principal;
@@ -64,10 +65,10 @@ pub fn plain_http_refusal(req: &ServiceRequest) -> Option<ApiError> {
 
 /// Authenticates, then counts the request against its account's quota: refused
 /// with 429 when the quota is spent, and every answer carries the quota headers.
-pub async fn authenticate<B: MessageBody>(
+pub async fn authenticate<B: MessageBody + 'static>(
     req: ServiceRequest,
     next: Next<B>,
-) -> Result<ServiceResponse<EitherBody<B>>, actix_web::Error> {
+) -> Result<ServiceResponse<EitherBody<EitherBody<B, BoxBody>>>, actix_web::Error> {
     let services = req
         .app_data::<web::Data<Services>>()
         .expect("Services are registered as app data")
@@ -117,8 +118,11 @@ pub async fn authenticate<B: MessageBody>(
         add_quota_headers(response.headers_mut(), &quota);
         return Ok(req.into_response(response).map_into_right_body());
     }
-    req.extensions_mut().insert(principal);
-    let mut response = next.call(req).await?;
+    req.extensions_mut().insert(principal.clone());
+    // Idempotency keys run inside authentication (they are per account), called
+    // from here rather than as a middleware of their own: a layer costs every
+    // request a boxed future for what most requests skip with two checks.
+    let mut response = idempotent_posts(req, next, &principal).await?;
     add_quota_headers(response.headers_mut(), &quota);
     Ok(response.map_into_left_body())
 }

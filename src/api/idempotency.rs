@@ -9,7 +9,7 @@ use actix_web::dev::{Payload, ServiceRequest, ServiceResponse};
 use actix_web::http::header::{self, HeaderValue};
 use actix_web::http::{Method, StatusCode};
 use actix_web::middleware::Next;
-use actix_web::{HttpMessage, HttpResponse, ResponseError, web};
+use actix_web::{HttpResponse, ResponseError, web};
 
 use super::error::ApiError;
 use super::extract::{BATCH_BODY_LIMIT, BodyLimit, DEFAULT_BODY_LIMIT, read_capped};
@@ -23,9 +23,11 @@ use crate::telemetry::error_chain;
 pub const HEADER: &str = "idempotency-key";
 pub const REPLAYED_HEADER: &str = "idempotent-replayed";
 
+/// Called by the authentication middleware once `principal` is known.
 pub async fn idempotent_posts<B>(
     req: ServiceRequest,
     next: Next<B>,
+    principal: &Principal,
 ) -> Result<ServiceResponse<EitherBody<B, BoxBody>>, actix_web::Error>
 where
     B: MessageBody + 'static,
@@ -46,9 +48,6 @@ where
         .app_data::<web::Data<Services>>()
         .expect("Services are registered as app data")
         .clone();
-    let Some(principal) = req.extensions().get::<Principal>().cloned() else {
-        return Ok(next.call(req).await?.map_into_left_body());
-    };
     let (req, print) = match read_and_fingerprint(req).await {
         Ok(read) => read,
         Err((req, error)) => return Ok(refuse(req, error)),

@@ -76,8 +76,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
     docs::configure(cfg);
     cfg.service(
         web::scope(API_SCOPE)
-            // The last wrapped runs first: authenticate (and count), then idempotency.
-            .wrap(from_fn(crate::api::idempotency::idempotent_posts))
+            // Authenticates and counts the request, then applies its idempotency key.
             .wrap(from_fn(crate::api::auth::authenticate))
             // actix tries resources in registration order, matching each dynamic
             // path with a regex: the GPS routes, by far the busiest, go first.

@@ -93,7 +93,11 @@ thread_local! {
 fn record(response: &ServiceResponse<impl MessageBody>, method: &'static str, elapsed: Duration) {
     let status = response.status();
     let request = response.request();
-    let pattern = || request.match_pattern().unwrap_or_else(|| "unmatched".to_owned());
+    let pattern = || {
+        request
+            .match_pattern()
+            .unwrap_or_else(|| "unmatched".to_owned())
+    };
     let Some(route) = request.app_data::<RouteId>() else {
         // Pages outside the API's resources (the dashboard's): the slow way.
         let instruments = Instruments::new(pattern(), method, status);
@@ -122,7 +126,9 @@ pub async fn observe<B: MessageBody + 'static>(
     let id: Arc<str> = request_id(&req).into();
     let method = method_label(req.method());
     let response = match plain_http_refusal(&req) {
-        Some(refusal) => req.into_response(refusal.error_response()).map_into_right_body(),
+        Some(refusal) => req
+            .into_response(refusal.error_response())
+            .map_into_right_body(),
         // The middlewares inside answer refusals (401, 429, ...) as responses,
         // not errors, so they are counted and carry the id too.
         None => match with_request_id(id.clone(), next.call(req)).await {

@@ -31,8 +31,8 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
 use std::time::Duration;
 
-use bytes::Bytes;
 use crate::shared_map::SharedMap;
+use bytes::Bytes;
 use dashmap::mapref::entry::Entry;
 use futures_util::stream::{self, BoxStream, StreamExt};
 use serde_json::json;

@@ -111,7 +111,16 @@ pub(super) async fn record_detached(
 }
 
 /// The fixes grouped by load, each remembering its place in the request.
-fn by_load(fixes: Vec<(LoadId, GpsFix)>) -> Vec<LoadFixes> {
+fn by_load(mut fixes: Vec<(LoadId, GpsFix)>) -> Vec<LoadFixes> {
+    if fixes.len() == 1 {
+        // A single fix, the usual request: no map to build.
+        let (load, fix) = fixes.remove(0);
+        return vec![LoadFixes {
+            load,
+            indexes: vec![0],
+            fixes: vec![fix],
+        }];
+    }
     let mut groups: HashMap<LoadId, LoadFixes> = HashMap::new();
     for (index, (load, fix)) in fixes.into_iter().enumerate() {
         let group = groups.entry(load.clone()).or_insert_with(|| LoadFixes {
@@ -125,26 +134,39 @@ fn by_load(fixes: Vec<(LoadId, GpsFix)>) -> Vec<LoadFixes> {
     groups.into_values().collect()
 }
 
-/// Asks each load's actor to admit its fixes, a bounded number of loads at once.
+/// Has each load's actor admit its fixes: under its lock where it allows, else
+/// by a message, a bounded number of loads at once.
 async fn admit(
     registry: &LoadRegistry,
     account: &AccountId,
     groups: Vec<LoadFixes>,
     events: bool,
 ) -> Vec<(LoadFixes, Result<Admission, LoadError>)> {
-    stream::iter(groups)
-        .map(|group| async move {
-            let admit = AdmitFixes {
-                account: account.clone(),
-                fixes: group.fixes.len() as u32,
-                events,
-            };
-            let admitted = registry.admit(&group.load, admit).await;
-            (group, admitted)
-        })
-        .buffer_unordered(MAX_CONCURRENT_ADMISSIONS)
-        .collect()
-        .await
+    let request = |group: &LoadFixes| AdmitFixes {
+        account: account.clone(),
+        fixes: group.fixes.len() as u32,
+        events,
+    };
+    let mut decided = Vec::with_capacity(groups.len());
+    let mut deferred = Vec::new();
+    for group in groups {
+        match registry.try_admit(&group.load, &request(&group)) {
+            Some(admitted) => decided.push((group, admitted)),
+            None => deferred.push(group),
+        }
+    }
+    if !deferred.is_empty() {
+        let messaged: Vec<_> = stream::iter(deferred)
+            .map(|group| async move {
+                let admitted = registry.admit(&group.load, request(&group)).await;
+                (group, admitted)
+            })
+            .buffer_unordered(MAX_CONCURRENT_ADMISSIONS)
+            .collect()
+            .await;
+        decided.extend(messaged);
+    }
+    decided
 }
 
 /// The points to store for one load's admitted fixes, with their events when
