@@ -1,10 +1,12 @@
 """Seeds a running freight for the wrk comparison: a carrier and N loads
-assigned to it (so they take GPS fixes), over one keep-alive HTTPS connection.
-Prints the load ids, one a line.
+assigned to it (so they take GPS fixes), each with ten fixes from yesterday (so a
+read returns a full live view: position, ETA, recent points), over one
+keep-alive HTTPS connection. Prints the load ids, one a line.
 
     python3 setup.py <port> <cert.pem> <key> <loads>
 """
 
+import datetime
 import http.client
 import json
 import ssl
@@ -26,6 +28,7 @@ def call(method, path, body):
 
 
 carrier = call("POST", "/carriers", {"name": "Bench Hauling", "mc_number": "424242"})["id"]
+loads = []
 place = lambda city, state, zip_code: {"city": city, "state": state, "zip": zip_code}
 for _ in range(count):
     load = call("POST", "/loads", {
@@ -35,4 +38,23 @@ for _ in range(count):
         "equipment_type": "dry_van",
     })["id"]
     call("PATCH", f"/loads/{load}/status", {"status": "assigned", "carrier_id": carrier})
+    loads.append(load)
     print(load)
+
+yesterday = datetime.datetime.now(datetime.timezone.utc) - datetime.timedelta(days=1)
+points = [
+    {
+        "load_id": load,
+        "lat": 32.78 + 0.05 * n,
+        "lng": -96.80 + 0.08 * n,
+        "timestamp": (yesterday + datetime.timedelta(minutes=n)).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "speed": 58.0,
+        "heading": 75,
+    }
+    for load in loads
+    for n in range(10)
+]
+for start in range(0, len(points), 1000):
+    stored = call("POST", "/tracking/batch", {"points": points[start:start + 1000]})
+    if stored["rejected"]:
+        sys.exit(f"seeding fixes: {stored['rejected']} rejected")

@@ -175,13 +175,13 @@ impl Actor for LoadActor {
                     let destination =
                         geo::zip_centroid(&load.destination.zip).map(|p| (p.lat, p.lng));
                     let delivered = load.status == LoadStatus::Delivered;
-                    actor.state.lock().state = State::Active(Tracked {
-                        account: load.account_id,
-                        status: load.status,
+                    actor.state.lock().state = State::Active(Tracked::new(
+                        load.account_id,
+                        load.status,
                         destination,
-                        recent: recent.iter().map(HeldFix::new).collect(),
-                        next_sequence: last_sequence + 1,
-                    });
+                        recent.iter().map(HeldFix::new).collect(),
+                        last_sequence + 1,
+                    ));
                     if delivered {
                         actor.stop_after(ctx, actor.deps.settings.delivered_linger);
                     } else {
@@ -274,8 +274,8 @@ impl Handler<ChangeStatus> for LoadActor {
                     shared.changing = false;
                     if let (Ok(changed), State::Active(tracked)) = (&changed, &mut shared.state) {
                         newly_delivered = changed.load.status == LoadStatus::Delivered
-                            && tracked.status != LoadStatus::Delivered;
-                        tracked.status = changed.load.status;
+                            && tracked.status() != LoadStatus::Delivered;
+                        tracked.set_status(changed.load.status);
                         tracked.next_sequence += changed.events.len() as u64;
                     }
                 }

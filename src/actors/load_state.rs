@@ -15,6 +15,7 @@
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex, MutexGuard};
 
+use bytes::Bytes;
 use tokio::time::Instant;
 
 use super::LoadError;
@@ -87,6 +88,40 @@ impl SharedState {
         Some(shared.state.tracked(account).map(|t| t.snapshot()))
     }
 
+    /// The load's rendered live view if it is current, else the state to render
+    /// it from (then hand the render to [`Self::keep_view`]). Dashboards poll
+    /// loads far more often than most loads move, so a view is rendered once per
+    /// change rather than once per read. `None` while the actor loads its state.
+    pub fn try_view(&self, account: &AccountId) -> Option<Result<View, LoadError>> {
+        let mut shared = self.lock();
+        if matches!(shared.state, State::Loading) {
+            return None;
+        }
+        shared.last_active = Instant::now();
+        Some(
+            shared
+                .state
+                .tracked(account)
+                .map(|tracked| match &tracked.view {
+                    Some(view) => View::Current(view.clone()),
+                    None => View::Stale {
+                        state: tracked.snapshot(),
+                        version: tracked.version,
+                    },
+                }),
+        )
+    }
+
+    /// Keeps `view`, rendered from the state of `version`, unless the state has
+    /// changed since (rendering happens outside the lock).
+    pub fn keep_view(&self, version: u64, view: Bytes) {
+        if let State::Active(tracked) = &mut self.lock().state
+            && tracked.version == version
+        {
+            tracked.view = Some(view);
+        }
+    }
+
     /// Records what became of admitted fixes: `outcomes` (one per fix) once their
     /// group commit is durable, `None` if it failed. Stored fixes among the latest
     /// become the load's latest positions. Called exactly once per admission.
@@ -126,7 +161,7 @@ impl Shared {
     ) -> Result<Admission, LoadError> {
         self.last_active = Instant::now();
         let tracked = self.state.tracked(account)?;
-        let status = tracked.status;
+        let status = tracked.status();
         if !matches!(status, LoadStatus::Assigned | LoadStatus::InTransit) {
             return Err(LoadError::NotTrackable(status));
         }
@@ -160,6 +195,13 @@ impl std::fmt::Debug for Admission {
             .field("first_sequence", &self.first_sequence)
             .finish_non_exhaustive()
     }
+}
+
+/// A load's live view: the rendered one, still current, or the state of a given
+/// version to render it from.
+pub enum View {
+    Current(Bytes),
+    Stale { state: TrackingState, version: u64 },
 }
 
 /// A GPS fix as held in memory: 40 bytes.
@@ -197,15 +239,51 @@ impl HeldFix {
 
 pub struct Tracked {
     pub(super) account: AccountId,
-    pub(super) status: LoadStatus,
+    status: LoadStatus,
     pub(super) destination: Option<(f64, f64)>,
     /// Newest first, at most `RECENT_FIXES`.
     pub(super) recent: VecDeque<HeldFix>,
     /// The sequence number the load's next event gets.
     pub(super) next_sequence: u64,
+    /// Bumped by every change a reader can see (status, latest positions).
+    version: u64,
+    /// The rendered live view of this version, once someone asked for it.
+    view: Option<Bytes>,
 }
 
 impl Tracked {
+    pub(super) fn new(
+        account: AccountId,
+        status: LoadStatus,
+        destination: Option<(f64, f64)>,
+        recent: VecDeque<HeldFix>,
+        next_sequence: u64,
+    ) -> Self {
+        Tracked {
+            account,
+            status,
+            destination,
+            recent,
+            next_sequence,
+            version: 0,
+            view: None,
+        }
+    }
+
+    pub(super) fn status(&self) -> LoadStatus {
+        self.status
+    }
+
+    pub(super) fn set_status(&mut self, status: LoadStatus) {
+        self.status = status;
+        self.changed();
+    }
+
+    fn changed(&mut self) {
+        self.version += 1;
+        self.view = None;
+    }
+
     fn snapshot(&self) -> TrackingState {
         TrackingState {
             status: self.status,
@@ -229,6 +307,7 @@ impl Tracked {
         if position < RECENT_FIXES {
             self.recent.insert(position, held);
             self.recent.truncate(RECENT_FIXES);
+            self.changed();
         }
     }
 }
@@ -264,13 +343,13 @@ mod tests {
 
     fn active(account: &AccountId, status: LoadStatus) -> SharedState {
         let shared = SharedState::loading();
-        shared.lock().state = State::Active(Tracked {
-            account: account.clone(),
+        shared.lock().state = State::Active(Tracked::new(
+            account.clone(),
             status,
-            destination: None,
-            recent: VecDeque::new(),
-            next_sequence: 7,
-        });
+            None,
+            VecDeque::new(),
+            7,
+        ));
         shared
     }
 
@@ -332,6 +411,50 @@ mod tests {
         assert!(shared.record_stored(&[fix(9)], None, true).is_none());
         assert_eq!(shared.lock().in_flight, 0);
         assert_eq!(shared.try_read(&account).unwrap().unwrap().recent.len(), 2);
+    }
+
+    #[tokio::test]
+    async fn a_rendered_view_is_kept_until_the_state_changes() {
+        let account = AccountId::generate();
+        let shared = active(&account, LoadStatus::InTransit);
+        let stale_version = |view| match view {
+            Some(Ok(View::Stale { version, .. })) => version,
+            _ => panic!("expected a stale view"),
+        };
+        let first = stale_version(shared.try_view(&account));
+        shared.keep_view(first, Bytes::from_static(b"v1"));
+        assert!(matches!(
+            shared.try_view(&account),
+            Some(Ok(View::Current(view))) if view == "v1"
+        ));
+
+        // A stored fix makes the kept view stale, and a render of the older
+        // state that finishes late is not kept.
+        shared.try_admit(&account, 1, false).unwrap().unwrap();
+        shared.record_stored(&[fix(5)], Some(&[Appended::Stored]), false);
+        let second = stale_version(shared.try_view(&account));
+        assert_ne!(first, second);
+        shared.keep_view(first, Bytes::from_static(b"late"));
+        assert_eq!(stale_version(shared.try_view(&account)), second);
+
+        // Once the latest positions are full, a fix older than all of them
+        // changes nothing a reader sees.
+        shared.keep_view(second, Bytes::from_static(b"v2"));
+        let newer: Vec<GpsFix> = (0..RECENT_FIXES as i64 + 1).map(|s| fix(100 + s)).collect();
+        shared.try_admit(&account, 11, false).unwrap().unwrap();
+        shared.record_stored(&newer, Some(&[Appended::Stored; RECENT_FIXES + 1]), false);
+        shared.try_admit(&account, 1, false).unwrap().unwrap();
+        let third = stale_version(shared.try_view(&account));
+        shared.keep_view(third, Bytes::from_static(b"v3"));
+        shared.record_stored(&[fix(0)], Some(&[Appended::Stored]), false);
+        assert!(matches!(
+            shared.try_view(&account),
+            Some(Ok(View::Current(view))) if view == "v3"
+        ));
+        assert!(matches!(
+            shared.try_view(&AccountId::generate()),
+            Some(Err(LoadError::NotFound))
+        ));
     }
 
     #[tokio::test]

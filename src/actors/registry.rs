@@ -9,10 +9,11 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use actix::dev::ToEnvelope;
 use actix::prelude::*;
 use actix_rt::{Arbiter, ArbiterHandle};
+use bytes::Bytes;
 
 use super::LoadError;
 use super::load_actor::{ActorDeps, AdmitFixes, LoadActor, ReadTracking, Resident};
-use super::load_state::{Admission, SharedState};
+use super::load_state::{Admission, SharedState, View};
 use crate::domain::ids::AccountId;
 use crate::domain::ids::LoadId;
 use crate::domain::tracking::TrackingState;
@@ -122,6 +123,28 @@ impl LoadRegistry {
             account: account.clone(),
         };
         self.send(id, message).await?
+    }
+
+    /// The load's live view as `render` writes it: the resident actor's copy if
+    /// its state has not changed since the last render, else rendered now (and
+    /// kept by a resident actor).
+    pub async fn read_rendered<E>(
+        &self,
+        id: &LoadId,
+        account: &AccountId,
+        render: impl FnOnce(&TrackingState) -> Result<Bytes, E>,
+    ) -> Result<Result<Bytes, E>, LoadError> {
+        if let Some(shared) = self.shared(id)
+            && let Some(view) = shared.try_view(account)
+        {
+            return Ok(match view? {
+                View::Current(view) => Ok(view),
+                View::Stale { state, version } => render(&state).inspect(|view| {
+                    shared.keep_view(version, view.clone());
+                }),
+            });
+        }
+        Ok(render(&self.read_tracking(id, account).await?))
     }
 
     /// The resident actor's shared state (the map's shard is unlocked before the

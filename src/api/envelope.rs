@@ -30,6 +30,23 @@ fn with_status<T: Serialize>(status: StatusCode, data: T) -> HttpResponse {
     })
 }
 
+/// A success answer's body, written ahead (to be kept and sent many times with
+/// [`ok_body`]).
+pub fn body<T: Serialize>(data: T) -> Result<bytes::Bytes, serde_json::Error> {
+    serde_json::to_vec(&Envelope {
+        success: true,
+        data,
+    })
+    .map(bytes::Bytes::from)
+}
+
+/// A 200 answer with a body from [`body`].
+pub fn ok_body(body: bytes::Bytes) -> HttpResponse {
+    HttpResponse::Ok()
+        .content_type(actix_web::http::header::ContentType::json())
+        .body(body)
+}
+
 /// The page a list response describes.
 #[derive(Debug, Clone, Copy)]
 pub struct PageInfo {

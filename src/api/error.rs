@@ -140,6 +140,18 @@ impl From<ValidationErrors> for ApiError {
     }
 }
 
+impl From<serde_json::Error> for ApiError {
+    /// An answer that could not be written: a bug, logged and answered 500.
+    fn from(error: serde_json::Error) -> Self {
+        tracing::error!(request_id = %crate::telemetry::request_id(), %error, "an answer could not be written");
+        ApiError::new(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "INTERNAL_ERROR",
+            "an internal error occurred; it has been logged",
+        )
+    }
+}
+
 impl From<StorageError> for ApiError {
     fn from(error: StorageError) -> Self {
         let chain = error_chain(&error);

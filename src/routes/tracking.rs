@@ -107,11 +107,20 @@ pub(crate) async fn live(
         .map_or(RECENT_FIXES, |n| n as usize);
     query.finish()?;
     let id = id.found()?;
+    let render = |state: &_| envelope::body(LiveTracking::new(id.as_str(), state, points));
+    if points == RECENT_FIXES {
+        // The usual view (dashboards poll it): rendered once per change.
+        let view = services
+            .tracking
+            .current_view(principal.account_id(), &id, render)
+            .await?;
+        return Ok(envelope::ok_body(view?));
+    }
     let state = services
         .tracking
         .current(principal.account_id(), &id)
         .await?;
-    Ok(envelope::ok(LiveTracking::new(id.as_str(), &state, points)))
+    Ok(envelope::ok_body(render(&state)?))
 }
 
 /// `c<page>.<µs of the last point returned>`: opaque to clients.

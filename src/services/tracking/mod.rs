@@ -107,6 +107,20 @@ impl TrackingService {
         self.writer.registry.read_tracking(load, account).await
     }
 
+    /// The load's live view as `render` writes it, rendered once per change of
+    /// its state rather than once per read.
+    pub async fn current_view<E>(
+        &self,
+        account: &AccountId,
+        load: &LoadId,
+        render: impl FnOnce(&TrackingState) -> Result<bytes::Bytes, E>,
+    ) -> Result<Result<bytes::Bytes, E>, LoadError> {
+        self.writer
+            .registry
+            .read_rendered(load, account, render)
+            .await
+    }
+
     /// A page of history, newest first, straight from storage.
     pub async fn history(
         &self,
