@@ -39,17 +39,14 @@ pub fn init(format: LogFormat) {
 }
 
 tokio::task_local! {
-    static REQUEST_ID: std::sync::Arc<str>;
+    static REQUEST_ID: bytes::Bytes;
 }
 
 /// Runs `work` (one request's handling) with `id` as the id its log lines carry
 /// (see [`request_id`]). A task-local rather than a tracing span: a span costs
 /// the subscriber a formatting pass and a registry entry per request, on every
 /// request, to serve the few that log anything.
-pub async fn with_request_id<F: std::future::Future>(
-    id: std::sync::Arc<str>,
-    work: F,
-) -> F::Output {
+pub async fn with_request_id<F: std::future::Future>(id: bytes::Bytes, work: F) -> F::Output {
     REQUEST_ID.scope(id, work).await
 }
 
@@ -60,7 +57,7 @@ pub fn request_id() -> impl std::fmt::Display {
     impl std::fmt::Display for Current {
         fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
             REQUEST_ID
-                .try_with(|id| f.write_str(id))
+                .try_with(|id| f.write_str(&String::from_utf8_lossy(id)))
                 .unwrap_or_else(|_| f.write_str("-"))
         }
     }

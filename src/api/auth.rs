@@ -131,8 +131,9 @@ pub async fn authenticate<B: MessageBody + 'static>(
 /// reset as Unix seconds) and as the IETF draft's `RateLimit-Policy` and
 /// `RateLimit` fields (remaining `r` and seconds to reset `t`).
 fn add_quota_headers(headers: &mut HeaderMap, quota: &Quota) {
+    // `try_from(String)` takes the text as the value's buffer; `from_str` would copy it.
     let mut set = |name: &'static str, value: String| {
-        if let Ok(value) = HeaderValue::from_str(&value) {
+        if let Ok(value) = HeaderValue::try_from(value) {
             headers.insert(HeaderName::from_static(name), value);
         }
     };

@@ -52,11 +52,12 @@ impl ValidationErrors {
     }
 
     /// Records the error of a field parser under `field` and returns the parsed value.
-    pub fn check<T>(&mut self, field: &str, result: Result<T, String>) -> Option<T> {
+    /// `field` is written out only if there is an error to record.
+    pub fn check<T>(&mut self, field: impl fmt::Display, result: Result<T, String>) -> Option<T> {
         match result {
             Ok(value) => Some(value),
             Err(message) => {
-                self.add(field, message);
+                self.add(field.to_string(), message);
                 None
             }
         }
@@ -65,14 +66,14 @@ impl ValidationErrors {
     /// Like [`check`](Self::check), for a field the client must send.
     pub fn require<T, R>(
         &mut self,
-        field: &str,
+        field: impl fmt::Display,
         raw: Option<R>,
         parse: impl FnOnce(R) -> Result<T, String>,
     ) -> Option<T> {
         match raw {
             Some(raw) => self.check(field, parse(raw)),
             None => {
-                self.add(field, "is required");
+                self.add(field.to_string(), "is required");
                 None
             }
         }
@@ -81,11 +82,23 @@ impl ValidationErrors {
     /// Like [`check`](Self::check), for a field the client may leave out.
     pub fn optional<T, R>(
         &mut self,
-        field: &str,
+        field: impl fmt::Display,
         raw: Option<R>,
         parse: impl FnOnce(R) -> Result<T, String>,
     ) -> Option<T> {
         raw.and_then(|raw| self.check(field, parse(raw)))
+    }
+}
+
+/// A field's path under a prefix (`points[3].lat`), written out only when an
+/// error names it: valid input, the usual case, costs no allocation.
+#[derive(Clone, Copy)]
+pub struct FieldPath<'a>(pub &'a str, pub &'a str);
+
+impl fmt::Display for FieldPath<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.0)?;
+        f.write_str(self.1)
     }
 }
 

@@ -4,7 +4,6 @@
 
 use std::cell::RefCell;
 use std::collections::HashMap;
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use actix_web::ResponseError;
@@ -123,7 +122,8 @@ pub async fn observe<B: MessageBody + 'static>(
     next: Next<B>,
 ) -> Result<ServiceResponse<EitherBody<B>>, actix_web::Error> {
     let started = Instant::now();
-    let id: Arc<str> = request_id(&req).into();
+    // Bytes: shared by the task-local and the header without a copy.
+    let id = bytes::Bytes::from(request_id(&req));
     let method = method_label(req.method());
     let response = match plain_http_refusal(&req) {
         Some(refusal) => req
@@ -134,7 +134,7 @@ pub async fn observe<B: MessageBody + 'static>(
         None => match with_request_id(id.clone(), next.call(req)).await {
             Ok(response) => response.map_into_left_body(),
             Err(error) => {
-                tracing::error!(request_id = %id, %error, "request failed without a response");
+                tracing::error!(request_id = %String::from_utf8_lossy(&id), %error, "request failed without a response");
                 return Err(error);
             }
         },
@@ -145,7 +145,7 @@ pub async fn observe<B: MessageBody + 'static>(
     let status = response.status();
     if status.is_server_error() {
         tracing::error!(
-            request_id = %id,
+            request_id = %String::from_utf8_lossy(&id),
             method,
             path = response.request().path(),
             status = status.as_u16(),
@@ -154,7 +154,7 @@ pub async fn observe<B: MessageBody + 'static>(
         );
     } else {
         tracing::debug!(
-            request_id = %id,
+            request_id = %String::from_utf8_lossy(&id),
             method,
             path = response.request().path(),
             status = status.as_u16(),
@@ -162,7 +162,7 @@ pub async fn observe<B: MessageBody + 'static>(
             "request answered"
         );
     }
-    if let Ok(value) = HeaderValue::from_str(&id) {
+    if let Ok(value) = HeaderValue::from_maybe_shared(id) {
         response
             .headers_mut()
             .insert(HeaderName::from_static(REQUEST_ID), value);

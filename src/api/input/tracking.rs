@@ -5,7 +5,7 @@ use serde::Deserialize;
 
 use crate::domain::timestamp;
 use crate::domain::tracking::{GpsFix, MAX_AGE, MAX_FUTURE_SKEW, MAX_SPEED_MPH};
-use crate::domain::validation::{ValidationErrors, number_in};
+use crate::domain::validation::{FieldPath, ValidationErrors, number_in};
 
 /// The body of `POST /v1/loads/{id}/tracking` (and one element of a batch, with `load_id`).
 // Documented as the single fix; the batch's point schema
@@ -43,10 +43,10 @@ impl FixInput {
         now: DateTime<Utc>,
         errors: &mut ValidationErrors,
     ) -> Option<GpsFix> {
-        let field = |name: &str| format!("{prefix}{name}");
-        let lat = errors.require(&field("lat"), self.lat, |v| number_in(v, -90.0, 90.0));
-        let lng = errors.require(&field("lng"), self.lng, |v| number_in(v, -180.0, 180.0));
-        let timestamp = errors.require(&field("timestamp"), self.timestamp, |raw| {
+        let field = |name| FieldPath(prefix, name);
+        let lat = errors.require(field("lat"), self.lat, |v| number_in(v, -90.0, 90.0));
+        let lng = errors.require(field("lng"), self.lng, |v| number_in(v, -180.0, 180.0));
+        let timestamp = errors.require(field("timestamp"), self.timestamp, |raw| {
             let at = timestamp::parse_utc(&raw)?;
             if at > now + MAX_FUTURE_SKEW {
                 return Err("must not be more than 5 minutes in the future".into());
@@ -56,12 +56,11 @@ impl FixInput {
             }
             Ok(at)
         });
-        let speed_mph = errors.optional(&field("speed"), self.speed, |v| {
+        let speed_mph = errors.optional(field("speed"), self.speed, |v| {
             number_in(v, 0.0, MAX_SPEED_MPH)
         });
-        let heading_deg = errors.optional(&field("heading"), self.heading, |v| {
-            number_in(v, 0.0, 360.0)
-        });
+        let heading_deg =
+            errors.optional(field("heading"), self.heading, |v| number_in(v, 0.0, 360.0));
         Some(GpsFix {
             timestamp: timestamp?,
             lat: lat?,
