@@ -112,7 +112,8 @@ impl AccountService {
         let mut errors = ValidationErrors::new();
         let mut permissions = Vec::new();
         for (i, raw) in request.permissions.iter().enumerate() {
-            if let Some(p) = errors.check(&format!("permissions[{i}]"), Permission::parse(raw)) {
+            if let Some(p) = errors.check(format_args!("permissions[{i}]"), Permission::parse(raw))
+            {
                 permissions.push(p);
             }
         }

@@ -5,7 +5,7 @@ use serde::Deserialize;
 use crate::domain::location::{
     Coordinates, Location, MAX_ADDRESS_CHARS, MAX_CITY_CHARS, UsState, parse_zip,
 };
-use crate::domain::validation::{ValidationErrors, number_in, text};
+use crate::domain::validation::{FieldPath, ValidationErrors, number_in, text};
 
 /// A location as the client sent it, before validation.
 #[derive(Debug, Default, Deserialize, utoipa::ToSchema)]
@@ -25,15 +25,15 @@ pub struct LocationInput {
 impl LocationInput {
     /// Validates under `prefix` (`origin` or `destination`), recording every problem.
     pub fn validate(self, prefix: &str, errors: &mut ValidationErrors) -> Option<Location> {
-        let city = errors.require(&format!("{prefix}.city"), self.city, |v| {
+        let city = errors.require(FieldPath(prefix, ".city"), self.city, |v| {
             text(v, MAX_CITY_CHARS, false)
         });
-        let state = errors.require(&format!("{prefix}.state"), self.state, |v| {
+        let state = errors.require(FieldPath(prefix, ".state"), self.state, |v| {
             UsState::parse(&v)
         });
-        let zip = errors.require(&format!("{prefix}.zip"), self.zip, |v| parse_zip(&v));
+        let zip = errors.require(FieldPath(prefix, ".zip"), self.zip, |v| parse_zip(&v));
         let address = errors
-            .optional(&format!("{prefix}.address"), self.address, |v| {
+            .optional(FieldPath(prefix, ".address"), self.address, |v| {
                 text(v, MAX_ADDRESS_CHARS, true)
             })
             .filter(|a| !a.is_empty());
@@ -58,10 +58,10 @@ pub struct CoordinatesInput {
 
 impl CoordinatesInput {
     pub fn validate(self, prefix: &str, errors: &mut ValidationErrors) -> Option<Coordinates> {
-        let lat = errors.require(&format!("{prefix}.lat"), self.lat, |v| {
+        let lat = errors.require(FieldPath(prefix, ".lat"), self.lat, |v| {
             number_in(v, -90.0, 90.0)
         });
-        let lng = errors.require(&format!("{prefix}.lng"), self.lng, |v| {
+        let lng = errors.require(FieldPath(prefix, ".lng"), self.lng, |v| {
             number_in(v, -180.0, 180.0)
         });
         Some(Coordinates {
