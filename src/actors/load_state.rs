@@ -13,6 +13,7 @@
 //!   any is, so each admitted fix's outcome reaches a live actor's state.
 
 use std::collections::VecDeque;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use bytes::Bytes;
@@ -26,6 +27,13 @@ use crate::storage::StorageError;
 
 /// Positions kept in memory per load, newest first (the rest is in storage).
 pub const RECENT_FIXES: usize = 10;
+
+/// Memory all loads' kept views may take together (a full view is about 1.6 KB,
+/// so some 160,000 loads' views). Beyond it a read renders its view and does not
+/// keep it: a million polled loads must not cost 1.6 GB of views.
+const VIEW_BUDGET_BYTES: usize = 256 << 20;
+/// Bytes of views kept now, across all loads.
+static KEPT_VIEW_BYTES: AtomicUsize = AtomicUsize::new(0);
 
 /// The actor's state and the bookkeeping that lets callers act on it directly.
 pub struct Shared {
@@ -118,7 +126,7 @@ impl SharedState {
         if let State::Active(tracked) = &mut self.lock().state
             && tracked.version == version
         {
-            tracked.view = Some(view);
+            tracked.keep_view(view);
         }
     }
 
@@ -281,7 +289,24 @@ impl Tracked {
 
     fn changed(&mut self) {
         self.version += 1;
-        self.view = None;
+        self.drop_view();
+    }
+
+    /// Keeps a rendered view while the budget of all loads' views allows.
+    fn keep_view(&mut self, view: Bytes) {
+        self.drop_view();
+        let kept = KEPT_VIEW_BYTES.fetch_add(view.len(), Ordering::Relaxed);
+        if kept + view.len() <= VIEW_BUDGET_BYTES {
+            self.view = Some(view);
+        } else {
+            KEPT_VIEW_BYTES.fetch_sub(view.len(), Ordering::Relaxed);
+        }
+    }
+
+    fn drop_view(&mut self) {
+        if let Some(view) = self.view.take() {
+            KEPT_VIEW_BYTES.fetch_sub(view.len(), Ordering::Relaxed);
+        }
     }
 
     fn snapshot(&self) -> TrackingState {
@@ -309,6 +334,12 @@ impl Tracked {
             self.recent.truncate(RECENT_FIXES);
             self.changed();
         }
+    }
+}
+
+impl Drop for Tracked {
+    fn drop(&mut self) {
+        self.drop_view();
     }
 }
 
