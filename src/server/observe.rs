@@ -125,7 +125,7 @@ pub async fn observe<B: MessageBody + 'static>(
     // Bytes: shared by the task-local and the header without a copy.
     let id = bytes::Bytes::from(request_id(&req));
     let method = method_label(req.method());
-    let response = match plain_http_refusal(&req) {
+    let mut response = match plain_http_refusal(&req) {
         Some(refusal) => req
             .into_response(refusal.error_response())
             .map_into_right_body(),
@@ -139,28 +139,26 @@ pub async fn observe<B: MessageBody + 'static>(
             }
         },
     };
-    let mut response = response;
     let elapsed = started.elapsed();
     record(&response, method, elapsed);
     let status = response.status();
+    // One line per answer: an error for a 5xx, else for debugging only.
+    macro_rules! answered {
+        ($level:ident) => {
+            tracing::$level!(
+                request_id = %String::from_utf8_lossy(&id),
+                method,
+                path = response.request().path(),
+                status = status.as_u16(),
+                elapsed_ms = elapsed.as_millis() as u64,
+                "request answered"
+            )
+        };
+    }
     if status.is_server_error() {
-        tracing::error!(
-            request_id = %String::from_utf8_lossy(&id),
-            method,
-            path = response.request().path(),
-            status = status.as_u16(),
-            elapsed_ms = elapsed.as_millis() as u64,
-            "request answered"
-        );
+        answered!(error);
     } else {
-        tracing::debug!(
-            request_id = %String::from_utf8_lossy(&id),
-            method,
-            path = response.request().path(),
-            status = status.as_u16(),
-            elapsed_ms = elapsed.as_millis() as u64,
-            "request answered"
-        );
+        answered!(debug);
     }
     if let Ok(value) = HeaderValue::from_maybe_shared(id) {
         response
