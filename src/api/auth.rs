@@ -131,20 +131,25 @@ pub async fn authenticate<B: MessageBody + 'static>(
 /// reset as Unix seconds) and as the IETF draft's `RateLimit-Policy` and
 /// `RateLimit` fields (remaining `r` and seconds to reset `t`).
 fn add_quota_headers(headers: &mut HeaderMap, quota: &Quota) {
-    // `try_from(String)` takes the text as the value's buffer; `from_str` would copy it.
-    let mut set = |name: &'static str, value: String| {
+    // Numbers go in through `HeaderValue::from`, which writes digits straight
+    // into the value; only the two structured fields need formatting. On every
+    // answer, so it is worth the care.
+    let mut number = |name: &'static str, value: HeaderValue| {
+        headers.insert(HeaderName::from_static(name), value);
+    };
+    number("x-ratelimit-limit", HeaderValue::from(quota.limit));
+    number("x-ratelimit-remaining", HeaderValue::from(quota.remaining));
+    number("x-ratelimit-reset", HeaderValue::from(quota.reset));
+    let mut text = |name: &'static str, value: String| {
         if let Ok(value) = HeaderValue::try_from(value) {
             headers.insert(HeaderName::from_static(name), value);
         }
     };
-    set("x-ratelimit-limit", quota.limit.to_string());
-    set("x-ratelimit-remaining", quota.remaining.to_string());
-    set("x-ratelimit-reset", quota.reset.to_string());
-    set(
+    text(
         "ratelimit-policy",
         format!("\"hourly\";q={};w={WINDOW_SECONDS}", quota.limit),
     );
-    set(
+    text(
         "ratelimit",
         format!("\"hourly\";r={};t={}", quota.remaining, quota.reset_in()),
     );
