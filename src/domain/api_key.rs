@@ -99,8 +99,7 @@ pub fn parse_token(token: &str) -> Result<PresentedToken, KeyRejection> {
         .strip_prefix(TOKEN_PREFIX)
         .ok_or(KeyRejection::Malformed)?;
     let (suffix, secret_hex) = rest.split_once('_').ok_or(KeyRejection::Malformed)?;
-    let key_id =
-        KeyId::parse(&format!("{}{suffix}", KeyId::PREFIX)).ok_or(KeyRejection::Malformed)?;
+    let key_id = KeyId::from_suffix(suffix).ok_or(KeyRejection::Malformed)?;
     let secret_ok = secret_hex.len() == SECRET_BYTES * 2
         && secret_hex
             .bytes()

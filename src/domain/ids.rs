@@ -76,10 +76,24 @@ impl IdText {
         }
     }
 
+    /// `prefix` then `suffix`, as [`Self::new`] would hold their concatenation.
+    fn joined(prefix: &str, suffix: &str) -> Self {
+        let len = prefix.len() + suffix.len();
+        assert!(len <= ID_CAPACITY, "ids are at most {ID_CAPACITY} bytes");
+        let mut bytes = [0; ID_CAPACITY];
+        bytes[..prefix.len()].copy_from_slice(prefix.as_bytes());
+        bytes[prefix.len()..len].copy_from_slice(suffix.as_bytes());
+        IdText {
+            len: len as u8,
+            bytes,
+        }
+    }
+
     fn as_str(&self) -> &str {
         let text = &self.bytes[..self.len as usize];
         // SAFETY: `new` copied these bytes from a `&str`, whole (`len` is that
-        // string's length), so they are valid UTF-8.
+        // string's length), and `joined` from two whole `&str`s one after the
+        // other, so they are valid UTF-8.
         unsafe { std::str::from_utf8_unchecked(text) }
     }
 }
@@ -153,6 +167,11 @@ macro_rules! prefixed_id {
             pub fn parse(raw: &str) -> Option<Self> {
                 let suffix = raw.strip_prefix($prefix)?;
                 is_valid_suffix(suffix).then(|| Self(IdText::new(raw)))
+            }
+
+            /// The id whose suffix (the part after the prefix) is `suffix`, if valid.
+            pub fn from_suffix(suffix: &str) -> Option<Self> {
+                is_valid_suffix(suffix).then(|| Self(IdText::joined($prefix, suffix)))
             }
 
             pub fn as_str(&self) -> &str {

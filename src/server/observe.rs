@@ -83,8 +83,8 @@ thread_local! {
     /// method and status, looked up once per worker thread: building a metric
     /// key and finding it in the recorder's registry on every request cost more
     /// than the rest of the bookkeeping together.
-    static INSTRUMENTS: RefCell<HashMap<(&'static str, &'static str, u16), Instruments>> =
-        RefCell::new(HashMap::new());
+    static INSTRUMENTS: RefCell<HashMap<(&'static str, &'static str, u16), Instruments, foldhash::fast::FixedState>> =
+        RefCell::new(HashMap::with_hasher(foldhash::fast::FixedState::default()));
 }
 
 /// Counts and times one answer under its route's pattern (`/v1/loads/{load_id}`),

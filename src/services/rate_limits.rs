@@ -125,12 +125,15 @@ impl RateLimiter {
     pub fn check(&self, account: &AccountId, limit: u32) -> Quota {
         let now = self.clock.now().timestamp();
         let minute = now.div_euclid(SLOT_SECONDS);
-        if !self.windows.contains_key(account) {
-            self.windows
+        // A read lock on the map's shard for the usual case, a known account.
+        let entry = match self.windows.get(account) {
+            Some(entry) => entry,
+            None => self
+                .windows
                 .entry(account.clone())
-                .or_insert_with(|| Mutex::new(Window::new(minute)));
-        }
-        let entry = self.windows.get(account).expect("inserted above");
+                .or_insert_with(|| Mutex::new(Window::new(minute)))
+                .downgrade(),
+        };
         let mut window = entry.lock().unwrap_or_else(|p| p.into_inner());
         window.advance(minute);
         let used = window.used();
