@@ -5,3 +5,6 @@
 //! ids this service validated, so collisions cannot be planned from outside.
 
 pub type SharedMap<K, V> = dashmap::DashMap<K, V, foldhash::fast::RandomState>;
+
+/// A map of one thread or one lock's holder, hashed like [`SharedMap`].
+pub type FastHashMap<K, V> = std::collections::HashMap<K, V, foldhash::fast::RandomState>;

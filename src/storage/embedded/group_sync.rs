@@ -44,12 +44,22 @@ impl GroupSync {
 
     /// Commits a batch to `db`'s journal and returns once a sync has covered it.
     fn commit(&self, db: &Database, batch: OwnedWriteBatch) -> StorageResult<()> {
+        let mine = self.write(batch)?;
+        self.wait(db, mine)
+    }
+
+    /// Commits a batch to the journal (and the memtables) without waiting for
+    /// a sync; answers its place in the order of writes, for [`Self::wait`].
+    fn write(&self, batch: OwnedWriteBatch) -> StorageResult<u64> {
         batch.commit().map_err(unavailable)?;
-        let mine = {
-            let mut state = self.lock();
-            state.written += 1;
-            state.written
-        };
+        let mut state = self.lock();
+        state.written += 1;
+        Ok(state.written)
+    }
+
+    /// Returns once a sync that began after write number `mine` has succeeded,
+    /// running that sync itself unless another writer is running one.
+    fn wait(&self, db: &Database, mine: u64) -> StorageResult<()> {
         let mut state = self.lock();
         loop {
             if state.synced >= mine {
@@ -85,5 +95,15 @@ impl Inner {
     /// other writers (see the module doc).
     pub(super) fn commit_durably(&self, batch: OwnedWriteBatch) -> StorageResult<()> {
         self.group_sync.commit(&self.db, batch)
+    }
+
+    /// The two halves of [`Self::commit_durably`], for a writer that orders its
+    /// writes under a lock it need not hold while the sync runs.
+    pub(super) fn write_batch(&self, batch: OwnedWriteBatch) -> StorageResult<u64> {
+        self.group_sync.write(batch)
+    }
+
+    pub(super) fn wait_durable(&self, written: u64) -> StorageResult<()> {
+        self.group_sync.wait(&self.db, written)
     }
 }

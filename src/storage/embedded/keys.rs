@@ -128,6 +128,12 @@ pub fn point(load: &LoadId, at: &DateTime<Utc>) -> Vec<u8> {
     key
 }
 
+/// The time part of a point key, as a number (microseconds since 1970).
+pub fn point_micros(key: &[u8]) -> Option<u64> {
+    let time: [u8; 8] = key.get(key.len().checked_sub(8)?..)?.try_into().ok()?;
+    Some(u64::from_be_bytes(time))
+}
+
 /// Timestamps before 1970 cannot be stored (validation keeps fixes after 2000);
 /// they clamp to 0 so the key order stays the time order.
 fn point_time(at: &DateTime<Utc>) -> [u8; 8] {

@@ -91,6 +91,11 @@ struct Inner {
     user_sessions: Keyspace,
     /// Serialises the check-then-insert of a user's email (sign-ups are rare).
     user_insert: std::sync::Mutex<()>,
+    /// Per load, the time of its newest stored point as far as this process
+    /// knows (never lower than the truth): a later fix needs no duplicate
+    /// lookup. Also orders the checks and writes of point batches.
+    newest_points:
+        std::sync::Mutex<crate::shared_map::FastHashMap<crate::domain::ids::LoadId, Option<u64>>>,
 }
 
 #[derive(Clone)]
@@ -149,6 +154,7 @@ impl EmbeddedStore {
             sessions: keyspace("sessions").map_err(unavailable)?,
             user_sessions: keyspace("user_sessions").map_err(unavailable)?,
             user_insert: std::sync::Mutex::new(()),
+            newest_points: std::sync::Mutex::default(),
             carrier_insert: std::sync::Mutex::new(()),
             db,
         };

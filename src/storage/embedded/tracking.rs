@@ -5,10 +5,25 @@ use chrono::{DateTime, Utc};
 use fjall::PersistMode;
 
 use super::webhooks::encode_events;
-use super::{EmbeddedStore, keys, unavailable};
+use super::{EmbeddedStore, Inner, keys, unavailable};
 use crate::domain::ids::LoadId;
 use crate::domain::tracking::{Appended, GpsFix, TrackingPoint};
 use crate::storage::{PointRange, StorageError, StorageResult, TrackingStore};
+
+/// Loads whose newest stored point time is remembered (about 64 bytes each);
+/// past this the memory is dropped and rebuilt as points arrive.
+const NEWEST_POINTS_CAPACITY: usize = 262_144;
+
+/// The time of the load's newest stored point, if it has any (one reverse seek).
+fn newest_stored(s: &Inner, load: &LoadId) -> StorageResult<Option<u64>> {
+    match s.points.prefix(load.as_str()).next_back() {
+        Some(guard) => {
+            let key = guard.key().map_err(unavailable)?;
+            Ok(keys::point_micros(&key))
+        }
+        None => Ok(None),
+    }
+}
 
 #[async_trait]
 impl TrackingStore for EmbeddedStore {
@@ -18,12 +33,28 @@ impl TrackingStore for EmbeddedStore {
             let mut batch = fjall::OwnedWriteBatch::with_capacity(s.db.clone(), points.len())
                 .durability(Some(PersistMode::Buffer));
             let mut in_batch = std::collections::HashSet::with_capacity(points.len());
+            // Held until the batch is written: nothing can store a key between
+            // its check and the write.
+            let mut newest = s.newest_points.lock().unwrap_or_else(|p| p.into_inner());
+            if newest.len() > NEWEST_POINTS_CAPACITY {
+                newest.clear();
+            }
             for point in &points {
                 let key = keys::point(&point.load_id, &point.fix.timestamp);
-                // Only the committer writes points, one batch at a time, so nothing
-                // can store this key between the check and the commit.
-                let duplicate =
-                    in_batch.contains(&key) || s.points.contains_key(&key).map_err(unavailable)?;
+                let at = keys::point_micros(&key).unwrap_or(0);
+                let known = match newest.get(&point.load_id) {
+                    Some(known) => *known,
+                    None => {
+                        let stored = newest_stored(s, &point.load_id)?;
+                        newest.insert(point.load_id.clone(), stored);
+                        stored
+                    }
+                };
+                // A fix later than the load's newest stored point (the usual GPS
+                // stream) cannot be a duplicate: no lookup needed.
+                let later = known.is_none_or(|known| at > known);
+                let duplicate = in_batch.contains(&key)
+                    || (!later && s.points.contains_key(&key).map_err(unavailable)?);
                 if duplicate {
                     outcomes.push(Appended::Duplicate);
                 } else {
@@ -33,9 +64,16 @@ impl TrackingStore for EmbeddedStore {
                     batch.insert(&s.points, key.clone(), keys::encode_point(&point.fix));
                     in_batch.insert(key);
                     outcomes.push(Appended::Stored);
+                    // Raised before the write is durable: if it fails, the bound
+                    // is only too high, which costs lookups, never a missed duplicate.
+                    if later {
+                        newest.insert(point.load_id.clone(), Some(at));
+                    }
                 }
             }
-            s.commit_durably(batch)?;
+            let written = s.write_batch(batch);
+            drop(newest);
+            s.wait_durable(written?)?;
             Ok(outcomes)
         })
         .await
