@@ -9,9 +9,10 @@
 #
 # Knobs (environment): ROUNDS (pairs per shape, default 3), SECONDS_PER_RUN
 # (default 8), LOADS (loads the fixes spread over, default 1000), ONLY
-# (`ingest` or `reads`: that comparison alone).
+# (`ingest`, `reads` or `bulk`: that comparison alone).
 # Shapes: 1 server worker with wrk -t1 -c32 (the headline), and 2 workers with
-# wrk -t2 -c256. The machine is shared and noisy: compare the ratios of one run.
+# wrk -t2 -c256; bulk (batches of 1,000 fixes over 1,000 loads) at 1 worker
+# with wrk -t1 -c32, where points/s is 1,000 times the requests/s shown. The machine is shared and noisy: compare the ratios of one run.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 command -v wrk >/dev/null || { echo "wrk is required (apt-get install wrk)" >&2; exit 1; }
@@ -99,6 +100,10 @@ compare() {
 start 1
 compare 1 1 32 fix.lua "ingest"
 compare 1 1 32 read.lua "reads"
+stop
+# Bulk: 1,000 fixes over 1,000 loads per request; points/s is 1,000 x requests/s.
+start 1
+compare 1 1 32 batch.lua "bulk"
 stop
 start 2
 compare 2 2 256 fix.lua "ingest"
