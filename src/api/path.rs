@@ -37,6 +37,12 @@ impl<T: PathResource, const POSITION: usize> PathId<T, POSITION> {
     pub fn found(self) -> Result<T, ApiError> {
         self.id.ok_or_else(|| T::not_found(&self.raw))
     }
+
+    /// The id, if the path held a valid one (for callers that answer an
+    /// invalid id their own way, such as the dashboard's pages).
+    pub fn valid(self) -> Option<T> {
+        self.id
+    }
 }
 
 /// The second id of a route with two (`/webhooks/{id}/deliveries/{delivery_id}/…`).

@@ -8,6 +8,7 @@ use super::form::Form;
 use super::page::{self, PageError, Section};
 use super::session::Viewer;
 use super::widgets::{Kind, Problems, checkboxes, field};
+use crate::api::path::PathId;
 use crate::domain::account::{Account, PlanKind};
 use crate::domain::api_key::ApiKey;
 use crate::domain::ids::KeyId;
@@ -167,9 +168,9 @@ pub async fn generate_key(
 pub async fn confirm_revoke(
     viewer: Viewer,
     services: web::Data<Services>,
-    key: web::Path<String>,
+    key: PathId<KeyId>,
 ) -> Result<HttpResponse, PageError> {
-    let key = own_key(&services, &viewer, &key).await?;
+    let key = own_key(&services, &viewer, key).await?;
     Ok(page::ok(page::page(
         "Revoke key",
         Some(&viewer),
@@ -191,11 +192,11 @@ pub async fn confirm_revoke(
 pub async fn revoke(
     viewer: Viewer,
     services: web::Data<Services>,
-    key: web::Path<String>,
+    key: PathId<KeyId>,
     form: Form,
 ) -> Result<HttpResponse, PageError> {
     viewer.check_csrf(form.raw("csrf").as_deref())?;
-    let key = own_key(&services, &viewer, &key).await?;
+    let key = own_key(&services, &viewer, key).await?;
     services
         .accounts
         .revoke_key(&key.id)
@@ -287,8 +288,12 @@ async fn account_of(services: &Services, viewer: &Viewer) -> Result<Account, Pag
 }
 
 /// A key of the viewer's account; another account's is not found.
-async fn own_key(services: &Services, viewer: &Viewer, raw: &str) -> Result<ApiKey, PageError> {
-    let id = KeyId::parse(raw).ok_or(PageError::NotFound)?;
+async fn own_key(
+    services: &Services,
+    viewer: &Viewer,
+    id: PathId<KeyId>,
+) -> Result<ApiKey, PageError> {
+    let id = id.valid().ok_or(PageError::NotFound)?;
     services
         .accounts
         .list_keys(viewer.account_id())

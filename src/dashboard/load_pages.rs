@@ -12,6 +12,7 @@ use super::widgets::{Kind, Options, Problems, field, pager, select};
 use crate::actors::LoadError;
 use crate::api::input::load::{NewLoadInput, StatusChangeInput};
 use crate::api::input::location::LocationInput;
+use crate::api::path::PathId;
 use crate::domain::equipment::EquipmentType;
 use crate::domain::ids::LoadId;
 use crate::domain::load::{Load, LoadStatus};
@@ -156,9 +157,9 @@ pub async fn create(
 pub async fn show(
     viewer: Viewer,
     services: web::Data<Services>,
-    id: web::Path<String>,
+    id: PathId<LoadId>,
 ) -> Result<HttpResponse, PageError> {
-    let id = LoadId::parse(&id).ok_or(PageError::NotFound)?;
+    let id = id.valid().ok_or(PageError::NotFound)?;
     let load = services
         .loads
         .get(viewer.account_id(), &id)
@@ -172,11 +173,11 @@ pub async fn show(
 pub async fn change_status(
     viewer: Viewer,
     services: web::Data<Services>,
-    id: web::Path<String>,
+    id: PathId<LoadId>,
     form: Form,
 ) -> Result<HttpResponse, PageError> {
     viewer.check_csrf(form.raw("csrf").as_deref())?;
-    let id = LoadId::parse(&id).ok_or(PageError::NotFound)?;
+    let id = id.valid().ok_or(PageError::NotFound)?;
     let input = StatusChangeInput {
         status: form.text("status"),
         carrier_id: form.text("carrier_id"),

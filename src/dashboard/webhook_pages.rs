@@ -9,6 +9,7 @@ use super::page::{self, PageError, Section};
 use super::session::Viewer;
 use super::widgets::{Kind, Problems, checkboxes, field};
 use crate::api::input::webhook::NewSubscriptionInput;
+use crate::api::path::{PathId, SecondPathId};
 use crate::domain::event::EventType;
 use crate::domain::ids::{EventId, WebhookId};
 use crate::domain::webhook::Subscription;
@@ -65,9 +66,9 @@ pub async fn create(
 pub async fn show(
     viewer: Viewer,
     services: web::Data<Services>,
-    id: web::Path<String>,
+    id: PathId<WebhookId>,
 ) -> Result<HttpResponse, PageError> {
-    let id = WebhookId::parse(&id).ok_or(PageError::NotFound)?;
+    let id = id.valid().ok_or(PageError::NotFound)?;
     let subscription = services
         .webhooks
         .get(viewer.account_id(), &id)
@@ -141,13 +142,13 @@ pub async fn show(
 pub async fn redeliver(
     viewer: Viewer,
     services: web::Data<Services>,
-    path: web::Path<(String, String)>,
+    webhook: PathId<WebhookId>,
+    event: SecondPathId<EventId>,
     form: Form,
 ) -> Result<HttpResponse, PageError> {
     viewer.check_csrf(form.raw("csrf").as_deref())?;
-    let (webhook, event) = path.into_inner();
-    let webhook = WebhookId::parse(&webhook).ok_or(PageError::NotFound)?;
-    let event = EventId::parse(&event).ok_or(PageError::NotFound)?;
+    let webhook = webhook.valid().ok_or(PageError::NotFound)?;
+    let event = event.valid().ok_or(PageError::NotFound)?;
     services
         .webhooks
         .redeliver(viewer.account_id(), &webhook, &event)
