@@ -87,17 +87,10 @@ impl LoadRegistry {
         }))
     }
 
-    /// Admits GPS fixes: under the resident actor's lock when it allows (no
-    /// message, no thread hop), else by a message that starts the actor if needed.
-    pub async fn admit(&self, id: &LoadId, message: AdmitFixes) -> Result<Admission, LoadError> {
-        if let Some(admitted) = self.try_admit(id, &message) {
-            return admitted;
-        }
-        self.send(id, message).await?
-    }
-
-    /// Admits GPS fixes under the resident actor's lock, or `None` when only a
-    /// message can (no resident actor, or one that must decide itself).
+    /// Admits GPS fixes under the resident actor's lock (no message, no thread
+    /// hop), or `None` when only a message can: no resident actor, or one that
+    /// must decide itself. Then [`Self::send`] the [`AdmitFixes`], which starts
+    /// the actor if needed.
     pub fn try_admit(
         &self,
         id: &LoadId,

@@ -158,7 +158,11 @@ async fn admit(
     if !deferred.is_empty() {
         let messaged: Vec<_> = stream::iter(deferred)
             .map(|group| async move {
-                let admitted = registry.admit(&group.load, request(&group)).await;
+                // `try_admit` could not decide: the actor does, by message.
+                let admitted = registry
+                    .send(&group.load, request(&group))
+                    .await
+                    .and_then(|r| r);
                 (group, admitted)
             })
             .buffer_unordered(MAX_CONCURRENT_ADMISSIONS)
