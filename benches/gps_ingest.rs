@@ -16,6 +16,9 @@ mod bare;
 #[path = "../tests/storage/fixtures.rs"]
 mod fixtures;
 
+#[path = "support/knobs.rs"]
+mod knobs;
+
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
@@ -29,17 +32,11 @@ use freight::server::startup::Application;
 use freight::services::Services;
 
 use fixtures::sample_load;
+use knobs::env_or;
 
 /// The allocator `freight`'s binary uses, so the in-process servers match it.
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
-fn env_or(name: &str, default: usize) -> usize {
-    std::env::var(name)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
-}
 
 /// Resident set size of this process, in bytes.
 fn rss_bytes() -> u64 {

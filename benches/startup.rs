@@ -15,6 +15,9 @@
 #[path = "../tests/storage/fixtures.rs"]
 mod fixtures;
 
+#[path = "support/knobs.rs"]
+mod knobs;
+
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -25,17 +28,11 @@ use freight::domain::load::LoadStatus;
 use freight::domain::tracking::{GpsFix, TrackingPoint};
 use freight::storage::embedded::EmbeddedStore;
 use freight::storage::{LoadStore, TrackingStore};
+use knobs::env_or;
 
 const FREIGHT: &str = env!("CARGO_BIN_EXE_freight");
 const LOADS: usize = 1_000;
 const POINTS_PER_BATCH: usize = 10_000;
-
-fn env_or(name: &str, default: usize) -> usize {
-    std::env::var(name)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
-}
 
 fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0")

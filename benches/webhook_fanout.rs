@@ -15,6 +15,9 @@
 //! share included), and, once, a live figure: loads created through the running
 //! service until every event is delivered (committing the loads included).
 
+#[path = "support/knobs.rs"]
+mod knobs;
+
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -37,16 +40,10 @@ use freight::storage::embedded::EmbeddedStore;
 use freight::webhooks::dispatcher::DispatchSettings;
 use freight::webhooks::payloads;
 use futures_util::StreamExt;
+use knobs::env_or;
 
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
-fn env_or(name: &str, default: usize) -> usize {
-    std::env::var(name)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
-}
 
 fn new_load() -> freight::domain::load::NewLoad {
     let place = |state: &str, zip: &str| LocationInput {
