@@ -10,7 +10,9 @@
 #
 # Knobs (environment): ROUNDS (pairs per shape, default 3), SECONDS_PER_RUN
 # (default 8), LOADS (loads the fixes spread over, default 1000), ONLY
-# (`ingest`, `reads` or `bulk`: that comparison alone).
+# (`ingest`, `reads` or `bulk`: that comparison alone), PERF (set: record each
+# freight run with `perf record -g` into target/perf/<shape>-<workers>w.data,
+# for `perf report -i`; recording costs the server some throughput).
 # Shapes: 1 server worker with wrk -t1 -c32 (the headline), and 2 workers with
 # wrk -t2 -c256; bulk (batches of 1,000 fixes over 1,000 loads) at 1 worker
 # with wrk -t1 -c32, where points/s is 1,000 times the requests/s shown. The machine is shared and noisy: compare the ratios of one run.
@@ -67,13 +69,20 @@ stop() { kill "$FREIGHT_PID" "$BARE_PID"; wait "$FREIGHT_PID" "$BARE_PID" 2>/dev
 cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 
 # wrk against port $1 (served by process $5) with script $2, threads $3,
-# connections $4: "requests/s p99-ms server-CPU-us-per-request".
+# connections $4, named $6 (for PERF): "requests/s p99-ms server-CPU-us-per-request".
 run() {
   local before after
   before=$(cpu_ticks "$5")
+  local perf_pid=""
+  if [ -n "${PERF:-}" ] && [ "$5" = "$FREIGHT_PID" ]; then
+    mkdir -p target/perf
+    perf record -q -g -p "$5" -o "target/perf/$6.data" -- sleep "$SECONDS_PER_RUN" 2>/dev/null &
+    perf_pid=$!
+  fi
   WRK_LOADS="$WORK/loads" WRK_KEY="$KEY" wrk --latency -t"$3" -c"$4" -d"${SECONDS_PER_RUN}s" \
     -s "benches/wrk/$2" "https://localhost:$1" >"$WORK/wrk.out"
   after=$(cpu_ticks "$5")
+  [ -z "$perf_pid" ] || wait "$perf_pid"
   if grep -q "Non-2xx" "$WORK/wrk.out"; then
     echo "wrk saw refusals:" >&2; cat "$WORK/wrk.out" >&2; exit 1
   fi
@@ -96,7 +105,7 @@ compare() {
   local ratios=()
   for round in $(seq "$ROUNDS"); do
     read -r bare_rate bare_p99 bare_cpu < <(run "$BARE_PORT" "$script" "$threads" "$connections" "$BARE_PID")
-    read -r freight_rate freight_p99 freight_cpu < <(run "$API_PORT" "$script" "$threads" "$connections" "$FREIGHT_PID")
+    read -r freight_rate freight_p99 freight_cpu < <(run "$API_PORT" "$script" "$threads" "$connections" "$FREIGHT_PID" "$what-${workers}w")
     local ratio
     ratio=$(python3 -c "print(f'{$freight_rate/$bare_rate:.2f}')")
     ratios+=("$ratio")
