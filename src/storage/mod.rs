@@ -5,9 +5,9 @@
 //! `Storage` in scope. Code holding a concrete backend (`EmbeddedStore`) brings
 //! into scope the sub-traits whose methods it calls.
 //!
-//! One backend exists: the embedded one ([`embedded`], fjall in the data
-//! directory). A ScyllaDB backend for clusters is planned; it will implement the
-//! same sub-traits, a file per aggregate. What every backend must do is written
+//! Two backends implement them, a file per aggregate: the embedded one
+//! ([`embedded`], fjall in the data directory, the default) and ScyllaDB
+//! ([`scylla`], for deployments that outgrow one machine). What every backend must do is written
 //! once, as the conformance suite in `tests/storage/conformance` (a file per
 //! aggregate), which `tests/storage` runs against each backend; it is not part
 //! of the library.
@@ -26,6 +26,7 @@ mod dashboard;
 pub mod embedded;
 mod idempotency;
 mod loads;
+pub mod scylla;
 mod tracking;
 mod webhooks;
 
@@ -116,12 +117,61 @@ pub trait Storage:
 {
     /// A cheap round trip that proves the store answers (for `/ready`).
     async fn ping(&self) -> StorageResult<()>;
+
+    /// Whether several instances may share this store, so that a load's actor
+    /// must hold the load's lease ([`Self::lease_load`]) to act for it.
+    fn needs_leases(&self) -> bool {
+        false
+    }
+
+    /// Takes, or renews, the lease that makes `owner` (one running instance)
+    /// the only writer of `load` for `ttl`; `false` if another owner holds it.
+    /// A store that one process owns (the embedded one: its data directory is
+    /// locked) has nothing to lease, and answers `true`.
+    async fn lease_load(
+        &self,
+        _load: &crate::domain::ids::LoadId,
+        _owner: &str,
+        _ttl: std::time::Duration,
+    ) -> StorageResult<bool> {
+        Ok(true)
+    }
+
+    /// Adds requests an instance admitted for `account`, `(minute, count)`
+    /// with minutes as Unix seconds / 60, to the counters all instances share.
+    async fn add_request_counts(
+        &self,
+        _account: &crate::domain::ids::AccountId,
+        _counts: &[(i64, u32)],
+    ) -> StorageResult<()> {
+        Ok(())
+    }
+
+    /// The shared counters of `account` from minute `since` on, `(minute,
+    /// requests of all instances)`.
+    async fn request_counts(
+        &self,
+        _account: &crate::domain::ids::AccountId,
+        _since: i64,
+    ) -> StorageResult<Vec<(i64, u64)>> {
+        Ok(Vec::new())
+    }
+
+    /// Gives up `owner`'s lease of `load`, if it holds it.
+    async fn release_load(
+        &self,
+        _load: &crate::domain::ids::LoadId,
+        _owner: &str,
+    ) -> StorageResult<()> {
+        Ok(())
+    }
 }
 
 /// Which backend to open, from configuration.
 #[derive(Debug, Clone)]
 pub enum StorageConfig {
     Embedded { data_dir: PathBuf },
+    Scylla(scylla::ScyllaConfig),
 }
 
 /// The one place that turns configuration into a backend.
@@ -131,5 +181,6 @@ pub async fn open(config: &StorageConfig) -> anyhow::Result<Arc<dyn Storage>> {
             let store = embedded::EmbeddedStore::open(&data_dir.join("store")).await?;
             Ok(Arc::new(store))
         }
+        StorageConfig::Scylla(config) => Ok(Arc::new(scylla::ScyllaStore::open(config).await?)),
     }
 }

@@ -8,6 +8,7 @@ mod accounts;
 mod carriers;
 mod dashboard;
 mod idempotency;
+mod instances;
 mod loads;
 mod tracking;
 mod webhooks;
@@ -16,6 +17,10 @@ pub use accounts::accounts_and_keys;
 pub use carriers::{carrier, carriers_are_unique_by_mc_number_per_account};
 pub use dashboard::{sessions_end_and_expire, users_are_unique_by_email_and_bring_their_account};
 pub use idempotency::idempotency_answers_are_kept_and_purged;
+pub use instances::{
+    idempotency_keys_are_claimed_by_one_instance, leases_give_a_load_one_owner_at_a_time,
+    request_counts_add_up_across_instances,
+};
 pub use loads::{load_lists_filter_order_and_paginate, loads_round_trip_and_move_between_indexes};
 pub use tracking::points_are_ordered_deduplicated_and_ranged;
 pub use webhooks::{

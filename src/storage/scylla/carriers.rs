@@ -1,0 +1,89 @@
+//! Carriers, unique by MC number within an account (see `carriers_by_mc` in
+//! `cql/001_core.cql` for how the claim and the row are written).
+
+use async_trait::async_trait;
+
+use super::{ScyllaStore, decode, encode};
+use crate::domain::carrier::Carrier;
+use crate::domain::ids::{AccountId, CarrierId};
+use crate::storage::{CarrierInsert, CarrierStore, Page, PageRequest, StorageError, StorageResult};
+
+#[async_trait]
+impl CarrierStore for ScyllaStore {
+    async fn insert_carrier(&self, carrier: &Carrier) -> StorageResult<CarrierInsert> {
+        let record = encode(carrier)?;
+        let account = carrier.account_id.as_str();
+        let claimed = self
+            .applied(
+                &self.st.claim_mc_number,
+                (
+                    account,
+                    carrier.mc_number.as_str(),
+                    carrier.id.as_str(),
+                    &record,
+                ),
+            )
+            .await?;
+        if claimed {
+            self.exec(&self.st.put_carrier, (account, carrier.id.as_str(), record))
+                .await?;
+            return Ok(CarrierInsert::Inserted);
+        }
+        // The number is taken: by a carrier whose row exists, or whose row its
+        // writer did not get to write (then written now, from the claim).
+        let (holder, held_record) = self
+            .first::<(Option<String>, Option<String>)>(
+                &self.st.mc_number_claim,
+                (account, carrier.mc_number.as_str()),
+            )
+            .await?
+            .and_then(|(id, record)| Some((id?, record?)))
+            .ok_or_else(|| StorageError::corrupt("an MC number claim without its carrier"))?;
+        let holder_id = CarrierId::parse(&holder)
+            .ok_or_else(|| StorageError::corrupt("bad carrier id in an MC number claim"))?;
+        if self
+            .get_carrier(&carrier.account_id, &holder_id)
+            .await?
+            .is_none()
+        {
+            let _: Carrier = decode(&held_record)?;
+            self.exec(
+                &self.st.put_carrier,
+                (account, holder.as_str(), held_record),
+            )
+            .await?;
+        }
+        Ok(CarrierInsert::DuplicateMcNumber(holder_id))
+    }
+
+    async fn get_carrier(
+        &self,
+        account: &AccountId,
+        id: &CarrierId,
+    ) -> StorageResult<Option<Carrier>> {
+        self.record(&self.st.get_carrier, (account.as_str(), id.as_str()))
+            .await
+    }
+
+    /// Newest first (clustered by id descending); the page is the rows up to
+    /// its end with the first `offset` skipped, and `total` a count of the
+    /// account's partition.
+    async fn list_carriers(
+        &self,
+        account: &AccountId,
+        page: PageRequest,
+    ) -> StorageResult<Page<Carrier>> {
+        let total = self
+            .count(&self.st.count_carriers, (account.as_str(),))
+            .await?;
+        let items = self
+            .page(
+                &self.st.list_carriers,
+                |end| (account.as_str(), end),
+                page,
+                total,
+            )
+            .await?;
+        Ok(Page { items, total })
+    }
+}

@@ -1,0 +1,364 @@
+//! The ScyllaDB backend, for deployments that outgrow one machine.
+//!
+//! Tables are those of `cql/` (applied by `freight migrate`, see [`schema`]);
+//! every statement is prepared once when the store opens ([`statements`]), so
+//! each request is one round trip routed by the driver to a replica that owns
+//! its partition (token- and shard-aware: every partition key is a bound value).
+//!
+//! Consistency: everything a 2xx promises is written and read at LOCAL_QUORUM
+//! (a majority of the local datacenter's replicas), so a read after an
+//! acknowledged write sees it whichever coordinator answers; uniqueness checks
+//! (MC numbers, emails, the status of a load) are lightweight transactions at
+//! LOCAL_SERIAL. Records are the JSON the service serialises (one `record`
+//! column), as in the embedded store, so a new field never needs a schema
+//! change; the other columns are keys.
+//!
+//! This file connects and holds what every aggregate shares; each aggregate's
+//! trait is implemented in the file named for it.
+
+mod accounts;
+mod carriers;
+mod dashboard;
+mod idempotency;
+pub mod keys;
+mod loads;
+pub mod schema;
+mod statements;
+mod tracking;
+mod webhooks;
+
+use std::sync::Mutex;
+
+use async_trait::async_trait;
+use futures_util::TryStreamExt;
+use scylla::client::session::Session;
+use scylla::client::session_builder::SessionBuilder;
+use scylla::response::query_result::QueryResult;
+use scylla::serialize::row::SerializeRow;
+use scylla::statement::prepared::PreparedStatement;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+
+use super::{PageRequest, Storage, StorageError, StorageResult};
+use crate::domain::ids::LoadId;
+use crate::shared_map::FastHashMap;
+use statements::Statements;
+
+/// Where the cluster is and how to reach it (from `--scylla-*` / `FREIGHT_SCYLLA_*`).
+#[derive(Debug, Clone)]
+pub struct ScyllaConfig {
+    /// Contact points, `host:port`; the driver discovers the rest of the cluster.
+    pub nodes: Vec<String>,
+    pub keyspace: String,
+    /// The datacenter whose replicas LOCAL_QUORUM counts (the driver prefers
+    /// its nodes); `None`: any, which suits a single-datacenter cluster.
+    pub local_dc: Option<String>,
+    pub credentials: Option<(String, String)>,
+}
+
+impl ScyllaConfig {
+    /// Contact points from a comma-separated list (`FREIGHT_SCYLLA_URI`, `--scylla-nodes`).
+    pub fn parse_nodes(list: &str) -> Vec<String> {
+        list.split(',')
+            .map(str::trim)
+            .filter(|node| !node.is_empty())
+            .map(|node| node.strip_prefix("scylla://").unwrap_or(node).to_owned())
+            .collect()
+    }
+
+    /// A session to the cluster, without a keyspace (for `migrate`) or in ours.
+    pub async fn connect(&self, in_keyspace: bool) -> anyhow::Result<Session> {
+        use anyhow::Context as _;
+        use scylla::client::execution_profile::ExecutionProfile;
+        use scylla::policies::load_balancing::DefaultPolicy;
+        use scylla::statement::Consistency;
+
+        anyhow::ensure!(
+            !self.nodes.is_empty(),
+            "no ScyllaDB node given (--scylla-nodes)"
+        );
+        let mut policy = DefaultPolicy::builder().token_aware(true);
+        if let Some(dc) = &self.local_dc {
+            policy = policy
+                .prefer_datacenter(dc.clone())
+                .permit_dc_failover(false);
+        }
+        let profile = ExecutionProfile::builder()
+            .consistency(Consistency::LocalQuorum)
+            .load_balancing_policy(policy.build())
+            .build();
+        let mut builder = SessionBuilder::new()
+            .known_nodes(&self.nodes)
+            .default_execution_profile_handle(profile.into_handle());
+        if let Some((user, password)) = &self.credentials {
+            builder = builder.user(user, password);
+        }
+        if in_keyspace {
+            builder = builder.use_keyspace(&self.keyspace, true);
+        }
+        builder
+            .build()
+            .await
+            .with_context(|| format!("connecting to ScyllaDB at {}", self.nodes.join(",")))
+    }
+}
+
+pub struct ScyllaStore {
+    session: Session,
+    st: Statements,
+    /// The webhook pipeline's statements (declared in `webhooks.rs`).
+    wh: webhooks::WebhookStatements,
+    /// Per load, the time (µs) of its newest stored point as far as this
+    /// process knows (never lower than the truth while this instance holds the
+    /// load's lease, being its only writer): a later fix needs no conditional
+    /// insert to know it is not a duplicate.
+    newest_points: Mutex<FastHashMap<LoadId, Option<i64>>>,
+}
+
+impl ScyllaStore {
+    /// Connects and prepares every statement; fails if the schema is missing or
+    /// older than this build (run `freight migrate` first).
+    pub async fn open(config: &ScyllaConfig) -> anyhow::Result<Self> {
+        use anyhow::Context as _;
+        let session = config.connect(true).await?;
+        schema::check_applied(&session).await?;
+        let st = Statements::prepare(&session)
+            .await
+            .context("preparing statements (is the schema applied? run `freight migrate`)")?;
+        let wh = webhooks::WebhookStatements::prepare(&session)
+            .await
+            .context("preparing statements (is the schema applied? run `freight migrate`)")?;
+        Ok(Self {
+            session,
+            st,
+            wh,
+            newest_points: Mutex::new(FastHashMap::default()),
+        })
+    }
+
+    /// One prepared statement, unpaged (writes, and reads of one row or a bounded few).
+    async fn exec(
+        &self,
+        statement: &PreparedStatement,
+        values: impl SerializeRow,
+    ) -> StorageResult<QueryResult> {
+        self.session
+            .execute_unpaged(statement, values)
+            .await
+            .map_err(unavailable)
+    }
+
+    /// The rows of a read, every page of them, each mapped by `row`.
+    async fn rows<R, T>(
+        &self,
+        statement: &PreparedStatement,
+        values: impl SerializeRow,
+        mut row: impl FnMut(R) -> StorageResult<T>,
+    ) -> StorageResult<Vec<T>>
+    where
+        R: for<'f, 'm> scylla::deserialize::row::DeserializeRow<'f, 'm>,
+    {
+        let pager = self
+            .session
+            .execute_iter(statement.clone(), values)
+            .await
+            .map_err(unavailable)?;
+        let mut stream = pager.rows_stream::<R>().map_err(unavailable)?;
+        let mut out = Vec::new();
+        while let Some(raw) = stream.try_next().await.map_err(unavailable)? {
+            out.push(row(raw)?);
+        }
+        Ok(out)
+    }
+
+    /// The first row of a read, if any.
+    async fn first<R>(
+        &self,
+        statement: &PreparedStatement,
+        values: impl SerializeRow,
+    ) -> StorageResult<Option<R>>
+    where
+        R: for<'f, 'm> scylla::deserialize::row::DeserializeRow<'f, 'm>,
+    {
+        let result = self.exec(statement, values).await?;
+        let rows = result.into_rows_result().map_err(unavailable)?;
+        rows.maybe_first_row::<R>().map_err(unavailable)
+    }
+
+    /// The JSON record in the first row of a read, if any.
+    async fn record<T: DeserializeOwned>(
+        &self,
+        statement: &PreparedStatement,
+        values: impl SerializeRow,
+    ) -> StorageResult<Option<T>> {
+        match self.first::<(String,)>(statement, values).await? {
+            Some((record,)) => decode(&record).map(Some),
+            None => Ok(None),
+        }
+    }
+
+    /// The JSON records of every row of a read.
+    async fn records<T: DeserializeOwned>(
+        &self,
+        statement: &PreparedStatement,
+        values: impl SerializeRow,
+    ) -> StorageResult<Vec<T>> {
+        self.rows(statement, values, |(record,): (String,)| decode(&record))
+            .await
+    }
+
+    /// The number a `SELECT COUNT(*)` answers.
+    async fn count(
+        &self,
+        statement: &PreparedStatement,
+        values: impl SerializeRow,
+    ) -> StorageResult<u64> {
+        let (count,) = self
+            .first::<(i64,)>(statement, values)
+            .await?
+            .ok_or_else(|| StorageError::corrupt("COUNT answered no row"))?;
+        Ok(count.max(0) as u64)
+    }
+
+    /// One page of a newest-first list: the JSON records of the rows up to the
+    /// page's end (`values` binds that end as the statement's LIMIT), the first
+    /// `offset` skipped. Rows before the page are read and dropped, as offset
+    /// paging must; the API bounds offsets.
+    async fn page<T: DeserializeOwned, V: SerializeRow>(
+        &self,
+        statement: &PreparedStatement,
+        values: impl FnOnce(i32) -> V,
+        page: PageRequest,
+        total: u64,
+    ) -> StorageResult<Vec<T>> {
+        if page.offset >= total || page.limit == 0 {
+            return Ok(Vec::new());
+        }
+        let end = page.offset.saturating_add(u64::from(page.limit));
+        let end = i32::try_from(end).unwrap_or(i32::MAX);
+        let records: Vec<T> = self.records(statement, values(end)).await?;
+        Ok(records
+            .into_iter()
+            .skip(page.offset as usize)
+            .take(page.limit as usize)
+            .collect())
+    }
+
+    /// Whether a lightweight transaction applied (its first column, `[applied]`).
+    async fn applied(
+        &self,
+        statement: &PreparedStatement,
+        values: impl SerializeRow,
+    ) -> StorageResult<bool> {
+        let result = self.exec(statement, values).await?;
+        let rows = result.into_rows_result().map_err(unavailable)?;
+        let row = rows
+            .first_row::<scylla::value::Row>()
+            .map_err(unavailable)?;
+        match row.columns.first() {
+            Some(Some(scylla::value::CqlValue::Boolean(applied))) => Ok(*applied),
+            _ => Err(StorageError::corrupt(
+                "a conditional statement answered without [applied]",
+            )),
+        }
+    }
+
+    /// A logged batch of prepared statements: all of them or none.
+    async fn logged(&self, batch: statements::LoggedBatch) -> StorageResult<()> {
+        batch.run(&self.session).await
+    }
+}
+
+#[async_trait]
+impl Storage for ScyllaStore {
+    async fn ping(&self) -> StorageResult<()> {
+        self.exec(&self.st.ping, ()).await.map(|_| ())
+    }
+
+    fn needs_leases(&self) -> bool {
+        true
+    }
+
+    /// A new lease by `IF NOT EXISTS`, else a renewal `IF owner = <owner>`;
+    /// both set the TTL again, so a lease lives `ttl` past its last renewal.
+    async fn lease_load(
+        &self,
+        load: &LoadId,
+        owner: &str,
+        ttl: std::time::Duration,
+    ) -> StorageResult<bool> {
+        let ttl = i32::try_from(ttl.as_secs().max(1)).unwrap_or(i32::MAX);
+        if self
+            .applied(&self.st.take_lease, (load.as_str(), owner, ttl))
+            .await?
+        {
+            // Whoever held the load before may have stored points since this
+            // process last did: what it remembers of the load is stale.
+            self.newest_points
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .remove(load);
+            return Ok(true);
+        }
+        self.applied(&self.st.renew_lease, (ttl, owner, load.as_str(), owner))
+            .await
+    }
+
+    async fn add_request_counts(
+        &self,
+        account: &crate::domain::ids::AccountId,
+        counts: &[(i64, u32)],
+    ) -> StorageResult<()> {
+        for &(minute, count) in counts {
+            let values = (
+                scylla::value::Counter(i64::from(count)),
+                account.as_str(),
+                minute.div_euclid(60),
+                minute,
+            );
+            self.exec(&self.st.add_request_count, values).await?;
+        }
+        Ok(())
+    }
+
+    /// The two account-hour partitions a rolling hour from `since` spans.
+    async fn request_counts(
+        &self,
+        account: &crate::domain::ids::AccountId,
+        since: i64,
+    ) -> StorageResult<Vec<(i64, u64)>> {
+        let mut out = Vec::new();
+        let first_hour = since.div_euclid(60);
+        for hour in first_hour..=first_hour + 1 {
+            let rows = self
+                .rows(
+                    &self.st.request_counts,
+                    (account.as_str(), hour, since),
+                    |(minute, requests): (i64, Option<scylla::value::Counter>)| {
+                        Ok((minute, requests.map_or(0, |c| c.0.max(0) as u64)))
+                    },
+                )
+                .await?;
+            out.extend(rows);
+        }
+        Ok(out)
+    }
+
+    async fn release_load(&self, load: &LoadId, owner: &str) -> StorageResult<()> {
+        self.applied(&self.st.release_lease, (load.as_str(), owner))
+            .await
+            .map(|_| ())
+    }
+}
+
+fn unavailable(error: impl std::error::Error + Send + Sync + 'static) -> StorageError {
+    StorageError::unavailable(error)
+}
+
+fn encode<T: Serialize>(value: &T) -> StorageResult<String> {
+    serde_json::to_string(value).map_err(|e| StorageError::undecodable("unencodable record", e))
+}
+
+fn decode<T: DeserializeOwned>(record: &str) -> StorageResult<T> {
+    serde_json::from_str(record).map_err(|e| StorageError::undecodable("unreadable record", e))
+}

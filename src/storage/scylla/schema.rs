@@ -1,0 +1,297 @@
+//! Schema management: the files of `cql/` are the source of truth, compiled
+//! into the binary and applied in order by `freight migrate`.
+//!
+//! Applying is idempotent: each file's SHA-256 is recorded in
+//! `schema_migrations` once its statements have all run (each is `IF NOT
+//! EXISTS`, so a run cut short is simply run again). A file that changed after
+//! it was applied is refused: an applied file is history, and a change goes in
+//! a new file. A store opens only on a keyspace where every file of its build
+//! is applied, unchanged.
+
+use anyhow::{Context, bail, ensure};
+use scylla::client::session::Session;
+use sha2::{Digest, Sha256};
+
+use super::ScyllaConfig;
+
+/// The schema files, in the order they are applied.
+pub const FILES: &[(&str, &str)] = &[
+    ("001_core.cql", include_str!("../../../cql/001_core.cql")),
+    (
+        "002_tracking.cql",
+        include_str!("../../../cql/002_tracking.cql"),
+    ),
+    (
+        "003_idempotency_dashboard.cql",
+        include_str!("../../../cql/003_idempotency_dashboard.cql"),
+    ),
+    (
+        "004_webhooks.cql",
+        include_str!("../../../cql/004_webhooks.cql"),
+    ),
+];
+
+/// The bookkeeping table, created before any file is applied.
+pub const MIGRATIONS_TABLE: &str = "CREATE TABLE IF NOT EXISTS schema_migrations (
+  file        text PRIMARY KEY,
+  sha256      text,
+  applied_at  timestamp
+)";
+
+/// Replication of a new keyspace when `--replication` is not given: three
+/// replicas in each datacenter the cluster has.
+pub const DEFAULT_REPLICATION: &str =
+    "{'class': 'NetworkTopologyStrategy', 'replication_factor': 3}";
+
+/// The statements of a schema file: `;`-terminated, `--` comments dropped.
+pub fn statements(file: &str) -> Vec<String> {
+    let mut text = String::with_capacity(file.len());
+    for line in file.lines() {
+        let code = match line.find("--") {
+            Some(comment) => &line[..comment],
+            None => line,
+        };
+        text.push_str(code);
+        text.push('\n');
+    }
+    text.split(';')
+        .map(str::trim)
+        .filter(|statement| !statement.is_empty())
+        .map(str::to_owned)
+        .collect()
+}
+
+fn sha256(text: &str) -> String {
+    Sha256::digest(text.as_bytes())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// A keyspace name CQL takes unquoted as it is (unquoted names are folded to
+/// lower case, so only lower case is accepted), and that cannot smuggle a statement.
+pub fn check_keyspace(name: &str) -> anyhow::Result<()> {
+    ensure!(
+        !name.is_empty()
+            && name.len() <= 48
+            && name.starts_with(|c: char| c.is_ascii_lowercase())
+            && name
+                .chars()
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_'),
+        "keyspace name {name:?} must be 1-48 lower-case letters, digits or underscores, starting with a letter"
+    );
+    Ok(())
+}
+
+/// Creates the keyspace if needed and applies every file not yet applied;
+/// answers the files it applied.
+pub async fn migrate(config: &ScyllaConfig, replication: &str) -> anyhow::Result<Vec<String>> {
+    check_keyspace(&config.keyspace)?;
+    let replication = replication.trim();
+    ensure!(
+        replication.starts_with('{') && replication.ends_with('}') && !replication.contains(';'),
+        "--replication must be a CQL map, e.g. {DEFAULT_REPLICATION}"
+    );
+    let session = config.connect(false).await?;
+    // Tablets (the default for new keyspaces since ScyllaDB 6.0) do not take
+    // lightweight transactions or counters, which leases, uniqueness claims,
+    // status changes and shared rate limits need: this keyspace uses vnodes.
+    run_ddl(
+        &session,
+        &format!(
+            "CREATE KEYSPACE IF NOT EXISTS {} WITH replication = {replication} \
+             AND durable_writes = true AND tablets = {{'enabled': false}}",
+            config.keyspace
+        ),
+    )
+    .await?;
+    session
+        .use_keyspace(&config.keyspace, true)
+        .await
+        .context("switching to the keyspace")?;
+    run_ddl(&session, MIGRATIONS_TABLE).await?;
+    let mut applied = Vec::new();
+    for (name, text) in FILES {
+        let sha = sha256(text);
+        match applied_sha(&session, name).await? {
+            Some(recorded) if recorded == sha => continue,
+            Some(recorded) => bail!(
+                "cql/{name} changed after it was applied (applied {recorded}, now {sha}); \
+                 put the change in a new file instead"
+            ),
+            None => {}
+        }
+        for statement in statements(text) {
+            run_ddl(&session, &statement)
+                .await
+                .with_context(|| format!("applying cql/{name}"))?;
+        }
+        session
+            .query_unpaged(
+                "INSERT INTO schema_migrations (file, sha256, applied_at) VALUES (?, ?, toTimestamp(now()))",
+                (name, &sha),
+            )
+            .await
+            .with_context(|| format!("recording cql/{name}"))?;
+        applied.push((*name).to_owned());
+    }
+    Ok(applied)
+}
+
+/// Fails unless every schema file of this build is applied, unchanged.
+pub async fn check_applied(session: &Session) -> anyhow::Result<()> {
+    for (name, text) in FILES {
+        match applied_sha(session, name).await {
+            Ok(Some(recorded)) if recorded == sha256(text) => {}
+            Ok(Some(_)) => bail!(
+                "cql/{name} was applied as a different text; the schema and this build disagree"
+            ),
+            Ok(None) | Err(_) => bail!(
+                "the schema is not up to date (cql/{name} is not applied): run `freight migrate`"
+            ),
+        }
+    }
+    Ok(())
+}
+
+async fn applied_sha(session: &Session, file: &str) -> anyhow::Result<Option<String>> {
+    let result = session
+        .query_unpaged(
+            "SELECT sha256 FROM schema_migrations WHERE file = ?",
+            (file,),
+        )
+        .await
+        .context("reading schema_migrations")?;
+    let rows = result.into_rows_result()?;
+    Ok(rows.maybe_first_row::<(String,)>()?.map(|(sha,)| sha))
+}
+
+/// Runs a schema change and waits until every node agrees on the schema, so
+/// the next statement (or an instance starting) sees it.
+async fn run_ddl(session: &Session, statement: &str) -> anyhow::Result<()> {
+    session
+        .query_unpaged(statement, ())
+        .await
+        .with_context(|| format!("running: {statement}"))?;
+    session
+        .await_schema_agreement()
+        .await
+        .context("waiting for schema agreement")?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::{BTreeMap, BTreeSet};
+
+    use super::*;
+    use crate::storage::scylla::statements::ALL;
+    use crate::storage::scylla::webhooks::WEBHOOK_STATEMENTS;
+
+    /// Lower-case identifiers of a CQL text (the statements write keywords in
+    /// upper case and names in lower case).
+    fn names(text: &str) -> Vec<&str> {
+        text.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .filter(|word| word.starts_with(|c: char| c.is_ascii_lowercase()))
+            .filter(|word| word.chars().all(|c| !c.is_ascii_uppercase()))
+            .collect()
+    }
+
+    /// Table → columns, from every `CREATE TABLE` of the schema files.
+    fn tables() -> BTreeMap<String, BTreeSet<String>> {
+        let mut tables = BTreeMap::new();
+        let all = std::iter::once(MIGRATIONS_TABLE.to_owned())
+            .chain(FILES.iter().flat_map(|(_, text)| statements(text)));
+        for statement in all {
+            let Some(rest) = statement.strip_prefix("CREATE TABLE IF NOT EXISTS ") else {
+                continue;
+            };
+            let (name, body) = rest.split_once('(').expect("a table has columns");
+            let body = body.split(") WITH").next().unwrap();
+            let mut columns = BTreeSet::new();
+            for line in body.split(',') {
+                let line = line.trim();
+                if line.starts_with("PRIMARY KEY") || line.starts_with('(') {
+                    continue;
+                }
+                if let Some(column) = line.split_whitespace().next()
+                    && column.starts_with(|c: char| c.is_ascii_lowercase())
+                {
+                    columns.insert(column.to_owned());
+                }
+            }
+            tables.insert(name.trim().to_owned(), columns);
+        }
+        tables
+    }
+
+    #[test]
+    fn statements_split_on_semicolons_and_drop_comments() {
+        let file = "-- a; comment\nCREATE TABLE a (x int PRIMARY KEY); -- trailing; note\n\nCREATE TABLE b (y int PRIMARY KEY);\n";
+        assert_eq!(
+            statements(file),
+            [
+                "CREATE TABLE a (x int PRIMARY KEY)",
+                "CREATE TABLE b (y int PRIMARY KEY)"
+            ]
+        );
+    }
+
+    #[test]
+    fn the_schema_defines_the_tables_the_backend_uses() {
+        let tables = tables();
+        assert!(tables["gps_points"].contains("heading"), "{tables:?}");
+        assert!(tables["loads_by_account"].contains("filter"), "{tables:?}");
+        assert!(tables["schema_migrations"].contains("sha256"), "{tables:?}");
+    }
+
+    #[test]
+    fn every_statement_names_only_tables_and_columns_the_schema_defines() {
+        let tables = tables();
+        for (name, cql) in ALL.iter().chain(WEBHOOK_STATEMENTS) {
+            assert!(!cql.contains("ALLOW FILTERING"), "{name} filters: {cql}");
+            let words: Vec<&str> = cql.split_whitespace().collect();
+            let table = words
+                .windows(2)
+                .find(|pair| matches!(pair[0], "FROM" | "INTO" | "UPDATE"))
+                .map(|pair| pair[1])
+                .unwrap_or_else(|| panic!("{name} names no table: {cql}"));
+            let columns = tables
+                .get(table)
+                .unwrap_or_else(|| panic!("{name} uses table {table}, which cql/ does not define"));
+            for word in names(cql) {
+                if word == table || matches!(word, "now" | "totimestamp") {
+                    continue;
+                }
+                assert!(
+                    columns.contains(word),
+                    "{name} uses column {table}.{word}, which cql/ does not define: {cql}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn keyspace_names_cannot_carry_cql() {
+        assert!(check_keyspace("freight_test_1").is_ok());
+        for bad in [
+            "",
+            "1abc",
+            "a b",
+            "Freight",
+            "freight; DROP TABLE x",
+            "x\"y",
+            &"a".repeat(49),
+        ] {
+            assert!(check_keyspace(bad).is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn file_hashes_are_stable_hex() {
+        let sha = sha256("CREATE TABLE a (x int PRIMARY KEY)");
+        assert_eq!(sha.len(), 64);
+        assert_eq!(sha, sha256("CREATE TABLE a (x int PRIMARY KEY)"));
+        assert_ne!(sha, sha256("CREATE TABLE a (x bigint PRIMARY KEY)"));
+    }
+}

@@ -1,0 +1,179 @@
+//! Every CQL statement the backend runs, prepared once when the store opens.
+//!
+//! Each is declared once, with its name and its text; [`ALL`] lists them so
+//! that a unit test can check every statement against the schema in `cql/`
+//! (tables and columns that exist) without a server.
+//!
+//! Consistency is the session's default, LOCAL_QUORUM, for every statement:
+//! a write acknowledged by a majority of the local replicas is seen by any
+//! later LOCAL_QUORUM read. Conditional statements (`IF ...`) run their Paxos
+//! round at LOCAL_SERIAL. Statements that are safe to run twice are marked
+//! idempotent, so the driver may retry them on another node after a timeout;
+//! conditional ones and counter updates are not.
+
+use scylla::client::session::Session;
+use scylla::errors::PrepareError;
+use scylla::serialize::row::SerializeRow;
+use scylla::statement::SerialConsistency;
+use scylla::statement::batch::{Batch, BatchType};
+use scylla::statement::prepared::PreparedStatement;
+
+use super::unavailable;
+use crate::storage::StorageResult;
+
+/// Declares a set of statements: a struct `$set` with one prepared statement
+/// per name and a `prepare` that prepares them all, and `$all`, the `(name,
+/// CQL)` pairs. Used here for most aggregates and in `webhooks.rs` for its own.
+macro_rules! statements {
+    (struct $set:ident; const $all:ident; $($name:ident = $cql:literal;)+) => {
+        /// Prepared statements, by name.
+        pub(super) struct $set {
+            $(pub $name: scylla::statement::prepared::PreparedStatement,)+
+        }
+
+        /// `(name, CQL)` of every statement, for the schema test.
+        #[cfg_attr(not(test), allow(dead_code))]
+        pub(super) const $all: &[(&str, &str)] = &[$((stringify!($name), $cql),)+];
+
+        impl $set {
+            pub(super) async fn prepare(
+                session: &scylla::client::session::Session,
+            ) -> Result<Self, scylla::errors::PrepareError> {
+                Ok(Self {
+                    $($name: super::statements::prepare(session, $cql).await?,)+
+                })
+            }
+        }
+    };
+}
+pub(super) use statements;
+
+statements! {
+    struct Statements;
+    const ALL;
+
+    ping = "SELECT file FROM schema_migrations LIMIT 1";
+
+    // Accounts and keys.
+    put_account = "INSERT INTO accounts (id, record) VALUES (?, ?)";
+    get_account = "SELECT record FROM accounts WHERE id = ?";
+    all_accounts = "SELECT record FROM accounts";
+    put_api_key = "INSERT INTO api_keys (id, record) VALUES (?, ?)";
+    put_api_key_by_account = "INSERT INTO api_keys_by_account (account_id, key_id, record) VALUES (?, ?, ?)";
+    get_api_key = "SELECT record FROM api_keys WHERE id = ?";
+    api_keys_of_account = "SELECT record FROM api_keys_by_account WHERE account_id = ?";
+
+    // Loads.
+    insert_load = "INSERT INTO loads (load_id, version, record) VALUES (?, ?, ?)";
+    update_load = "UPDATE loads SET version = ?, record = ?, pending = ? WHERE load_id = ? IF version = ?";
+    clear_load_pending = "UPDATE loads SET pending = NULL WHERE load_id = ?";
+    get_load = "SELECT record, pending FROM loads WHERE load_id = ?";
+    put_load_listed = "INSERT INTO loads_by_account (account_id, filter, load_id, record) VALUES (?, ?, ?, ?)";
+    delete_load_listed = "DELETE FROM loads_by_account WHERE account_id = ? AND filter = ? AND load_id = ?";
+    list_loads = "SELECT record FROM loads_by_account WHERE account_id = ? AND filter = ? LIMIT ?";
+    count_loads = "SELECT COUNT(*) FROM loads_by_account WHERE account_id = ? AND filter = ?";
+
+    // Leases: which instance acts for a load.
+    take_lease = "INSERT INTO load_leases (load_id, owner) VALUES (?, ?) IF NOT EXISTS USING TTL ?";
+    renew_lease = "UPDATE load_leases USING TTL ? SET owner = ? WHERE load_id = ? IF owner = ?";
+    release_lease = "DELETE FROM load_leases WHERE load_id = ? IF owner = ?";
+
+    // Requests per account-minute, all instances together.
+    add_request_count = "UPDATE rate_counts SET requests = requests + ? WHERE account_id = ? AND hour = ? AND minute = ?";
+    request_counts = "SELECT minute, requests FROM rate_counts WHERE account_id = ? AND hour = ? AND minute >= ?";
+
+    // Carriers.
+    claim_mc_number = "INSERT INTO carriers_by_mc (account_id, mc_number, carrier_id, record) VALUES (?, ?, ?, ?) IF NOT EXISTS";
+    mc_number_claim = "SELECT carrier_id, record FROM carriers_by_mc WHERE account_id = ? AND mc_number = ?";
+    put_carrier = "INSERT INTO carriers (account_id, carrier_id, record) VALUES (?, ?, ?)";
+    get_carrier = "SELECT record FROM carriers WHERE account_id = ? AND carrier_id = ?";
+    list_carriers = "SELECT record FROM carriers WHERE account_id = ? LIMIT ?";
+    count_carriers = "SELECT COUNT(*) FROM carriers WHERE account_id = ?";
+
+    // GPS points.
+    put_point = "INSERT INTO gps_points (load_id, day, ts, lat, lng, speed, heading) VALUES (?, ?, ?, ?, ?, ?, ?)";
+    put_point_if_new = "INSERT INTO gps_points (load_id, day, ts, lat, lng, speed, heading) VALUES (?, ?, ?, ?, ?, ?, ?) IF NOT EXISTS";
+    put_point_day = "INSERT INTO gps_point_days (load_id, day) VALUES (?, ?)";
+    point_days = "SELECT day FROM gps_point_days WHERE load_id = ? AND day >= ? AND day <= ?";
+    newest_point_day = "SELECT day FROM gps_point_days WHERE load_id = ? LIMIT 1";
+    newest_point = "SELECT ts FROM gps_points WHERE load_id = ? AND day = ? LIMIT 1";
+    points_in_day = "SELECT ts, lat, lng, speed, heading FROM gps_points WHERE load_id = ? AND day = ? AND ts >= ? AND ts <= ? LIMIT ?";
+    count_points_in_day = "SELECT COUNT(*) FROM gps_points WHERE load_id = ? AND day = ? AND ts >= ? AND ts <= ?";
+
+    // Idempotency answers.
+    put_idempotent = "INSERT INTO idempotency (account_id, key, created_at, record) VALUES (?, ?, ?, ?)";
+    get_idempotent = "SELECT record FROM idempotency WHERE account_id = ? AND key = ?";
+    all_idempotent = "SELECT account_id, key, created_at FROM idempotency";
+    delete_idempotent = "DELETE FROM idempotency WHERE account_id = ? AND key = ?";
+    claim_idempotency_key = "INSERT INTO idempotency_claims (account_id, key, owner) VALUES (?, ?, ?) IF NOT EXISTS USING TTL ?";
+    release_idempotency_key = "DELETE FROM idempotency_claims WHERE account_id = ? AND key = ? IF owner = ?";
+
+    // Dashboard users and sessions.
+    claim_email = "INSERT INTO users_by_email (email, user_id, record, account_record) VALUES (?, ?, ?, ?) IF NOT EXISTS";
+    put_user = "INSERT INTO users (id, record) VALUES (?, ?)";
+    put_user_by_account = "INSERT INTO users_by_account (account_id, user_id, record) VALUES (?, ?, ?)";
+    get_user = "SELECT record FROM users WHERE id = ?";
+    email_claim = "SELECT record, account_record FROM users_by_email WHERE email = ?";
+    users_of_account = "SELECT record FROM users_by_account WHERE account_id = ?";
+    put_session = "INSERT INTO sessions (token_sha256, user_id, expires_at, record) VALUES (?, ?, ?, ?)";
+    put_session_of_user = "INSERT INTO sessions_by_user (user_id, token_sha256) VALUES (?, ?)";
+    get_session = "SELECT record FROM sessions WHERE token_sha256 = ?";
+    get_session_user = "SELECT user_id FROM sessions WHERE token_sha256 = ?";
+    delete_session = "DELETE FROM sessions WHERE token_sha256 = ?";
+    delete_session_of_user = "DELETE FROM sessions_by_user WHERE user_id = ? AND token_sha256 = ?";
+    sessions_of_user = "SELECT token_sha256 FROM sessions_by_user WHERE user_id = ?";
+    all_sessions = "SELECT token_sha256, user_id, expires_at FROM sessions";
+}
+
+/// Prepares one statement with the backend's settings (see the module doc).
+pub(super) async fn prepare(
+    session: &Session,
+    cql: &str,
+) -> Result<PreparedStatement, PrepareError> {
+    let mut statement = session.prepare(cql).await?;
+    let conditional = cql.contains(" IF ");
+    // `SET c = c + ?`: a counter update, which adds again if run again.
+    let counter = cql.contains(" + ?");
+    statement.set_serial_consistency(Some(SerialConsistency::LocalSerial));
+    statement.set_is_idempotent(!conditional && !counter);
+    Ok(statement)
+}
+
+/// Statements written together: all of them or none (a LOGGED batch, which the
+/// coordinator replays from its batch log if it fails half-way).
+pub(super) struct LoggedBatch {
+    batch: Batch,
+    values: Vec<Box<dyn SerializeRow + Send + Sync>>,
+}
+
+impl LoggedBatch {
+    pub(super) fn new() -> Self {
+        let mut batch = Batch::new(BatchType::Logged);
+        // Replaying a logged batch writes the same cells again: safe to retry.
+        batch.set_is_idempotent(true);
+        Self {
+            batch,
+            values: Vec::new(),
+        }
+    }
+
+    pub(super) fn add(
+        &mut self,
+        statement: &PreparedStatement,
+        values: impl SerializeRow + Send + Sync + 'static,
+    ) {
+        self.batch.append_statement(statement.clone());
+        self.values.push(Box::new(values));
+    }
+
+    pub(super) async fn run(self, session: &Session) -> StorageResult<()> {
+        if self.values.is_empty() {
+            return Ok(());
+        }
+        session
+            .batch(&self.batch, &self.values)
+            .await
+            .map(|_| ())
+            .map_err(unavailable)
+    }
+}
