@@ -15,6 +15,11 @@ pub enum Unavailable {
     /// The load's actor stopped every time a message was sent to it.
     #[error("the actor of load {load} stopped {attempts} times in a row")]
     LoadActor { load: LoadId, attempts: usize },
+    /// Another instance holds the load's lease (it acts for the load; see
+    /// `Storage::lease_load`): the load balancer sent the request to the wrong
+    /// instance, or the owner died and its lease has not expired yet.
+    #[error("load {load} is served by another instance")]
+    LeasedElsewhere { load: LoadId },
     /// The GPS group committer is gone (the service is shutting down).
     #[error("the GPS committer has stopped")]
     GpsCommitter,

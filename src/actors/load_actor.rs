@@ -20,6 +20,7 @@ use crate::domain::tracking::TrackingState;
 use crate::geo;
 use crate::storage::{PointRange, Storage, StorageError};
 use crate::telemetry::error_chain;
+use crate::unavailable::Unavailable;
 use crate::webhooks::notifier::Notifier;
 
 pub use super::load_state::RECENT_FIXES;
@@ -27,6 +28,14 @@ pub use super::load_state::RECENT_FIXES;
 const MAILBOX_CAPACITY: usize = 1024;
 /// An actor for a load that does not exist answers "not found" this long, then stops.
 const MISSING_LINGER: Duration = Duration::from_secs(1);
+/// How long a load's lease outlives its last renewal (stores shared by several
+/// instances; see `Storage::lease_load`): how long a dead instance's loads
+/// stay unserved.
+pub const LEASE_TTL: Duration = Duration::from_secs(15);
+/// A lease is renewed this often: two renewals can fail before it expires.
+const LEASE_RENEWAL: Duration = Duration::from_secs(5);
+/// `Retry-After` when another instance holds a load's lease.
+pub const LEASE_RETRY_AFTER_SECS: &str = "5";
 
 /// Admits GPS fixes for the load when [`SharedState::try_admit`] could not: the
 /// actor checks that the load exists, belongs to the account and takes fixes,
@@ -94,6 +103,8 @@ pub struct ActorDeps {
     pub clock: Clock,
     pub settings: ActorSettings,
     pub residents: Arc<SharedMap<LoadId, Resident>>,
+    /// This instance's name as a lease owner: unique per process start.
+    pub instance: Arc<str>,
 }
 
 pub struct LoadActor {
@@ -135,6 +146,40 @@ impl LoadActor {
         });
     }
 
+    /// What callers hear when another instance acts for the load.
+    fn leased_elsewhere(&self) -> LoadError {
+        Unavailable::LeasedElsewhere {
+            load: self.id.clone(),
+        }
+        .into()
+    }
+
+    /// Renews the load's lease every `LEASE_RENEWAL`; if it is lost (another
+    /// instance took it after a renewal failed for a whole TTL), the actor stops
+    /// acting for the load at once and stops.
+    fn keep_lease(&self, ctx: &mut Context<Self>) {
+        ctx.run_interval(LEASE_RENEWAL, |actor, ctx| {
+            let storage = actor.deps.storage.clone();
+            let (id, instance) = (actor.id.clone(), actor.deps.instance.clone());
+            ctx.spawn(
+                async move { storage.lease_load(&id, &instance, LEASE_TTL).await }
+                    .into_actor(actor)
+                    .map(|renewed, actor, ctx| match renewed {
+                        Ok(true) => {}
+                        Ok(false) => {
+                            tracing::warn!(load = %actor.id, "another instance took the load's lease; this one stops acting for it");
+                            actor.state.lock().state = State::Failed(actor.leased_elsewhere());
+                            actor.stop_after(ctx, Duration::ZERO);
+                        }
+                        // Not lost yet: the lease lives a TTL past the last renewal.
+                        Err(error) => {
+                            tracing::warn!(load = %actor.id, error = %error_chain(&error), "could not renew the load's lease; retrying");
+                        }
+                    }),
+            );
+        });
+    }
+
     /// Stops after `after` regardless of activity, once no write is in flight.
     fn stop_after(&self, ctx: &mut Context<Self>, after: Duration) {
         ctx.run_later(after, |actor, ctx| {
@@ -157,21 +202,28 @@ impl Actor for LoadActor {
         ctx.set_mailbox_capacity(MAILBOX_CAPACITY);
         let storage = self.deps.storage.clone();
         let id = self.id.clone();
+        let instance = self.deps.instance.clone();
         // `wait`: no message is handled until the state is loaded.
         ctx.wait(
             async move {
+                if !storage.lease_load(&id, &instance, LEASE_TTL).await? {
+                    return Ok(Err(()));
+                }
                 let Some(load) = storage.get_load(&id).await? else {
-                    return Ok(None);
+                    return Ok(Ok(None));
                 };
                 let recent = storage
                     .load_points(&id, PointRange::latest(RECENT_FIXES))
                     .await?;
                 let last_sequence = storage.last_event_sequence(&id).await?;
-                Ok::<_, StorageError>(Some((load, recent, last_sequence)))
+                Ok::<_, StorageError>(Ok(Some((load, recent, last_sequence))))
             }
             .into_actor(self)
             .map(|loaded, actor, ctx| match loaded {
-                Ok(Some((load, recent, last_sequence))) => {
+                Ok(Ok(Some((load, recent, last_sequence)))) => {
+                    if actor.deps.storage.needs_leases() {
+                        actor.keep_lease(ctx);
+                    }
                     let destination =
                         geo::zip_centroid(&load.destination.zip).map(|p| (p.lat, p.lng));
                     let delivered = load.status == LoadStatus::Delivered;
@@ -188,13 +240,17 @@ impl Actor for LoadActor {
                         actor.stop_when_idle(ctx, actor.deps.settings.idle_timeout);
                     }
                 }
-                Ok(None) => {
+                Ok(Ok(None)) => {
                     actor.state.lock().state = State::Missing;
+                    actor.stop_after(ctx, MISSING_LINGER);
+                }
+                Ok(Err(())) => {
+                    actor.state.lock().state = State::Failed(actor.leased_elsewhere());
                     actor.stop_after(ctx, MISSING_LINGER);
                 }
                 Err(error) => {
                     tracing::error!(load = %actor.id, error = %error_chain(&error), "could not load the load's state");
-                    actor.state.lock().state = State::Failed(error);
+                    actor.state.lock().state = State::Failed(error.into());
                     actor.stop_after(ctx, MISSING_LINGER);
                 }
             }),
@@ -204,7 +260,22 @@ impl Actor for LoadActor {
     fn stopped(&mut self, _: &mut Self::Context) {
         // Also when stopped from outside (its arbiter ending): callers must not
         // admit fixes into a state nobody will look after.
-        self.state.lock().stopping = true;
+        let leased = {
+            let mut shared = self.state.lock();
+            shared.stopping = true;
+            matches!(shared.state, State::Active(_))
+        };
+        if leased && self.deps.storage.needs_leases() {
+            // Given up now rather than left to expire, so another instance can
+            // act for the load at once. If this fails, the TTL ends it.
+            let storage = self.deps.storage.clone();
+            let (id, instance) = (self.id.clone(), self.deps.instance.clone());
+            actix::spawn(async move {
+                if let Err(error) = storage.release_load(&id, &instance).await {
+                    tracing::warn!(load = %id, error = %error_chain(&error), "could not release the load's lease; it expires on its own");
+                }
+            });
+        }
         let incarnation = self.incarnation;
         self.deps
             .residents
@@ -302,4 +373,20 @@ impl Handler<ReadTracking> for LoadActor {
         shared.last_active = tokio::time::Instant::now();
         shared.state.read(&msg.account)
     }
+}
+
+/// This process's name as a lease owner: the host name and a random tag, so
+/// that a restarted instance does not mistake its predecessor's leases for its own.
+pub fn instance_name() -> String {
+    let host = std::env::var("HOSTNAME")
+        .ok()
+        .filter(|h| !h.is_empty())
+        .or_else(|| {
+            std::fs::read_to_string("/etc/hostname")
+                .ok()
+                .map(|h| h.trim().to_owned())
+        })
+        .unwrap_or_else(|| "freight".to_owned());
+    let tag = crate::domain::ids::new_suffix();
+    format!("{host}/{}", &tag[tag.len() - 10..])
 }

@@ -23,7 +23,6 @@ use super::LoadError;
 use crate::domain::ids::AccountId;
 use crate::domain::load::LoadStatus;
 use crate::domain::tracking::{Appended, GpsFix, TrackingState};
-use crate::storage::StorageError;
 
 /// Positions kept in memory per load, newest first (the rest is in storage).
 pub const RECENT_FIXES: usize = 10;
@@ -347,7 +346,8 @@ pub enum State {
     /// Being read from storage; callers must ask the actor (which answers once loaded).
     Loading,
     Missing,
-    Failed(StorageError),
+    /// Could not be loaded, or another instance acts for it: every caller hears why.
+    Failed(LoadError),
     Active(Tracked),
 }
 
@@ -357,7 +357,7 @@ impl State {
         match self {
             State::Active(tracked) if &tracked.account == account => Ok(tracked),
             State::Active(_) | State::Missing | State::Loading => Err(LoadError::NotFound),
-            State::Failed(error) => Err(LoadError::Storage(error.clone())),
+            State::Failed(error) => Err(error.clone()),
         }
     }
 

@@ -181,12 +181,20 @@ impl From<Unavailable> for ApiError {
         // Transient (an actor restarts on the next message) or shutdown: worth a
         // warning, not an error page for someone to chase.
         tracing::warn!(request_id = %crate::telemetry::request_id(), error = %error_chain(&error), "service part unavailable");
+        // Another instance's lease ends within its TTL if that instance died;
+        // the rest come back at once (an actor restarts on the next message).
+        let retry_after = match error {
+            Unavailable::LeasedElsewhere { .. } => {
+                crate::actors::load_actor::LEASE_RETRY_AFTER_SECS
+            }
+            _ => "1",
+        };
         ApiError::new(
             StatusCode::SERVICE_UNAVAILABLE,
             "SERVICE_UNAVAILABLE",
             "the service cannot take this request right now; nothing was changed, retry shortly",
         )
-        .with_header("retry-after", "1")
+        .with_header("retry-after", retry_after)
     }
 }
 

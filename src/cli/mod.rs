@@ -1,7 +1,8 @@
-//! The `freight` command line: `serve`, and operator commands that talk to a
-//! running server's admin listener.
+//! The `freight` command line: `serve`, `migrate` (the ScyllaDB schema), and
+//! operator commands that talk to a running server's admin listener.
 
 mod config_file;
+mod migrate;
 mod operator;
 mod serve;
 
@@ -33,6 +34,75 @@ pub enum Command {
     /// Manage API keys on a running server.
     #[command(subcommand)]
     Keys(KeysCommand),
+    /// Create or update the ScyllaDB schema: applies the schema files built
+    /// into this binary (cql/) in order, skipping those already applied.
+    Migrate(MigrateArgs),
+}
+
+/// Which store `serve` keeps its data in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum StorageKind {
+    /// In the data directory (fjall): one machine, nothing else to run.
+    Embedded,
+    /// A ScyllaDB cluster (--scylla-nodes): several instances, one schema.
+    Scylla,
+}
+
+/// How to reach the ScyllaDB cluster.
+#[derive(Debug, Clone, Args)]
+pub struct ScyllaArgs {
+    /// Contact points of the ScyllaDB cluster, host:port[,host:port...]; the
+    /// driver discovers the other nodes.
+    #[arg(long, env = "FREIGHT_SCYLLA_NODES", value_delimiter = ',')]
+    pub scylla_nodes: Vec<String>,
+    /// The keyspace freight's tables are in.
+    #[arg(long, env = "FREIGHT_SCYLLA_KEYSPACE", default_value = "freight")]
+    pub scylla_keyspace: String,
+    /// The datacenter whose replicas LOCAL_QUORUM counts and whose nodes are
+    /// preferred; unset: any (a single-datacenter cluster).
+    #[arg(long, env = "FREIGHT_SCYLLA_LOCAL_DC")]
+    pub scylla_local_dc: Option<String>,
+    /// ScyllaDB user (password authentication).
+    #[arg(long, env = "FREIGHT_SCYLLA_USER", requires = "scylla_password")]
+    pub scylla_user: Option<String>,
+    #[arg(
+        long,
+        env = "FREIGHT_SCYLLA_PASSWORD",
+        requires = "scylla_user",
+        hide_env_values = true
+    )]
+    pub scylla_password: Option<String>,
+}
+
+impl ScyllaArgs {
+    pub fn config(&self) -> anyhow::Result<crate::storage::scylla::ScyllaConfig> {
+        let nodes: Vec<String> = self
+            .scylla_nodes
+            .iter()
+            .flat_map(|list| crate::storage::scylla::ScyllaConfig::parse_nodes(list))
+            .collect();
+        anyhow::ensure!(
+            !nodes.is_empty(),
+            "--scylla-nodes (FREIGHT_SCYLLA_NODES) is required with ScyllaDB"
+        );
+        crate::storage::scylla::schema::check_keyspace(&self.scylla_keyspace)?;
+        Ok(crate::storage::scylla::ScyllaConfig {
+            nodes,
+            keyspace: self.scylla_keyspace.clone(),
+            local_dc: self.scylla_local_dc.clone(),
+            credentials: self.scylla_user.clone().zip(self.scylla_password.clone()),
+        })
+    }
+}
+
+#[derive(Debug, Args)]
+pub struct MigrateArgs {
+    #[command(flatten)]
+    pub scylla: ScyllaArgs,
+    /// Replication of the keyspace, if this run creates it (a CQL map). An
+    /// existing keyspace is left as it is (change it with ALTER KEYSPACE).
+    #[arg(long, env = "FREIGHT_SCYLLA_REPLICATION", default_value = crate::storage::scylla::schema::DEFAULT_REPLICATION)]
+    pub replication: String,
 }
 
 #[derive(Debug, Args)]
@@ -88,6 +158,17 @@ pub struct ServeArgs {
     /// Log format.
     #[arg(long, env = "FREIGHT_LOG_FORMAT", value_enum, default_value = "text")]
     pub log_format: crate::telemetry::LogFormat,
+    /// Where the data lives: the data directory, or a ScyllaDB cluster (run
+    /// `freight migrate` first).
+    #[arg(long, env = "FREIGHT_STORAGE", value_enum, default_value = "embedded")]
+    pub storage: StorageKind,
+    #[command(flatten)]
+    pub scylla: ScyllaArgs,
+    /// Let --admin-listen bind a non-loopback address (a container, scraped by
+    /// Prometheus over a private network). Its operator API needs the admin
+    /// token; /metrics, /health and /ready do not. Never expose it publicly.
+    #[arg(long, env = "FREIGHT_ADMIN_ALLOW_REMOTE", value_parser = clap::builder::BoolishValueParser::new())]
+    pub admin_allow_remote: bool,
 }
 
 /// How operator commands find the server.
@@ -189,6 +270,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Serve(args) => serve::run(args).await,
         Command::Accounts(command) => operator::accounts(command).await,
         Command::Keys(command) => operator::keys(command).await,
+        Command::Migrate(args) => migrate::run(args).await,
     }
 }
 

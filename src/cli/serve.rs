@@ -11,7 +11,7 @@ use crate::server::tls::TlsSource;
 use crate::services::live::LiveSettings;
 use crate::webhooks::dispatcher::DispatchSettings;
 
-use super::ServeArgs;
+use super::{ServeArgs, StorageKind};
 
 pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
     crate::telemetry::init(args.log_format);
@@ -21,10 +21,16 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
         (false, _, _) => ApiTransport::Tls(TlsSource::SelfSigned),
     };
     let defaults = ActorSettings::default();
+    let scylla = match args.storage {
+        StorageKind::Embedded => None,
+        StorageKind::Scylla => Some(args.scylla.config()?),
+    };
     let settings = Settings {
         data_dir: args.data_dir,
         listen: args.listen,
         admin_listen: args.admin_listen,
+        admin_allow_remote: args.admin_allow_remote,
+        scylla,
         transport,
         workers: args.workers.map_or_else(
             || std::thread::available_parallelism().map_or(1, |n| n.get()),

@@ -1,5 +1,7 @@
-//! The admin listener: loopback-only, plain HTTP, for the operator command line
-//! and for health checks. Everything but `/health` and `/ready` needs the admin token.
+//! The admin listener: plain HTTP on loopback (unless `--admin-allow-remote`),
+//! for the operator command line
+//! and for health checks and metrics. The operator API (`/admin/v1`) needs the
+//! admin token; `/health`, `/ready` and `/metrics` do not.
 
 use actix_web::body::MessageBody;
 use actix_web::dev::{ServiceRequest, ServiceResponse};

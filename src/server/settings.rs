@@ -24,8 +24,12 @@ pub enum ApiTransport {
 pub struct Settings {
     pub data_dir: PathBuf,
     pub listen: SocketAddr,
-    /// Must be a loopback address: the admin API trusts whoever holds the token file.
+    /// A loopback address unless `admin_allow_remote`: the admin API trusts
+    /// whoever holds the token file.
     pub admin_listen: SocketAddr,
+    pub admin_allow_remote: bool,
+    /// The ScyllaDB cluster to keep data in; `None`: the embedded store in `data_dir`.
+    pub scylla: Option<crate::storage::scylla::ScyllaConfig>,
     pub transport: ApiTransport,
     pub workers: usize,
     /// Create an account and key on first start and hand back the key.
@@ -45,6 +49,8 @@ impl Settings {
             data_dir,
             listen: "127.0.0.1:0".parse().expect("valid address"),
             admin_listen: "127.0.0.1:0".parse().expect("valid address"),
+            admin_allow_remote: false,
+            scylla: None,
             transport: ApiTransport::Tls(TlsSource::SelfSigned),
             workers: 2,
             bootstrap_key: true,

@@ -58,18 +58,24 @@ impl Application {
         // Installs the metrics recorder before anything reports to it.
         crate::telemetry::metrics();
         if !settings.admin_listen.ip().is_loopback() {
-            bail!(
-                "the admin listener must bind a loopback address, not {}",
-                settings.admin_listen
-            );
+            if !settings.admin_allow_remote {
+                bail!(
+                    "the admin listener must bind a loopback address, not {} \
+                     (--admin-allow-remote permits it, for a private network)",
+                    settings.admin_listen
+                );
+            }
+            tracing::warn!(admin_listen = %settings.admin_listen, "the admin listener is reachable from other machines (--admin-allow-remote); keep it off public networks");
         }
         std::fs::create_dir_all(&settings.data_dir)
             .with_context(|| format!("creating data directory {}", settings.data_dir.display()))?;
-        let storage = storage::open(&StorageConfig::Embedded {
-            data_dir: settings.data_dir.clone(),
-        })
-        .await
-        .context("opening storage")?;
+        let config = match &settings.scylla {
+            Some(cluster) => StorageConfig::Scylla(cluster.clone()),
+            None => StorageConfig::Embedded {
+                data_dir: settings.data_dir.clone(),
+            },
+        };
+        let storage = storage::open(&config).await.context("opening storage")?;
         let services = start_services(
             storage,
             settings.clock.clone(),
@@ -285,12 +291,15 @@ async fn start_services(
     let background = start_dispatcher(&storage, &directory, &notifier, &http, &clock, dispatch)?;
     let (committer, _thread) =
         GroupCommitter::start(storage.clone()).context("starting the GPS committer thread")?;
+    // This process among the instances sharing a store (leases, key claims).
+    let instance: Arc<str> = crate::actors::load_actor::instance_name().into();
     let registry = Arc::new(LoadRegistry::new(ActorDeps {
         storage: storage.clone(),
         notifier: notifier.clone(),
         clock: clock.clone(),
         settings: actors,
         residents: Arc::default(),
+        instance: instance.clone(),
     }));
     let auth = Arc::new(services::auth::Authenticator::new(
         storage.clone(),
@@ -300,6 +309,7 @@ async fn start_services(
     let idempotency = Arc::new(services::idempotency::Idempotency::new(
         storage.clone(),
         clock.clone(),
+        instance,
     ));
     let webhooks = Arc::new(services::webhooks::WebhookService::new(
         storage.clone(),
@@ -349,6 +359,12 @@ async fn start_services(
         background: Arc::new(background),
     };
     spawn_housekeeping(&services);
+    if services.storage.needs_leases() {
+        actix_rt::spawn(services::rate_limits::share_counts(
+            Arc::downgrade(&services.rate_limits),
+            services.storage.clone(),
+        ));
+    }
     Ok(services)
 }
 

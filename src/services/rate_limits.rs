@@ -8,8 +8,13 @@
 //! one fewer per request, then 429.
 //!
 //! The state is a sharded map of small mutex-guarded arrays, touched once per
-//! request with no storage round trip. It is per process: quotas restart when the
-//! service does, and with several nodes each counts its own share (see README).
+//! request with no storage round trip. With the embedded store it is all there
+//! is: quotas restart when the service does. With a store shared by several
+//! instances, [`share_counts`] adds each instance's counts to per-account
+//! minute counters in the store every [`SHARE_INTERVAL`] and reads back what the
+//! others counted, which the windows then include. The error is bounded by
+//! that interval: an account can get past its limit by at most what the other
+//! instances admit for it in one interval before they all know it.
 
 use std::sync::Mutex;
 
@@ -47,10 +52,18 @@ impl Quota {
     }
 }
 
+/// How often counts are shared through a store shared by several instances.
+pub const SHARE_INTERVAL: std::time::Duration = std::time::Duration::from_secs(1);
+
 #[derive(Debug)]
 struct Window {
+    /// Requests this instance admitted, per minute slot.
     counts: [u32; SLOTS],
-    /// The sum of `counts`, kept so a check does not add up 60 slots.
+    /// Of `counts`, those not yet added to the shared counters.
+    unshared: [u32; SLOTS],
+    /// Requests other instances admitted, as last read from the shared counters.
+    others: [u32; SLOTS],
+    /// The sum of `counts` and `others`, kept so a check does not add up slots.
     used: u64,
     /// The minute (Unix seconds / 60) the newest slot holds.
     newest: i64,
@@ -60,6 +73,8 @@ impl Window {
     fn new(minute: i64) -> Self {
         Window {
             counts: [0; SLOTS],
+            unshared: [0; SLOTS],
+            others: [0; SLOTS],
             used: 0,
             newest: minute,
         }
@@ -72,21 +87,56 @@ impl Window {
         }
         let gone = (minute - self.newest).min(SLOTS as i64);
         for step in 1..=gone {
-            let count = &mut self.counts[slot(self.newest + step)];
-            self.used -= u64::from(*count);
-            *count = 0;
+            let i = slot(self.newest + step);
+            self.used -= u64::from(self.counts[i]) + u64::from(self.others[i]);
+            self.counts[i] = 0;
+            self.unshared[i] = 0;
+            self.others[i] = 0;
         }
         self.newest = minute;
+    }
+
+    /// The counts not yet shared, by minute, marked shared.
+    fn take_unshared(&mut self) -> Vec<(i64, u32)> {
+        let first = self.newest - SLOTS as i64 + 1;
+        let mut out = Vec::new();
+        for minute in first..=self.newest {
+            let count = std::mem::take(&mut self.unshared[slot(minute)]);
+            if count > 0 {
+                out.push((minute, count));
+            }
+        }
+        out
+    }
+
+    /// Takes what the shared counters say each minute holds, all instances
+    /// together: the others' part is that less what this one has shared.
+    fn merge_shared(&mut self, totals: &[(i64, u64)]) {
+        let first = self.newest - SLOTS as i64 + 1;
+        for &(minute, total) in totals {
+            if minute < first || minute > self.newest {
+                continue;
+            }
+            let i = slot(minute);
+            let shared_mine = u64::from(self.counts[i].saturating_sub(self.unshared[i]));
+            let others = total.saturating_sub(shared_mine).min(u64::from(u32::MAX)) as u32;
+            self.used = self.used - u64::from(self.others[i]) + u64::from(others);
+            self.others[i] = others;
+        }
     }
 
     fn used(&self) -> u64 {
         self.used
     }
 
-    /// The minutes in the window, oldest first, with their counts.
+    /// The minutes in the window, oldest first, with their counts (all
+    /// instances' as far as known).
     fn oldest_first(&self) -> impl Iterator<Item = (i64, u32)> + '_ {
         let first = self.newest - SLOTS as i64 + 1;
-        (first..=self.newest).map(|minute| (minute, self.counts[slot(minute)]))
+        (first..=self.newest).map(|minute| {
+            let i = slot(minute);
+            (minute, self.counts[i] + self.others[i])
+        })
     }
 
     /// When the window will hold fewer than `limit` requests (`used` now).
@@ -149,6 +199,7 @@ impl RateLimiter {
             };
         }
         window.counts[slot(minute)] += 1;
+        window.unshared[slot(minute)] += 1;
         window.used += 1;
         let used = used + 1;
         let oldest = window
@@ -195,6 +246,77 @@ impl RateLimiter {
 
     pub fn tracked_accounts(&self) -> usize {
         self.windows.len()
+    }
+
+    /// Every account's counts not yet shared, by minute, marked shared.
+    fn take_unshared(&self) -> Vec<(AccountId, Vec<(i64, u32)>)> {
+        let minute = self.clock.now().timestamp().div_euclid(SLOT_SECONDS);
+        let mut out = Vec::new();
+        self.windows.retain(|account, window| {
+            let window = window.get_mut().unwrap_or_else(|p| p.into_inner());
+            window.advance(minute);
+            let unshared = window.take_unshared();
+            if !unshared.is_empty() {
+                out.push((account.clone(), unshared));
+            }
+            true
+        });
+        out
+    }
+
+    /// Puts back counts whose sharing failed, to be shared next time.
+    fn restore_unshared(&self, account: &AccountId, counts: &[(i64, u32)]) {
+        if let Some(entry) = self.windows.get(account) {
+            let mut window = entry.lock().unwrap_or_else(|p| p.into_inner());
+            let first = window.newest - SLOTS as i64 + 1;
+            for &(minute, count) in counts {
+                if (first..=window.newest).contains(&minute) {
+                    window.unshared[slot(minute)] += count;
+                }
+            }
+        }
+    }
+
+    /// Takes an account's shared counters: `(minute, all instances' requests)`.
+    fn merge_shared(&self, account: &AccountId, totals: &[(i64, u64)]) {
+        let minute = self.clock.now().timestamp().div_euclid(SLOT_SECONDS);
+        if let Some(entry) = self.windows.get(account) {
+            let mut window = entry.lock().unwrap_or_else(|p| p.into_inner());
+            window.advance(minute);
+            window.merge_shared(totals);
+        }
+    }
+}
+
+/// Shares this instance's counts through `storage` every [`SHARE_INTERVAL`]
+/// and reads back the totals of the accounts it counted (see the module doc).
+/// Runs until `limiter` is dropped.
+pub async fn share_counts(
+    limiter: std::sync::Weak<RateLimiter>,
+    storage: std::sync::Arc<dyn crate::storage::Storage>,
+) {
+    let mut tick = tokio::time::interval(SHARE_INTERVAL);
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tick.tick().await;
+        let Some(limiter) = limiter.upgrade() else {
+            return;
+        };
+        let window_start =
+            limiter.clock.now().timestamp().div_euclid(SLOT_SECONDS) - SLOTS as i64 + 1;
+        for (account, counts) in limiter.take_unshared() {
+            if let Err(error) = storage.add_request_counts(&account, &counts).await {
+                limiter.restore_unshared(&account, &counts);
+                tracing::warn!(error = %crate::telemetry::error_chain(&error), "could not share rate-limit counts; retrying");
+                continue;
+            }
+            match storage.request_counts(&account, window_start).await {
+                Ok(totals) => limiter.merge_shared(&account, &totals),
+                Err(error) => {
+                    tracing::warn!(error = %crate::telemetry::error_chain(&error), "could not read shared rate-limit counts")
+                }
+            }
+        }
     }
 }
 
@@ -277,5 +399,38 @@ mod tests {
         limiter.forget_idle();
         assert_eq!(limiter.tracked_accounts(), 0);
         assert!(limiter.check(&a, 1).allowed);
+    }
+
+    #[test]
+    fn shared_counts_of_other_instances_count_against_the_limit() {
+        let (limiter, clock) = limiter("2026-11-21T10:00:30Z");
+        let account = AccountId::generate();
+        let minute = clock.now().timestamp().div_euclid(60);
+        for _ in 0..3 {
+            assert!(limiter.check(&account, 10).allowed);
+        }
+        // Shared: this instance's 3 go to the store once, and are marked shared.
+        assert_eq!(
+            limiter.take_unshared(),
+            [(account.clone(), vec![(minute, 3)])]
+        );
+        assert!(limiter.take_unshared().is_empty());
+        // The store says 8 this minute (3 mine, 5 others') and 1 a minute ago.
+        limiter.merge_shared(&account, &[(minute, 8), (minute - 1, 1)]);
+        assert_eq!(limiter.usage(&account).0, 9);
+        assert_eq!(limiter.check(&account, 10).remaining, 0, "the 10th request");
+        assert!(!limiter.check(&account, 10).allowed);
+        // Reading the totals again does not count the others twice, and a
+        // count not yet shared is not taken for the others'.
+        limiter.merge_shared(&account, &[(minute, 8), (minute - 1, 1)]);
+        assert_eq!(limiter.usage(&account).0, 10);
+        // A failed share is shared next time; the others' minutes leave the
+        // window like this instance's.
+        let unshared = limiter.take_unshared();
+        assert_eq!(unshared, [(account.clone(), vec![(minute, 1)])]);
+        limiter.restore_unshared(&account, &unshared[0].1);
+        assert_eq!(limiter.take_unshared(), unshared);
+        clock.advance(chrono::Duration::minutes(60));
+        assert_eq!(limiter.usage(&account).0, 0);
     }
 }

@@ -53,6 +53,7 @@ fn registry(storage: Arc<dyn Storage>) -> (Arc<LoadRegistry>, TrackingService) {
             delivered_linger: LINGER,
         },
         residents: Arc::default(),
+        instance: "test-instance".into(),
     }));
     let tracking = TrackingService::new(
         storage,
