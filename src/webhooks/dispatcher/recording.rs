@@ -26,25 +26,35 @@ pub(super) struct Outcome {
     pub(super) first_record: bool,
 }
 
+/// Outcomes in one write at most: ScyllaDB refuses a logged batch over 1 MB
+/// (about 1,500 outcomes); this keeps a write near its 128 KB warning, and
+/// costs the embedded store an fdatasync per 512 outcomes under a backlog.
+const MAX_WRITE_OUTCOMES: usize = 512;
+
 /// What the next write carries, and whether one is running. Writes go one at a
-/// time, each taking whatever finished while the one before was syncing: one
-/// synced write per batch rather than one per attempt.
+/// time, each taking whatever finished while the one before was syncing (up to
+/// `MAX_WRITE_OUTCOMES`): one synced write per batch rather than one per attempt.
 #[derive(Default)]
 pub(super) struct WriteQueue {
-    outcomes: Vec<Outcome>,
+    outcomes: std::collections::VecDeque<Outcome>,
     /// Events with every delivery recorded (or none at all), to be marked fanned
-    /// out by the next write.
-    fanned_out: Vec<EventId>,
+    /// out by a write, each with how many outcomes had been pushed when it was
+    /// marked: it goes with the write that takes the last of those.
+    fanned_out: std::collections::VecDeque<(EventId, u64)>,
+    /// Outcomes pushed, and taken by writes, since the start.
+    pushed: u64,
+    taken: u64,
     writing: bool,
 }
 
 impl WriteQueue {
     pub(super) fn push(&mut self, outcome: Outcome) {
-        self.outcomes.push(outcome);
+        self.outcomes.push_back(outcome);
+        self.pushed += 1;
     }
 
     pub(super) fn mark_fanned_out(&mut self, event: EventId) {
-        self.fanned_out.push(event);
+        self.fanned_out.push_back((event, self.pushed));
     }
 
     /// No outcome waits or is being written. Markers may still wait: the outbox
@@ -53,15 +63,24 @@ impl WriteQueue {
         self.outcomes.is_empty() && !self.writing
     }
 
-    /// Everything waiting, for a write to begin; `None` while one runs or when
-    /// nothing waits.
+    /// What waits (up to `MAX_WRITE_OUTCOMES` outcomes, and the markers whose
+    /// outcomes are all in this write or before), for a write to begin; `None`
+    /// while one runs or when nothing waits.
     fn begin(&mut self) -> Option<(Vec<Outcome>, Vec<EventId>)> {
         if self.writing || (self.outcomes.is_empty() && self.fanned_out.is_empty()) {
             return None;
         }
         self.writing = true;
-        let outcomes = std::mem::take(&mut self.outcomes);
-        Some((outcomes, std::mem::take(&mut self.fanned_out)))
+        let take = self.outcomes.len().min(MAX_WRITE_OUTCOMES);
+        let outcomes: Vec<Outcome> = self.outcomes.drain(..take).collect();
+        self.taken += take as u64;
+        let mut marks = Vec::new();
+        while let Some((_, pushed)) = self.fanned_out.front()
+            && *pushed <= self.taken
+        {
+            marks.extend(self.fanned_out.pop_front().map(|(event, _)| event));
+        }
+        Some((outcomes, marks))
     }
 
     fn end(&mut self) {
@@ -70,7 +89,10 @@ impl WriteQueue {
 
     /// Markers whose write failed go out with the next one.
     fn retry_marks(&mut self, events: Vec<EventId>) {
-        self.fanned_out.extend(events);
+        let taken = self.taken;
+        for event in events.into_iter().rev() {
+            self.fanned_out.push_front((event, taken));
+        }
     }
 }
 
@@ -290,4 +312,62 @@ async fn disable_subscription(
     storage.put_webhook(&disabled).await?;
     directory.upsert(disabled);
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::domain::event::EventType;
+
+    fn outcome() -> Outcome {
+        let delivery = Delivery::new(
+            WebhookId::generate(),
+            EventId::generate(),
+            EventType::LoadCreated,
+            Utc::now(),
+        );
+        Outcome {
+            previous: delivery.clone(),
+            next: delivery,
+            body: None,
+            disable: None,
+            first_record: true,
+        }
+    }
+
+    #[test]
+    fn a_write_takes_at_most_its_share_and_markers_wait_for_their_outcomes() {
+        let mut queue = WriteQueue::default();
+        let early = EventId::generate();
+        queue.mark_fanned_out(early.clone());
+        for _ in 0..MAX_WRITE_OUTCOMES {
+            queue.push(outcome());
+        }
+        let middle = EventId::generate();
+        queue.mark_fanned_out(middle.clone());
+        for _ in 0..10 {
+            queue.push(outcome());
+        }
+        let late = EventId::generate();
+        queue.mark_fanned_out(late.clone());
+
+        let (outcomes, marks) = queue.begin().unwrap();
+        assert_eq!(outcomes.len(), MAX_WRITE_OUTCOMES);
+        // `middle` was marked after exactly these outcomes: it may go with them.
+        assert_eq!(marks, [early, middle]);
+        assert!(queue.begin().is_none(), "one write at a time");
+        queue.end();
+
+        let (outcomes, marks) = queue.begin().unwrap();
+        assert_eq!(outcomes.len(), 10);
+        assert_eq!(marks, std::slice::from_ref(&late));
+        // A failed write's markers go with the next one.
+        queue.end();
+        queue.retry_marks(marks);
+        let (outcomes, marks) = queue.begin().unwrap();
+        assert!(outcomes.is_empty());
+        assert_eq!(marks, [late]);
+        queue.end();
+        assert!(queue.begin().is_none());
+    }
 }
