@@ -343,7 +343,7 @@ async fn start_services(
             storage.clone(),
             registry.clone(),
             committer,
-            directory,
+            directory.clone(),
             notifier,
             LiveHub::new(live),
             clock.clone(),
@@ -364,8 +364,35 @@ async fn start_services(
             Arc::downgrade(&services.rate_limits),
             services.storage.clone(),
         ));
+        actix_rt::spawn(refresh_directory(
+            Arc::downgrade(&directory),
+            services.storage.clone(),
+        ));
     }
     Ok(services)
+}
+
+/// With a store shared by several instances, subscriptions changed on another
+/// instance reach this one's directory within this long.
+const DIRECTORY_REFRESH: Duration = Duration::from_secs(5);
+
+/// Reads every subscription again every `DIRECTORY_REFRESH`, until the
+/// directory is dropped.
+async fn refresh_directory(directory: std::sync::Weak<Directory>, storage: Arc<dyn Storage>) {
+    let mut tick = tokio::time::interval(DIRECTORY_REFRESH);
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tick.tick().await;
+        let Some(directory) = directory.upgrade() else {
+            return;
+        };
+        match storage.all_webhooks().await {
+            Ok(subscriptions) => directory.replace_all(subscriptions),
+            Err(error) => {
+                tracing::warn!(error = %crate::telemetry::error_chain(&error), "could not refresh the webhook directory; retrying")
+            }
+        }
+    }
 }
 
 /// The periodic chores, holding the services weakly: they end with them.

@@ -37,6 +37,33 @@ impl Directory {
         list.push(subscription);
     }
 
+    /// Makes the directory what storage holds (`subscriptions`, all of them):
+    /// with a store shared by several instances, subscriptions created, changed
+    /// or deleted on another instance reach this one so. Each subscription is
+    /// replaced whole; one absent from `subscriptions` is removed.
+    pub fn replace_all(&self, subscriptions: Vec<Subscription>) {
+        let keep: std::collections::HashSet<WebhookId> =
+            subscriptions.iter().map(|s| s.id.clone()).collect();
+        let gone: Vec<Arc<Subscription>> = self
+            .by_id
+            .iter()
+            .filter(|entry| !keep.contains(entry.key()))
+            .map(|entry| entry.value().clone())
+            .collect();
+        for subscription in gone {
+            self.remove(&subscription);
+        }
+        for subscription in subscriptions {
+            let unchanged = self
+                .by_id
+                .get(&subscription.id)
+                .is_some_and(|known| **known == subscription);
+            if !unchanged {
+                self.upsert(subscription);
+            }
+        }
+    }
+
     pub fn remove(&self, subscription: &Subscription) {
         self.by_id.remove(&subscription.id);
         if let Some(mut list) = self.by_account.get_mut(&subscription.account_id) {
@@ -72,5 +99,47 @@ impl Directory {
             .unwrap_or_default();
         list.sort_by(|a, b| b.id.cmp(&a.id));
         list
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::domain::event::EventType;
+
+    fn subscription(account: &AccountId, events: Vec<EventType>) -> Subscription {
+        let now = chrono::Utc::now();
+        Subscription {
+            id: WebhookId::generate(),
+            account_id: account.clone(),
+            url: "https://example.com/hook".into(),
+            events,
+            secret: "whsec_test".into(),
+            enabled: true,
+            disabled_reason: None,
+            created_at: now,
+            updated_at: now,
+        }
+    }
+
+    #[test]
+    fn replacing_all_adds_changes_and_removes() {
+        let account = AccountId::generate();
+        let kept = subscription(&account, vec![EventType::LoadCreated]);
+        let dropped = subscription(&account, vec![EventType::LoadAssigned]);
+        let directory = Directory::new(vec![kept.clone(), dropped.clone()]);
+        assert!(directory.wants(&account, EventType::LoadAssigned));
+
+        let mut changed = kept.clone();
+        changed.events = vec![EventType::DeliveryCompleted];
+        let added = subscription(&account, vec![EventType::LoadStatusChanged]);
+        directory.replace_all(vec![changed.clone(), added.clone()]);
+
+        assert!(directory.get(&dropped.id).is_none());
+        assert!(!directory.wants(&account, EventType::LoadAssigned));
+        assert!(!directory.wants(&account, EventType::LoadCreated));
+        assert!(directory.wants(&account, EventType::DeliveryCompleted));
+        assert!(directory.wants(&account, EventType::LoadStatusChanged));
+        assert_eq!(directory.of_account(&account).len(), 2);
     }
 }
