@@ -505,6 +505,24 @@ async fn subscriptions_are_validated_and_private_addresses_refused() {
             json!({"url": "https://localhost/x", "events": ["load.created"], "secret": SECRET}),
             "url",
         ),
+        // Found by a black-box probe: IPv6 forms that embed a loopback IPv4
+        // address, and an IETF protocol-assignment address.
+        (
+            json!({"url": "https://[::127.0.0.1]/hook", "events": ["load.created"], "secret": SECRET}),
+            "url",
+        ),
+        (
+            json!({"url": "https://[64:ff9b:1::7f00:1]/", "events": ["load.created"], "secret": SECRET}),
+            "url",
+        ),
+        (
+            json!({"url": "https://[2002:7f00:1::]/", "events": ["load.created"], "secret": SECRET}),
+            "url",
+        ),
+        (
+            json!({"url": "https://192.0.0.1/", "events": ["load.created"], "secret": SECRET}),
+            "url",
+        ),
         (
             json!({"url": "ftp://example.com", "events": ["load.created"], "secret": SECRET}),
             "url",
