@@ -63,6 +63,51 @@ pub fn plain_http_refusal(req: &ServiceRequest) -> Option<ApiError> {
     })
 }
 
+/// Request heads larger than this (header names and values, as sent) are
+/// refused with 431 in the error envelope. Heads over 128 KiB, or with more
+/// than 96 headers, never reach the application: the HTTP layer refuses them
+/// with a bare 431 and closes the connection.
+pub const MAX_HEADER_BYTES: usize = 16 * 1024;
+
+/// Headers a request may carry once at most: a second one would be ignored by
+/// one reader and honoured by another (a proxy and this service).
+const SINGLE_HEADERS: [header::HeaderName; 2] = [
+    header::AUTHORIZATION,
+    header::HeaderName::from_static("idempotency-key"),
+];
+
+/// The refusal of a request whose headers are too large or repeat one that
+/// must appear once (checked app-wide, before routing).
+pub fn header_refusal(req: &ServiceRequest) -> Option<ApiError> {
+    let headers = req.headers();
+    let size: usize = headers
+        .iter()
+        .map(|(name, value)| name.as_str().len() + value.len() + 4)
+        .sum();
+    if size > MAX_HEADER_BYTES {
+        return Some(
+            ApiError::new(
+                StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE,
+                "HEADERS_TOO_LARGE",
+                format!(
+                    "the request headers take {size} bytes; at most {MAX_HEADER_BYTES} are accepted"
+                ),
+            )
+            .with_details(serde_json::json!({ "limit_bytes": MAX_HEADER_BYTES })),
+        );
+    }
+    SINGLE_HEADERS.iter().find_map(|name| {
+        (headers.get_all(name).nth(1).is_some()).then(|| {
+            ApiError::new(
+                StatusCode::BAD_REQUEST,
+                "DUPLICATE_HEADER",
+                format!("the {name} header may be sent once only"),
+            )
+            .with_details(serde_json::json!({ "header": name.as_str() }))
+        })
+    })
+}
+
 /// Authenticates, then counts the request against its account's quota: refused
 /// with 429 when the quota is spent, and every answer carries the quota headers.
 pub async fn authenticate<B: MessageBody + 'static>(

@@ -11,6 +11,7 @@
 //! | services, for the id in the path | 404 (unknown or malformed id) | operations with a path parameter |
 //! | storage, and parts of the running service | 500, 503 | every `/v1` operation |
 //! | `api::auth::plain_http_refusal` | 400 `HTTPS_REQUIRED` (behind a TLS proxy) | every operation |
+//! | `api::auth::header_refusal` | 400 `DUPLICATE_HEADER`, 431 `HEADERS_TOO_LARGE` | every operation |
 //!
 //! It also adds the headers the layers put on answers: `X-Request-Id`
 //! (`server::observe`, every answer), the quota headers (every answer after
@@ -52,7 +53,8 @@ const BAD_REQUEST: Common = Common {
         unknown, repeated or invalid query parameter (every endpoint refuses parameters it does \
         not take). With a body: `VALIDATION_FAILED` (every refused field in \
         `details.errors`), `MALFORMED_JSON` or `MALFORMED_BODY`. On POST: \
-        `INVALID_IDEMPOTENCY_KEY`. Behind a TLS proxy: `HTTPS_REQUIRED`.",
+        `INVALID_IDEMPOTENCY_KEY`. `DUPLICATE_HEADER`: `Authorization` or `Idempotency-Key` \
+        sent more than once (`details.header`). Behind a TLS proxy: `HTTPS_REQUIRED`.",
     quota_headers: true,
 };
 
@@ -61,7 +63,17 @@ const HTTPS_REQUIRED: Common = Common {
     status: "400",
     name: "HttpsRequired",
     description: "`HTTPS_REQUIRED`: behind a TLS-terminating proxy, the request did not come \
-        over HTTPS (`X-Forwarded-Proto`).",
+        over HTTPS (`X-Forwarded-Proto`). `DUPLICATE_HEADER`: `Authorization` or \
+        `Idempotency-Key` sent more than once (`details.header`).",
+    quota_headers: false,
+};
+
+const HEADERS_TOO_LARGE: Common = Common {
+    status: "431",
+    name: "HeadersTooLarge",
+    description: "`HEADERS_TOO_LARGE`: the request headers (names and values) exceed 16 KiB; \
+        `details.limit_bytes`. Over 128 KiB, or more than 96 headers, the HTTP layer answers 431 \
+        without a body and closes the connection.",
     quota_headers: false,
 };
 
@@ -142,13 +154,15 @@ const SERVICE_UNAVAILABLE: Common = Common {
     description: "`STORAGE_UNAVAILABLE`: storage failed; nothing was changed, retry later. \
                   `SERVICE_UNAVAILABLE` (with `Retry-After`): a part of the service the request \
                   needs (a load's actor, the GPS committer, the webhook dispatcher) has stopped \
-                  or is shutting down; nothing was changed, retry shortly.",
+                  or is shutting down, or (several instances) another instance serves the load; \
+                  nothing was changed, retry shortly.",
     quota_headers: false,
 };
 
-const ALL: [&Common; 12] = [
+const ALL: [&Common; 13] = [
     &BAD_REQUEST,
     &HTTPS_REQUIRED,
+    &HEADERS_TOO_LARGE,
     &UNAUTHORIZED,
     &FORBIDDEN,
     &NOT_FOUND,
@@ -301,7 +315,7 @@ impl Modify for Layers {
                 if PUBLIC_PATHS.contains(&path.as_str()) {
                     // No key needed: overrides the document-wide bearer requirement.
                     operation.security = Some(Vec::new());
-                    add_common(operation, &[&HTTPS_REQUIRED]);
+                    add_common(operation, &[&HTTPS_REQUIRED, &HEADERS_TOO_LARGE]);
                 } else {
                     add_layers(path, method, operation);
                 }
@@ -313,6 +327,7 @@ impl Modify for Layers {
 fn add_layers(path: &str, method: &str, operation: &mut Operation) {
     let mut common = vec![
         &BAD_REQUEST,
+        &HEADERS_TOO_LARGE,
         &UNAUTHORIZED,
         &RATE_LIMITED,
         &INTERNAL_ERROR,

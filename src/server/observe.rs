@@ -14,7 +14,7 @@ use actix_web::http::{Method, StatusCode};
 use actix_web::middleware::Next;
 use metrics::{Counter, Histogram};
 
-use crate::api::auth::plain_http_refusal;
+use crate::api::auth::{header_refusal, plain_http_refusal};
 use crate::telemetry::{RouteId, with_request_id};
 
 pub const REQUEST_ID: &str = "x-request-id";
@@ -125,7 +125,7 @@ pub async fn observe<B: MessageBody + 'static>(
     // Bytes: shared by the task-local and the header without a copy.
     let id = bytes::Bytes::from(request_id(&req));
     let method = method_label(req.method());
-    let mut response = match plain_http_refusal(&req) {
+    let mut response = match plain_http_refusal(&req).or_else(|| header_refusal(&req)) {
         Some(refusal) => req
             .into_response(refusal.error_response())
             .map_into_right_body(),

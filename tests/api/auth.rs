@@ -2,7 +2,7 @@ use chrono::{Duration, Utc};
 use reqwest::{Method, StatusCode};
 use serde_json::json;
 
-use crate::helpers::{assert_error, load_body, send, spawn_app};
+use crate::helpers::{assert_error, carrier_body, load_body, send, spawn_app};
 
 #[actix_web::test]
 async fn verify_reports_identity_and_permissions() {
@@ -62,6 +62,53 @@ async fn missing_and_malformed_keys_are_told_apart() {
         .header("Authorization", "Bearer ");
     let (status, body) = send(empty).await;
     assert_error(status, &body, 401, "MISSING_API_KEY");
+}
+
+#[actix_web::test]
+async fn repeated_keys_and_oversized_headers_are_refused_in_the_envelope() {
+    let app = spawn_app().await;
+    // Two Authorization headers (the second a key that would also work) are
+    // refused: a proxy and this service might each honour a different one.
+    let mut twice = reqwest::header::HeaderMap::new();
+    let bearer = format!("Bearer {}", app.key);
+    twice.append("authorization", bearer.parse().unwrap());
+    twice.append("authorization", bearer.parse().unwrap());
+    let (status, body) = send(app.client.get(app.url("/loads")).headers(twice)).await;
+    let error = assert_error(status, &body, 400, "DUPLICATE_HEADER");
+    assert_eq!(error["details"]["header"], "authorization");
+
+    let mut keys = reqwest::header::HeaderMap::new();
+    keys.append("idempotency-key", "a".parse().unwrap());
+    keys.append("idempotency-key", "b".parse().unwrap());
+    let request = app
+        .client
+        .post(app.url("/carriers"))
+        .bearer_auth(&app.key)
+        .headers(keys)
+        .json(&carrier_body("987650"));
+    let (status, body) = send(request).await;
+    assert_error(status, &body, 400, "DUPLICATE_HEADER");
+    let (_, carriers) = app.get("/carriers").await;
+    assert_eq!(carriers["data"]["total"], 0, "nothing was created");
+
+    // 20 KB of headers: over the 16 KiB limit, answered in the envelope.
+    let big = "x".repeat(20 * 1024);
+    let request = app
+        .client
+        .get(app.url("/loads"))
+        .bearer_auth(&app.key)
+        .header("x-padding", big.as_str());
+    let (status, body) = send(request).await;
+    let error = assert_error(status, &body, 431, "HEADERS_TOO_LARGE");
+    assert_eq!(error["details"]["limit_bytes"], 16 * 1024);
+    // Just under the limit passes.
+    let request = app
+        .client
+        .get(app.url("/loads"))
+        .bearer_auth(&app.key)
+        .header("x-padding", "x".repeat(15 * 1024).as_str());
+    let (status, _) = send(request).await;
+    assert_eq!(status, 200);
 }
 
 #[actix_web::test]
