@@ -24,11 +24,22 @@ pub fn error_chain(error: &(dyn std::error::Error + 'static)) -> String {
     text
 }
 
-/// Logs to stderr at `RUST_LOG` (default `info`, storage engine internals at
-/// `warn`). Safe to call more than once.
+/// What is logged unless `RUST_LOG` says otherwise: `info`, storage engine
+/// internals at `warn`, and nothing from two libraries that log what clients
+/// and webhook receivers do wrong as errors of their own: actix-http's
+/// dispatcher (a malformed request, already answered 400) and rustls's
+/// platform verifier (a receiver's bad certificate, which the delivery log
+/// records against the webhook, and the attempt logs at debug with its id).
+/// Anyone who sends a request or runs a receiver could otherwise fill the
+/// error log.
+pub const DEFAULT_LOG_FILTER: &str =
+    "info,fjall=warn,lsm_tree=warn,actix_http::h1::dispatcher=off,rustls_platform_verifier=off";
+
+/// Logs to stderr at `RUST_LOG` (default [`DEFAULT_LOG_FILTER`]). Safe to call
+/// more than once.
 pub fn init(format: LogFormat) {
-    let filter = EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| EnvFilter::new("info,fjall=warn,lsm_tree=warn"));
+    let filter =
+        EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(DEFAULT_LOG_FILTER));
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr);
@@ -102,4 +113,52 @@ pub fn metrics() -> &'static PrometheusHandle {
         let _ = metrics::set_global_recorder(recorder);
         handle
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::Write;
+    use std::sync::{Arc, Mutex};
+
+    use super::*;
+
+    /// A writer that keeps what the subscriber wrote.
+    #[derive(Clone, Default)]
+    struct Captured(Arc<Mutex<Vec<u8>>>);
+
+    impl Write for Captured {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().unwrap().extend_from_slice(bytes);
+            Ok(bytes.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn the_default_filter_drops_what_clients_and_receivers_cause() {
+        let captured = Captured::default();
+        let writer = captured.clone();
+        let subscriber = tracing_subscriber::fmt()
+            .with_env_filter(EnvFilter::new(DEFAULT_LOG_FILTER))
+            .with_writer(move || writer.clone())
+            .with_ansi(false)
+            .finish();
+        tracing::subscriber::with_default(subscriber, || {
+            tracing::error!(target: "actix_http::h1::dispatcher", "stream error: malformed request");
+            tracing::error!(target: "rustls_platform_verifier", "failed to verify TLS certificate");
+            tracing::warn!(target: "fjall", "engine chatter below warn is dropped, warn is kept");
+            tracing::info!(target: "lsm_tree", "compaction done");
+            tracing::error!(target: "freight::storage", "storage unavailable");
+            tracing::info!(target: "freight", "listening");
+        });
+        let text = String::from_utf8(captured.0.lock().unwrap().clone()).unwrap();
+        assert!(!text.contains("malformed request"), "{text}");
+        assert!(!text.contains("TLS certificate"), "{text}");
+        assert!(!text.contains("compaction done"), "{text}");
+        assert!(text.contains("warn is kept"), "{text}");
+        assert!(text.contains("storage unavailable"), "{text}");
+        assert!(text.contains("listening"), "{text}");
+    }
 }

@@ -31,6 +31,8 @@ const WEBHOOK_SIGNATURE: HeaderName = HeaderName::from_static("webhook-signature
 /// guarded resolver), or why it may not be called; and its prepared signing key.
 /// Made once per subscription version, not per attempt.
 pub struct Endpoint {
+    /// The subscription's id, for log lines.
+    webhook: crate::domain::ids::WebhookId,
     url: Result<reqwest::Url, String>,
     signer: Signer,
 }
@@ -38,6 +40,7 @@ pub struct Endpoint {
 impl Endpoint {
     pub fn new(subscription: &Subscription, url_policy: UrlPolicy) -> Self {
         Endpoint {
+            webhook: subscription.id.clone(),
             url: checked_url(subscription, url_policy),
             signer: Signer::new(&subscription.secret),
         }
@@ -107,6 +110,10 @@ pub async fn attempt(
                 message.push_str(&cause.to_string());
                 source = cause.source();
             }
+            // A receiver's fault (refused connection, bad certificate, timeout),
+            // not the service's: the delivery log shows it to its owner; the
+            // operator sees it only at debug.
+            tracing::debug!(webhook = %endpoint.webhook, event = %event_id, error = %message, "webhook attempt failed");
             refused(message)
         }
     }
