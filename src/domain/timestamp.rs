@@ -1,12 +1,28 @@
 //! ISO 8601 UTC timestamps as the API exchanges them.
 
-use chrono::{DateTime, DurationRound, SecondsFormat, TimeDelta, Timelike, Utc};
+use chrono::{DateTime, SecondsFormat, Timelike, Utc};
 
 /// Parses an RFC 3339 timestamp (the strict profile of ISO 8601) that is in UTC:
-/// it ends in `Z` or carries a zero offset. Anything else is refused rather than
-/// guessed at, so a client bug in time zones shows up at once.
+/// it ends in `Z` or `+00:00`. Anything else is refused rather than guessed at,
+/// so a client bug in time zones shows up at once. The rule never merges two
+/// distinct inputs into one stored time (which would make the second a silent
+/// duplicate): the service keeps microseconds (what the stores key points by,
+/// and what most clients send at most), so finer digits are accepted only as
+/// zeros, and a leap second (`:60`), which has no time of its own in UTC as
+/// computers keep it, is refused.
 pub fn parse_utc(raw: &str) -> Result<DateTime<Utc>, String> {
-    let parsed = DateTime::parse_from_rfc3339(raw.trim()).map_err(|_| {
+    let raw = raw.trim();
+    // chrono takes U+2212 (minus sign) for `-`; a look-alike is not a timestamp.
+    if !raw.is_ascii() {
+        return Err(
+            "must be an ISO 8601 UTC timestamp in plain ASCII, such as 2026-03-01T14:30:00Z".into(),
+        );
+    }
+    // RFC 3339 reserves -00:00 for "the offset is unknown", which is not UTC.
+    if raw.ends_with("-00:00") {
+        return Err("must be in UTC: end in Z or +00:00 (-00:00 means an unknown offset)".into());
+    }
+    let parsed = DateTime::parse_from_rfc3339(raw).map_err(|_| {
         "must be an ISO 8601 UTC timestamp such as 2026-03-01T14:30:00Z".to_string()
     })?;
     if parsed.offset().local_minus_utc() != 0 {
@@ -16,19 +32,16 @@ pub fn parse_utc(raw: &str) -> Result<DateTime<Utc>, String> {
     if !(2000..=2100).contains(&year) {
         return Err("must be between the years 2000 and 2100".into());
     }
-    // The service keeps millisecond precision, like the timestamps it makes itself.
     let utc = parsed.with_timezone(&Utc);
-    // A leap second (`23:59:60.5`) is kept as the last millisecond before it, so
-    // every time the service writes back is a plain RFC 3339 date-time (many
-    // parsers refuse `:60`) and order is kept.
-    let utc = if utc.nanosecond() >= 1_000_000_000 {
-        utc.with_nanosecond(999_000_000).unwrap_or(utc)
-    } else {
-        utc
-    };
-    Ok(utc
-        .duration_trunc(TimeDelta::milliseconds(1))
-        .unwrap_or(utc))
+    if utc.nanosecond() >= 1_000_000_000 {
+        return Err(
+            "must not be a leap second (:60): send 23:59:59.999Z or the next second".into(),
+        );
+    }
+    if utc.nanosecond() % 1_000 != 0 {
+        return Err("must have at most microsecond precision (such as 14:30:00.123456Z)".into());
+    }
+    Ok(utc)
 }
 
 /// The one format the service writes: RFC 3339, UTC, `Z`, millisecond precision
@@ -92,11 +105,41 @@ mod tests {
     }
 
     #[test]
-    fn a_leap_second_becomes_the_millisecond_before_it() {
-        let leap = parse_utc("2016-12-31T23:59:60.5Z").unwrap();
-        assert_eq!(format(&leap), "2016-12-31T23:59:59.999Z");
-        assert!(leap < parse_utc("2017-01-01T00:00:00Z").unwrap());
-        assert!(leap > parse_utc("2016-12-31T23:59:59.998Z").unwrap());
+    fn distinct_inputs_are_never_merged_into_one_time() {
+        // Both would have been 23:59:59.999: refused instead.
+        for raw in ["2016-12-31T23:59:60Z", "2016-12-31T23:59:60.5Z"] {
+            let error = parse_utc(raw).unwrap_err();
+            assert!(error.contains("leap second"), "{raw}: {error}");
+        }
+        // Digits below the microsecond would be cut: refused unless zeros.
+        for raw in [
+            "2026-03-01T14:30:00.1234567Z",
+            "2026-03-01T14:30:00.123456789Z",
+        ] {
+            let error = parse_utc(raw).unwrap_err();
+            assert!(error.contains("microsecond"), "{raw}: {error}");
+        }
+        assert_eq!(
+            parse_utc("2026-03-01T14:30:00.123456000Z").unwrap(),
+            parse_utc("2026-03-01T14:30:00.123456Z").unwrap()
+        );
+        // Two fixes a tenth of a millisecond apart stay two, and read back as sent.
+        let a = parse_utc("2026-03-01T14:30:00.1234Z").unwrap();
+        let b = parse_utc("2026-03-01T14:30:00.1235Z").unwrap();
+        assert_ne!(a, b);
+        assert_eq!(format(&a), "2026-03-01T14:30:00.123400Z");
+    }
+
+    #[test]
+    fn unknown_and_look_alike_offsets_are_refused() {
+        for raw in [
+            "2026-03-01T14:30:00-00:00",
+            "2026-03-01T14:30:00\u{2212}00:00",
+            "2026-03-01T14:30:00\u{2212}05:00",
+            "2026\u{2011}03-01T14:30:00Z",
+        ] {
+            assert!(parse_utc(raw).is_err(), "{raw} should be refused");
+        }
     }
 
     #[test]
@@ -114,9 +157,11 @@ mod tests {
     }
 
     #[test]
-    fn keeps_milliseconds() {
-        let t = parse_utc("2026-03-01T14:30:00.123456789Z").unwrap();
+    fn keeps_what_was_sent_to_the_microsecond() {
+        let t = parse_utc("2026-03-01T14:30:00.123Z").unwrap();
         assert_eq!(format(&t), "2026-03-01T14:30:00.123Z");
+        let t = parse_utc("2026-03-01T14:30:00.123456Z").unwrap();
+        assert_eq!(format(&t), "2026-03-01T14:30:00.123456Z");
     }
 
     #[test]

@@ -131,13 +131,17 @@ pub fn text(raw: String, max_chars: usize, allow_empty: bool) -> Result<String, 
     Ok(trimmed.to_owned())
 }
 
-/// Zero-width and bidirectional-override characters: they make text that looks
-/// empty or reads differently from what is stored (Unicode category Cf, the ones
-/// seen in practice).
+/// Characters that make text look empty, or read differently from what is
+/// stored: format characters (zero-width, bidirectional overrides, tags), line
+/// and paragraph separators, and the letters that render as nothing (Hangul
+/// fillers, the combining grapheme joiner, Khmer inherent vowels, Mongolian
+/// variation selectors, the braille blank).
 fn is_invisible_format(c: char) -> bool {
     matches!(c,
-        '\u{00AD}' | '\u{061C}' | '\u{180E}' | '\u{200B}'..='\u{200F}' | '\u{202A}'..='\u{202E}'
-        | '\u{2060}'..='\u{2064}' | '\u{2066}'..='\u{206F}' | '\u{FEFF}' | '\u{FFF9}'..='\u{FFFB}')
+        '\u{00AD}' | '\u{034F}' | '\u{061C}' | '\u{115F}' | '\u{1160}' | '\u{17B4}' | '\u{17B5}'
+        | '\u{180B}'..='\u{180F}' | '\u{200B}'..='\u{200F}' | '\u{2028}'..='\u{202E}'
+        | '\u{2060}'..='\u{2064}' | '\u{2066}'..='\u{206F}' | '\u{2800}' | '\u{3164}'
+        | '\u{FEFF}' | '\u{FFA0}' | '\u{FFF9}'..='\u{FFFB}' | '\u{E0000}'..='\u{E007F}')
 }
 
 /// A finite number within `[min, max]`.
@@ -146,4 +150,49 @@ pub fn number_in(value: f64, min: f64, max: f64) -> Result<f64, String> {
         return Err(format!("must be a number from {min} to {max}"));
     }
     Ok(value)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn invisible_characters_are_refused_inside_text() {
+        for invisible in [
+            '\u{200B}',
+            '\u{202E}',
+            '\u{2028}',
+            '\u{2029}',
+            '\u{E0001}',
+            '\u{E0041}',
+            '\u{E007F}',
+            '\u{115F}',
+            '\u{3164}',
+            '\u{FFA0}',
+            '\u{034F}',
+            '\u{2800}',
+            '\u{180E}',
+        ] {
+            let raw = format!("Dal{invisible}las");
+            assert!(text(raw, 100, false).is_err(), "U+{:04X}", invisible as u32);
+            // Alone, it must not pass for a non-empty name either.
+            assert!(
+                text(invisible.to_string(), 100, false).is_err(),
+                "U+{:04X}",
+                invisible as u32
+            );
+        }
+        for fine in [
+            "Dallas",
+            "São Paulo",
+            "Köln",
+            "東京",
+            "서울",
+            "line\nbreak",
+            "a\ttab",
+            "👍🏽",
+        ] {
+            assert_eq!(text(fine.to_string(), 100, false).unwrap(), fine);
+        }
+    }
 }

@@ -144,7 +144,8 @@ async fn a_revoked_key_stops_working_at_once() {
 #[actix_web::test]
 async fn a_key_expires_on_the_server_clock() {
     let app = spawn_app().await;
-    let expires = (Utc::now() + Duration::hours(1)).to_rfc3339();
+    let expires =
+        (Utc::now() + Duration::hours(1)).to_rfc3339_opts(chrono::SecondsFormat::Micros, true);
     let key = app.new_key(&app.account_id, &["read"], Some(expires)).await;
     assert_eq!(app.get_as(&key, "/loads").await.0, StatusCode::OK);
     app.clock.advance(Duration::minutes(61));
@@ -155,7 +156,8 @@ async fn a_key_expires_on_the_server_clock() {
 #[actix_web::test]
 async fn keys_cannot_be_created_already_expired() {
     let app = spawn_app().await;
-    let past = (Utc::now() - Duration::hours(1)).to_rfc3339();
+    let past =
+        (Utc::now() - Duration::hours(1)).to_rfc3339_opts(chrono::SecondsFormat::Micros, true);
     let (status, body) = app
         .admin(
             Method::POST,

@@ -210,7 +210,7 @@ async fn stop_mid_stream(stop: Stop) {
                     if worker < 6 {
                         let millis = i * 8 + worker;
                         let at = base + chrono::Duration::milliseconds(millis);
-                        let body = json!({"lat": 33.0, "lng": -95.0, "timestamp": at.to_rfc3339(), "speed": 50});
+                        let body = json!({"lat": 33.0, "lng": -95.0, "timestamp": at.to_rfc3339_opts(chrono::SecondsFormat::Micros, true), "speed": 50});
                         match client.post(&url).bearer_auth(&key).json(&body).send().await {
                             Ok(r) if r.status() == StatusCode::CREATED => {
                                 acked.lock().unwrap().insert(millis);
@@ -223,7 +223,7 @@ async fn stop_mid_stream(stop: Stop) {
                             .iter()
                             .map(|m| {
                                 let at = base + chrono::Duration::milliseconds(*m);
-                                json!({"load_id": id, "lat": 33.0, "lng": -95.0, "timestamp": at.to_rfc3339()})
+                                json!({"load_id": id, "lat": 33.0, "lng": -95.0, "timestamp": at.to_rfc3339_opts(chrono::SecondsFormat::Micros, true)})
                             })
                             .collect();
                         let sent = client

@@ -523,7 +523,8 @@ impl Client<'_> {
 }
 
 fn at(app: &TestApp, minutes_ago: i64) -> String {
-    (app.clock.now() - chrono::Duration::minutes(minutes_ago)).to_rfc3339()
+    (app.clock.now() - chrono::Duration::minutes(minutes_ago))
+        .to_rfc3339_opts(chrono::SecondsFormat::Micros, true)
 }
 
 /// A realistic run through every operation, successes and refusals, each answer

@@ -50,7 +50,7 @@ async fn metrics_report_requests_gps_points_commits_actors_and_quotas() {
         )
         .await;
     assert_eq!(status, StatusCode::OK);
-    let fix = json!({"lat": 32.7, "lng": -96.8, "timestamp": chrono::Utc::now().to_rfc3339()});
+    let fix = json!({"lat": 32.7, "lng": -96.8, "timestamp": chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Micros, true)});
     let (status, _) = app
         .post(&format!("/loads/{id}/tracking"), fix.clone())
         .await;

@@ -77,7 +77,8 @@ async fn full_lifecycle(app: &TestApp) -> String {
     app.patch(&path, json!({"status": "in_transit"})).await;
     let now = app.clock.now();
     for (minutes, lat) in [(2, 33.0), (1, 33.1)] {
-        let at = (now - chrono::Duration::minutes(minutes)).to_rfc3339();
+        let at = (now - chrono::Duration::minutes(minutes))
+            .to_rfc3339_opts(chrono::SecondsFormat::Micros, true);
         let (status, body) = app
             .post(
                 &format!("/loads/{id}/tracking"),
