@@ -41,8 +41,9 @@ fn echoed(base: ObjectBuilder) -> ObjectBuilder {
         .examples(["2026-03-01T14:30:00Z"])
         .description(Some(
             "RFC 3339 timestamp in UTC (`Z`), from a time a client sent, to the \
-             millisecond. A leap second sent by the client (`:60`) is written as the \
-             millisecond before it (`:59.999`).",
+             microsecond as sent (3 or 6 fraction digits, none when zero). Leap seconds \
+             (`:60`) and digits below the microsecond other than zeros are refused on \
+             input, so two distinct times are never stored as one.",
         ))
 }
 
