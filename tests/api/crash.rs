@@ -399,3 +399,343 @@ async fn webhooks_pending_at_sigkill_arrive_after_restart_under_their_ids() {
         .collect();
     assert_eq!(delivered, loads, "every load.created arrived");
 }
+
+/// What one round's clients were told succeeded.
+#[derive(Default)]
+struct Acknowledged {
+    /// (tracking load index, milliseconds after the base) of every fix answered 201.
+    fixes: std::collections::BTreeSet<(usize, i64)>,
+    /// Loads answered 201.
+    created: Vec<String>,
+    /// (load id, status) of every status change answered 200.
+    transitions: Vec<(String, String)>,
+}
+
+/// The crash harness: GPS ingest (single and batch), load creation and status
+/// changes, and the webhooks they produce, while the server is SIGKILLed at a
+/// random moment five times and restarted on the same data directory; the
+/// receiver fails (503) during the first round. Then: every acknowledged fix is
+/// stored exactly once, every acknowledged creation and transition is there,
+/// every load is whole (no half-applied change), and every event of an
+/// acknowledged change arrived, signed, under one id per event.
+///
+/// Run it alone: `cargo test --test api crash::five_sigkills -- --nocapture`.
+#[actix_web::test]
+async fn five_sigkills_lose_nothing_acknowledged() {
+    use std::collections::{BTreeSet, HashMap, HashSet};
+    use std::sync::{Arc, Mutex};
+
+    use rand::Rng;
+
+    const KILLS: usize = 5;
+    const TRACKED: usize = 4;
+    let secret = "crash-harness-secret-0123456789";
+    let dir = tempfile::tempdir().unwrap();
+    let receiver = crate::receiver::Receiver::start(503).await;
+
+    let (mut server, key) = start(dir.path()).await;
+    let key = key.expect("first start prints a key");
+    // Trusts the certificate the first start made.
+    let client = https_client(dir.path());
+    let (status, body) = send(
+        server
+            .call(&client, &key, Method::POST, "/webhooks")
+            .json(&json!({"url": format!("{}/hook", receiver.base),
+                "events": ["load.created", "load.status_changed"], "secret": secret})),
+    )
+    .await;
+    assert_eq!(status, StatusCode::CREATED, "{body}");
+    let (_, carrier) = send(
+        server
+            .call(&client, &key, Method::POST, "/carriers")
+            .json(&crate::helpers::carrier_body("777001")),
+    )
+    .await;
+    let carrier_id = carrier["data"]["id"].as_str().unwrap().to_owned();
+    // Loads that take fixes (assigned), made before the first kill.
+    let mut acked = Acknowledged::default();
+    let mut tracked = Vec::new();
+    for id in server.create_loads(&client, &key, TRACKED).await {
+        let (status, _) = send(
+            server
+                .call(&client, &key, Method::PATCH, &format!("/loads/{id}/status"))
+                .json(&json!({"status": "assigned", "carrier_id": carrier_id})),
+        )
+        .await;
+        assert_eq!(status, StatusCode::OK);
+        acked.created.push(id.clone());
+        acked.transitions.push((id.clone(), "assigned".into()));
+        tracked.push(id);
+    }
+    let acked = Arc::new(Mutex::new(acked));
+    let base = chrono::DateTime::from_timestamp(chrono::Utc::now().timestamp() - 3600, 0).unwrap();
+    let tracked = Arc::new(tracked);
+
+    for round in 0..KILLS {
+        if round == 1 {
+            receiver.answer(200); // the receiver comes back
+        }
+        let mut workers = Vec::new();
+        // Five fix posters (four single, one batch), each with its own
+        // millisecond slots: offset = ((round * 1e6 + i) * 5 + worker).
+        for worker in 0..5i64 {
+            let (client, base_url, key, acked, tracked) = (
+                https_client(dir.path()),
+                server.base.clone(),
+                key.clone(),
+                acked.clone(),
+                tracked.clone(),
+            );
+            workers.push(tokio::spawn(async move {
+                for i in 0..1_000_000i64 {
+                    let slot = |j: i64| (round as i64 * 1_000_000 + i * 10 + j) * 5 + worker;
+                    let at = |ms: i64| {
+                        (base + chrono::Duration::milliseconds(ms))
+                            .to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
+                    };
+                    let load = (i as usize + worker as usize) % TRACKED;
+                    if worker < 4 {
+                        let ms = slot(0);
+                        let sent = client
+                            .post(format!("{base_url}/loads/{}/tracking", tracked[load]))
+                            .bearer_auth(&key)
+                            .json(&json!({"lat": 33.0, "lng": -95.0, "timestamp": at(ms)}))
+                            .send()
+                            .await;
+                        match sent {
+                            Ok(r) if r.status() == StatusCode::CREATED => {
+                                acked.lock().unwrap().fixes.insert((load, ms));
+                            }
+                            _ => break,
+                        }
+                    } else {
+                        let points: Vec<(usize, i64)> =
+                            (0..10).map(|j| ((load + j as usize) % TRACKED, slot(j))).collect();
+                        let body: Vec<_> = points
+                            .iter()
+                            .map(|(l, ms)| json!({"load_id": tracked[*l], "lat": 33.0, "lng": -95.0, "timestamp": at(*ms)}))
+                            .collect();
+                        let sent = client
+                            .post(format!("{base_url}/tracking/batch"))
+                            .bearer_auth(&key)
+                            .json(&json!({ "points": body }))
+                            .send()
+                            .await;
+                        let Ok(response) = sent else { break };
+                        let Ok(answer) = response.json::<serde_json::Value>().await else { break };
+                        let Some(results) = answer["data"]["results"].as_array() else { break };
+                        for result in results {
+                            if result["status"] == "created" {
+                                let index = result["index"].as_u64().unwrap() as usize;
+                                acked.lock().unwrap().fixes.insert(points[index]);
+                            }
+                        }
+                    }
+                }
+            }));
+        }
+        // Two workers create loads and move them: posted -> assigned -> in_transit.
+        for _ in 0..2 {
+            let (client, base_url, key, acked, carrier_id) = (
+                https_client(dir.path()),
+                server.base.clone(),
+                key.clone(),
+                acked.clone(),
+                carrier_id.clone(),
+            );
+            workers.push(tokio::spawn(async move {
+                loop {
+                    let Ok(r) = client
+                        .post(format!("{base_url}/loads"))
+                        .bearer_auth(&key)
+                        .json(&load_body("TX", "GA"))
+                        .send()
+                        .await
+                    else {
+                        break;
+                    };
+                    if r.status() != StatusCode::CREATED {
+                        break;
+                    }
+                    let Ok(load) = r.json::<serde_json::Value>().await else {
+                        break;
+                    };
+                    let id = load["data"]["id"].as_str().unwrap().to_owned();
+                    acked.lock().unwrap().created.push(id.clone());
+                    for (status, extra) in [
+                        ("assigned", json!({"carrier_id": carrier_id})),
+                        ("in_transit", json!({})),
+                    ] {
+                        let mut body = extra;
+                        body["status"] = json!(status);
+                        let sent = client
+                            .patch(format!("{base_url}/loads/{id}/status"))
+                            .bearer_auth(&key)
+                            .json(&body)
+                            .send()
+                            .await;
+                        match sent {
+                            Ok(r) if r.status() == StatusCode::OK => {
+                                acked
+                                    .lock()
+                                    .unwrap()
+                                    .transitions
+                                    .push((id.clone(), status.into()));
+                            }
+                            _ => return,
+                        }
+                    }
+                }
+            }));
+        }
+        let after = rand::rng().random_range(400..1200);
+        tokio::time::sleep(Duration::from_millis(after)).await;
+        server.child.start_kill().unwrap(); // SIGKILL, requests in flight
+        server.child.wait().await.unwrap();
+        for worker in workers {
+            worker.await.unwrap();
+        }
+        server = start(dir.path()).await.0;
+    }
+
+    let acked = std::mem::take(&mut *acked.lock().unwrap());
+    let call = |method, path: &str| server.call(&client, &key, method, path);
+
+    // Every acknowledged fix, exactly once.
+    let mut stored_fixes = 0;
+    for (index, id) in tracked.iter().enumerate() {
+        let mut stored = Vec::new();
+        let mut cursor = String::new();
+        loop {
+            let (status, page) = send(call(
+                Method::GET,
+                &format!("/loads/{id}/tracking/history?limit=1000{cursor}"),
+            ))
+            .await;
+            assert_eq!(status, StatusCode::OK, "{page}");
+            for point in page["data"]["points"].as_array().unwrap() {
+                let at = chrono::DateTime::parse_from_rfc3339(point["timestamp"].as_str().unwrap())
+                    .unwrap();
+                stored.push((at.with_timezone(&chrono::Utc) - base).num_milliseconds());
+            }
+            match page["pagination"]["next_cursor"].as_str() {
+                Some(next) => cursor = format!("&cursor={next}"),
+                None => break,
+            }
+        }
+        let unique: BTreeSet<i64> = stored.iter().copied().collect();
+        assert_eq!(unique.len(), stored.len(), "a fix is stored at most once");
+        let want: BTreeSet<i64> = acked
+            .fixes
+            .iter()
+            .filter(|(load, _)| *load == index)
+            .map(|(_, ms)| *ms)
+            .collect();
+        let lost: Vec<&i64> = want.difference(&unique).collect();
+        assert!(
+            lost.is_empty(),
+            "{} acknowledged fixes of {id} lost",
+            lost.len()
+        );
+        stored_fixes += stored.len();
+    }
+
+    // Every acknowledged load and transition; every load whole.
+    let mut statuses: HashMap<String, Vec<String>> = HashMap::new();
+    for id in &acked.created {
+        let (status, load) = send(call(Method::GET, &format!("/loads/{id}"))).await;
+        assert_eq!(status, StatusCode::OK, "acknowledged load {id}: {load}");
+        let history: Vec<String> = load["data"]["status_history"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| e["status"].as_str().unwrap().to_owned())
+            .collect();
+        let current = load["data"]["status"].as_str().unwrap();
+        assert_eq!(history.last().map(String::as_str), Some(current), "{load}");
+        assert_eq!(
+            load["data"]["carrier"].is_null(),
+            current == "posted",
+            "a carrier exactly when assigned or later: {load}"
+        );
+        statuses.insert(id.clone(), history);
+    }
+    for (id, status) in &acked.transitions {
+        assert!(
+            statuses[id].contains(status),
+            "acknowledged transition of {id} to {status} missing: {:?}",
+            statuses[id]
+        );
+    }
+
+    // Every event of an acknowledged change delivered, signed, one id per event.
+    let wanted_created: HashSet<&str> = acked.created.iter().map(String::as_str).collect();
+    let wanted_moves: HashSet<(&str, &str)> = acked
+        .transitions
+        .iter()
+        .map(|(id, status)| (id.as_str(), status.as_str()))
+        .collect();
+    let arrived = |received: &[crate::receiver::Received]| {
+        let mut created = HashSet::new();
+        let mut moves = HashSet::new();
+        for d in received.iter().filter(|d| !d.json.is_null()) {
+            let data = &d.json["data"];
+            let id = data["load_id"].as_str().unwrap_or_default().to_owned();
+            match d.json["type"].as_str() {
+                Some("load.created") => {
+                    created.insert(id);
+                }
+                Some("load.status_changed") => {
+                    moves.insert((id, data["status"].as_str().unwrap_or_default().to_owned()));
+                }
+                _ => {}
+            }
+        }
+        (created, moves)
+    };
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    loop {
+        let received = receiver.received();
+        let (created, moves) = arrived(&received);
+        let missing_created = wanted_created
+            .iter()
+            .filter(|id| !created.contains(**id))
+            .count();
+        let missing_moves = wanted_moves
+            .iter()
+            .filter(|(id, s)| !moves.contains(&((*id).to_owned(), (*s).to_owned())))
+            .count();
+        if missing_created == 0 && missing_moves == 0 {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{missing_created} load.created and {missing_moves} load.status_changed of acknowledged changes never arrived"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let received = receiver.received();
+    let mut bodies: HashMap<String, Vec<u8>> = HashMap::new();
+    for delivery in &received {
+        crate::receiver::verify(secret, delivery).unwrap();
+        assert_eq!(delivery.json["id"], delivery.id.as_str());
+        let first = bodies
+            .entry(delivery.id.clone())
+            .or_insert_with(|| delivery.body.clone());
+        assert_eq!(*first, delivery.body, "one event id, one body");
+    }
+    println!(
+        "crash harness: {KILLS} SIGKILLs; fixes acknowledged {} (stored {stored_fixes}); \
+         loads acknowledged {}; transitions acknowledged {}; deliveries received {} \
+         ({} distinct events)",
+        acked.fixes.len(),
+        acked.created.len(),
+        acked.transitions.len(),
+        received.len(),
+        bodies.len()
+    );
+    assert!(
+        acked.fixes.len() >= 100,
+        "too little work was done to prove anything"
+    );
+}

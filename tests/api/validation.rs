@@ -55,10 +55,16 @@ async fn bad_loads_are_refused_field_by_field() {
         (load_with("/weight", json!("heavy")), "weight"),
         (load_with("/origin/city", json!("\u{200b}")), "origin.city"),
         // Found by a black-box probe: characters that render as nothing.
-        (load_with("/origin/city", json!("Dal\u{2028}las")), "origin.city"),
+        (
+            load_with("/origin/city", json!("Dal\u{2028}las")),
+            "origin.city",
+        ),
         (load_with("/origin/city", json!("\u{3164}")), "origin.city"),
         (load_with("/notes", json!("ok\u{E0041}\u{E007F}")), "notes"),
-        (load_with("/destination/city", json!("At\u{034F}lanta")), "destination.city"),
+        (
+            load_with("/destination/city", json!("At\u{034F}lanta")),
+            "destination.city",
+        ),
         // Offsets the README refuses, and a leap second.
         (
             load_with("/pickup_date", json!("2026-12-01T08:00:00-00:00")),
