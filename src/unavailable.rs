@@ -20,6 +20,10 @@ pub enum Unavailable {
     /// instance, or the owner died and its lease has not expired yet.
     #[error("load {load} is served by another instance")]
     LeasedElsewhere { load: LoadId },
+    /// GPS ingest is more than storage absorbs right now: the committer's queue
+    /// is full, and the fixes were refused rather than queued without bound.
+    #[error("GPS ingest is over what storage absorbs; the fixes were not taken")]
+    GpsOverloaded,
     /// The GPS group committer is gone (the service is shutting down).
     #[error("the GPS committer has stopped")]
     GpsCommitter,

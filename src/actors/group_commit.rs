@@ -12,11 +12,14 @@ use tokio::sync::{mpsc, oneshot};
 
 use super::LoadError;
 use crate::domain::tracking::{Appended, TrackingPoint};
-use crate::storage::{Storage, StorageError, StorageResult};
+use crate::storage::{StorageError, StorageResult, TrackingStore};
 use crate::telemetry::error_chain;
 use crate::unavailable::Unavailable;
 
-/// Submissions waiting for the committer; beyond this, senders wait (back-pressure).
+/// Submissions waiting for the committer. Beyond this, GPS ingest is more than
+/// storage absorbs, and a submission is refused at once (503 with
+/// `Retry-After`) rather than held: waiting senders would each hold a request,
+/// its connection and its points, without bound.
 const QUEUE_CAPACITY: usize = 16_384;
 /// A batch stops growing at this many points (bounds one batch's memory and latency).
 const MAX_BATCH_POINTS: usize = 8_192;
@@ -37,9 +40,17 @@ impl GroupCommitter {
     /// itself (no blocking-pool hop per batch). It runs until every handle is
     /// dropped, then finishes the queued batches and ends.
     pub fn start(
-        storage: Arc<dyn Storage>,
+        storage: Arc<dyn TrackingStore>,
     ) -> std::io::Result<(Self, std::thread::JoinHandle<()>)> {
-        let (queue, receiver) = mpsc::channel(QUEUE_CAPACITY);
+        Self::start_with_capacity(storage, QUEUE_CAPACITY)
+    }
+
+    /// [`Self::start`] with a queue of `capacity` submissions.
+    pub fn start_with_capacity(
+        storage: Arc<dyn TrackingStore>,
+        capacity: usize,
+    ) -> std::io::Result<(Self, std::thread::JoinHandle<()>)> {
+        let (queue, receiver) = mpsc::channel(capacity);
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()?;
@@ -52,13 +63,19 @@ impl GroupCommitter {
         Ok((Self { queue }, thread))
     }
 
-    /// Stores `points` (of any loads) and returns once they are durable.
+    /// Stores `points` (of any loads) and returns once they are durable; refused
+    /// at once when the queue is full (see `QUEUE_CAPACITY`).
     pub async fn append(&self, points: Vec<TrackingPoint>) -> Result<Vec<Appended>, LoadError> {
         let (reply, answer) = oneshot::channel();
         self.queue
-            .send(Submission { points, reply })
-            .await
-            .map_err(|_| Unavailable::GpsCommitter)?;
+            .try_send(Submission { points, reply })
+            .map_err(|refused| match refused {
+                mpsc::error::TrySendError::Full(_) => {
+                    metrics::counter!(SHED_METRIC).increment(1);
+                    Unavailable::GpsOverloaded
+                }
+                mpsc::error::TrySendError::Closed(_) => Unavailable::GpsCommitter,
+            })?;
         let stored = answer.await.map_err(|_| Unavailable::GpsCommitter)?;
         Ok(stored?)
     }
@@ -67,8 +84,10 @@ impl GroupCommitter {
 /// Points per group commit, and how long each took (one durable batch).
 pub const BATCH_POINTS_METRIC: &str = "freight_gps_commit_batch_points";
 pub const COMMIT_SECONDS_METRIC: &str = "freight_gps_commit_seconds";
+/// GPS submissions refused because the committer's queue was full.
+pub const SHED_METRIC: &str = "freight_gps_shed_total";
 
-async fn run(storage: Arc<dyn Storage>, mut queue: mpsc::Receiver<Submission>) {
+async fn run(storage: Arc<dyn TrackingStore>, mut queue: mpsc::Receiver<Submission>) {
     while let Some(first) = queue.recv().await {
         let mut batch = vec![first];
         let mut points = batch[0].points.len();
@@ -85,7 +104,7 @@ async fn run(storage: Arc<dyn Storage>, mut queue: mpsc::Receiver<Submission>) {
     }
 }
 
-async fn commit(storage: &dyn Storage, batch: Vec<Submission>) {
+async fn commit(storage: &dyn TrackingStore, batch: Vec<Submission>) {
     let mut sizes = Vec::with_capacity(batch.len());
     let mut replies = Vec::with_capacity(batch.len());
     let mut points = Vec::new();
@@ -122,5 +141,111 @@ async fn commit(storage: &dyn Storage, batch: Vec<Submission>) {
                 let _ = reply.send(Err(error.clone()));
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Mutex;
+
+    use async_trait::async_trait;
+    use chrono::{DateTime, Utc};
+
+    use super::*;
+    use crate::domain::ids::LoadId;
+    use crate::domain::tracking::GpsFix;
+    use crate::storage::PointRange;
+
+    /// A store whose writes wait until the test lets them through.
+    struct Gated {
+        open: tokio::sync::Semaphore,
+        /// Batches that reached storage (and wait there until let through).
+        entered: std::sync::atomic::AtomicUsize,
+        stored: Mutex<usize>,
+    }
+
+    #[async_trait]
+    impl TrackingStore for Gated {
+        async fn append_points(&self, points: Vec<TrackingPoint>) -> StorageResult<Vec<Appended>> {
+            self.entered
+                .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            self.open.acquire().await.expect("open").forget();
+            *self.stored.lock().unwrap() += points.len();
+            Ok(vec![Appended::Stored; points.len()])
+        }
+        async fn load_points(&self, _: &LoadId, _: PointRange) -> StorageResult<Vec<GpsFix>> {
+            Ok(Vec::new())
+        }
+        async fn count_points(
+            &self,
+            _: &LoadId,
+            _: DateTime<Utc>,
+            _: DateTime<Utc>,
+        ) -> StorageResult<u64> {
+            Ok(0)
+        }
+    }
+
+    fn point() -> TrackingPoint {
+        TrackingPoint {
+            load_id: LoadId::generate(),
+            fix: GpsFix {
+                timestamp: Utc::now(),
+                lat: 32.0,
+                lng: -96.0,
+                speed_mph: None,
+                heading_deg: None,
+            },
+            event: None,
+        }
+    }
+
+    #[tokio::test]
+    async fn ingest_beyond_what_storage_absorbs_is_shed_not_queued() {
+        let store = Arc::new(Gated {
+            open: tokio::sync::Semaphore::new(0),
+            entered: std::sync::atomic::AtomicUsize::new(0),
+            stored: Mutex::new(0),
+        });
+        let (committer, _thread) = GroupCommitter::start_with_capacity(store.clone(), 4).unwrap();
+        // The committer takes the first submission and waits in storage with it;
+        // then four more fill the queue.
+        let mut waiting = Vec::new();
+        let first = committer.clone();
+        waiting.push(tokio::spawn(
+            async move { first.append(vec![point()]).await },
+        ));
+        while store.entered.load(std::sync::atomic::Ordering::SeqCst) == 0 {
+            tokio::task::yield_now().await;
+        }
+        for _ in 0..4 {
+            let more = committer.clone();
+            waiting.push(tokio::spawn(
+                async move { more.append(vec![point()]).await },
+            ));
+        }
+        while committer.queue.capacity() > 0 {
+            tokio::task::yield_now().await;
+        }
+        // Full: the next one is refused at once, nothing of it stored.
+        let refused = committer.append(vec![point(), point()]).await;
+        assert!(
+            matches!(
+                refused,
+                Err(LoadError::Unavailable(Unavailable::GpsOverloaded))
+            ),
+            "{refused:?}"
+        );
+        // Storage catches up: everything queued is stored and answered.
+        store.open.add_permits(100);
+        for answer in waiting {
+            assert_eq!(answer.await.unwrap().unwrap(), [Appended::Stored]);
+        }
+        assert_eq!(*store.stored.lock().unwrap(), 5);
+        // And new ingest is taken again.
+        assert_eq!(
+            committer.append(vec![point()]).await.unwrap(),
+            [Appended::Stored]
+        );
     }
 }
