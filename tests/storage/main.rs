@@ -175,3 +175,153 @@ async fn embedded_writes_survive_reopening() {
         .unwrap();
     assert_eq!(no_loads.total, 0);
 }
+
+/// A small tmpfs mounted for one test, unmounted when dropped.
+struct Tmpfs(tempfile::TempDir);
+
+impl Tmpfs {
+    /// `None` (having said why) where mounting is not allowed (not root).
+    fn mount(megabytes: u32) -> Option<Tmpfs> {
+        let dir = tempfile::tempdir().unwrap();
+        let mounted = std::process::Command::new("mount")
+            .args(["-t", "tmpfs", "-o", &format!("size={megabytes}m"), "tmpfs"])
+            .arg(dir.path())
+            .output();
+        match mounted {
+            Ok(output) if output.status.success() => Some(Tmpfs(dir)),
+            Ok(output) => {
+                eprintln!(
+                    "skipped: cannot mount a tmpfs to fill ({}); run as root to test a full disk",
+                    String::from_utf8_lossy(&output.stderr).trim()
+                );
+                None
+            }
+            Err(error) => {
+                eprintln!("skipped: cannot run mount ({error}); run as root to test a full disk");
+                None
+            }
+        }
+    }
+
+    fn path(&self) -> &std::path::Path {
+        self.0.path()
+    }
+}
+
+impl Drop for Tmpfs {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("umount")
+            .arg("-l")
+            .arg(self.0.path())
+            .status();
+    }
+}
+
+/// A full disk: writes fail (and the store refuses writes after that), reads
+/// go on; when space returns, the store takes writes again by itself, and
+/// every write acknowledged before, during and after is there, also after a
+/// fresh open from disk.
+#[tokio::test(flavor = "multi_thread")]
+async fn embedded_recovers_from_a_full_disk_without_a_restart() {
+    use std::io::Write;
+
+    let Some(disk) = Tmpfs::mount(16) else {
+        return;
+    };
+    let path = disk.path().join("store");
+    let store = EmbeddedStore::open(&path).await.unwrap();
+    let owner = AccountId::generate();
+    let mut acknowledged = Vec::new();
+    let first = conformance::carrier(&owner, "500000");
+    store.insert_carrier(&first).await.unwrap();
+    acknowledged.push(first);
+
+    // Fill the disk to the last byte.
+    let ballast = disk.path().join("ballast");
+    let mut file = std::fs::File::create(&ballast).unwrap();
+    let chunk = vec![7u8; 64 * 1024];
+    while file.write_all(&chunk).and_then(|_| file.sync_all()).is_ok() {}
+    let mut filler = 0u32;
+    loop {
+        let one = vec![7u8; 1024];
+        if file.write_all(&one).and_then(|_| file.sync_all()).is_err() {
+            break;
+        }
+        filler += 1;
+        assert!(filler < 100_000);
+    }
+
+    // Writes fail now (maybe after a few fit in what the store had left).
+    let mut failed = false;
+    for n in 0..2_000 {
+        let carrier = conformance::carrier(&owner, &format!("{}", 510_000 + n));
+        match store.insert_carrier(&carrier).await {
+            Ok(_) => acknowledged.push(carrier),
+            Err(_) => {
+                failed = true;
+                break;
+            }
+        }
+    }
+    assert!(failed, "the full disk refused no write");
+    // Reads go on.
+    assert_eq!(
+        store
+            .get_carrier(&owner, &acknowledged[0].id)
+            .await
+            .unwrap(),
+        Some(acknowledged[0].clone())
+    );
+    assert!(
+        store
+            .insert_carrier(&conformance::carrier(&owner, "520000"))
+            .await
+            .is_err(),
+        "still full: still refused"
+    );
+
+    // Space returns: the store takes writes again without being reopened by us.
+    drop(file);
+    std::fs::remove_file(&ballast).unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    let after = conformance::carrier(&owner, "530000");
+    loop {
+        if store.insert_carrier(&after).await.is_ok() {
+            acknowledged.push(after.clone());
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the store did not take writes again within 30 s of space returning"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    for carrier in &acknowledged {
+        assert_eq!(
+            store
+                .get_carrier(&owner, &carrier.id)
+                .await
+                .unwrap()
+                .as_ref(),
+            Some(carrier),
+            "acknowledged before the disk filled, or after it emptied"
+        );
+    }
+    drop(store);
+    let reopened = EmbeddedStore::open(&path).await.unwrap();
+    for carrier in &acknowledged {
+        assert_eq!(
+            reopened
+                .get_carrier(&owner, &carrier.id)
+                .await
+                .unwrap()
+                .as_ref(),
+            Some(carrier),
+            "durable across a fresh open"
+        );
+    }
+    println!(
+        "full disk: {} writes acknowledged around the full disk, none lost",
+        acknowledged.len()
+    );
+}

@@ -22,7 +22,7 @@ mod loads;
 mod tracking;
 mod webhooks;
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use async_trait::async_trait;
@@ -100,8 +100,40 @@ struct Inner {
 
 #[derive(Clone)]
 pub struct EmbeddedStore {
-    inner: Arc<Inner>,
+    shared: Arc<Shared>,
 }
+
+/// The open store, and what it takes to open it again. After a write fails
+/// (a full disk, an I/O error), fjall refuses every later write ("poisoned")
+/// until it is opened again, which replays its journal. That is done here, in
+/// the background, so that the service recovers by itself once the cause is
+/// gone, without a restart: reads go on from the poisoned store (writes answer
+/// "unavailable") until a probe write of `SPACE_PROBE_BYTES` succeeds, then the
+/// store is closed and opened again (a moment in which everything answers
+/// "unavailable").
+struct Shared {
+    path: PathBuf,
+    /// `None` while the store is being opened again.
+    current: std::sync::RwLock<Option<Arc<Inner>>>,
+    /// A reopening is under way (started once per failure).
+    recovering: std::sync::atomic::AtomicBool,
+}
+
+/// Free space that must be writable again before the store is reopened.
+const SPACE_PROBE_BYTES: usize = 4 << 20;
+
+/// The store is being opened again after a write failure.
+#[derive(Debug, thiserror::Error)]
+#[error("the store is being reopened after a write failure (a full disk?); retry shortly")]
+struct Reopening;
+
+/// Another process has the data directory open.
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "another freight process is using the data directory {0} (only one process can); \
+     stop it, or give this one another --data-dir"
+)]
+pub struct DirectoryInUse(String);
 
 fn unavailable(e: impl std::error::Error + Send + Sync + 'static) -> StorageError {
     StorageError::unavailable(e)
@@ -124,45 +156,64 @@ impl EmbeddedStore {
     }
 
     fn open_blocking(path: &Path) -> StorageResult<Self> {
-        std::fs::create_dir_all(path).map_err(unavailable)?;
-        let db = Database::builder(path).open().map_err(unavailable)?;
-        let keyspace = |name: &str| db.keyspace(name, KeyspaceCreateOptions::default);
-        let inner = Inner {
-            accounts: keyspace("accounts").map_err(unavailable)?,
-            api_keys: keyspace("api_keys").map_err(unavailable)?,
-            account_keys: keyspace("account_keys").map_err(unavailable)?,
-            loads: keyspace("loads").map_err(unavailable)?,
-            load_index: keyspace("load_index").map_err(unavailable)?,
-            counts: keyspace("counts").map_err(unavailable)?,
-            group_sync: GroupSync::default(),
-            count_locks: (0..COUNT_LOCK_STRIPES)
-                .map(|_| std::sync::Mutex::new(()))
-                .collect(),
-            carriers: keyspace("carriers").map_err(unavailable)?,
-            points: keyspace("points").map_err(unavailable)?,
-            events: keyspace("events").map_err(unavailable)?,
-            load_events: keyspace("load_events").map_err(unavailable)?,
-            webhooks: keyspace("webhooks").map_err(unavailable)?,
-            deliveries: keyspace("deliveries").map_err(unavailable)?,
-            due: keyspace("due").map_err(unavailable)?,
-            unfanned: keyspace("unfanned").map_err(unavailable)?,
-            carrier_mc: keyspace("carrier_mc").map_err(unavailable)?,
-            idempotency: keyspace("idempotency").map_err(unavailable)?,
-            users: keyspace("users").map_err(unavailable)?,
-            user_emails: keyspace("user_emails").map_err(unavailable)?,
-            account_users: keyspace("account_users").map_err(unavailable)?,
-            sessions: keyspace("sessions").map_err(unavailable)?,
-            user_sessions: keyspace("user_sessions").map_err(unavailable)?,
-            user_insert: std::sync::Mutex::new(()),
-            newest_points: std::sync::Mutex::default(),
-            carrier_insert: std::sync::Mutex::new(()),
-            db,
-        };
+        let inner = open_inner(path)?;
         Ok(Self {
-            inner: Arc::new(inner),
+            shared: Arc::new(Shared {
+                path: path.to_owned(),
+                current: std::sync::RwLock::new(Some(Arc::new(inner))),
+                recovering: std::sync::atomic::AtomicBool::new(false),
+            }),
         })
     }
+}
 
+/// Opens the fjall database at `path` and its keyspaces (replaying the journal).
+fn open_inner(path: &Path) -> StorageResult<Inner> {
+    std::fs::create_dir_all(path).map_err(unavailable)?;
+    let db = Database::builder(path)
+        .open()
+        .map_err(|error| match error {
+            fjall::Error::Locked => unavailable(DirectoryInUse(
+                path.parent().unwrap_or(path).display().to_string(),
+            )),
+            other => unavailable(other),
+        })?;
+    let keyspace = |name: &str| db.keyspace(name, KeyspaceCreateOptions::default);
+    let inner = Inner {
+        accounts: keyspace("accounts").map_err(unavailable)?,
+        api_keys: keyspace("api_keys").map_err(unavailable)?,
+        account_keys: keyspace("account_keys").map_err(unavailable)?,
+        loads: keyspace("loads").map_err(unavailable)?,
+        load_index: keyspace("load_index").map_err(unavailable)?,
+        counts: keyspace("counts").map_err(unavailable)?,
+        group_sync: GroupSync::default(),
+        count_locks: (0..COUNT_LOCK_STRIPES)
+            .map(|_| std::sync::Mutex::new(()))
+            .collect(),
+        carriers: keyspace("carriers").map_err(unavailable)?,
+        points: keyspace("points").map_err(unavailable)?,
+        events: keyspace("events").map_err(unavailable)?,
+        load_events: keyspace("load_events").map_err(unavailable)?,
+        webhooks: keyspace("webhooks").map_err(unavailable)?,
+        deliveries: keyspace("deliveries").map_err(unavailable)?,
+        due: keyspace("due").map_err(unavailable)?,
+        unfanned: keyspace("unfanned").map_err(unavailable)?,
+        carrier_mc: keyspace("carrier_mc").map_err(unavailable)?,
+        idempotency: keyspace("idempotency").map_err(unavailable)?,
+        users: keyspace("users").map_err(unavailable)?,
+        user_emails: keyspace("user_emails").map_err(unavailable)?,
+        account_users: keyspace("account_users").map_err(unavailable)?,
+        sessions: keyspace("sessions").map_err(unavailable)?,
+        user_sessions: keyspace("user_sessions").map_err(unavailable)?,
+        user_insert: std::sync::Mutex::new(()),
+        newest_points: std::sync::Mutex::default(),
+        carrier_insert: std::sync::Mutex::new(()),
+        db,
+    };
+    Ok(inner)
+}
+
+impl EmbeddedStore {
     /// Writes one record durably into the keyspace `pick` selects.
     async fn put_one(
         &self,
@@ -202,13 +253,111 @@ impl EmbeddedStore {
         T: Send + 'static,
         F: FnOnce(&Inner) -> StorageResult<T> + Send + 'static,
     {
+        let inner = self.shared.current()?;
         if crate::storage::thread_may_block() {
-            return work(&self.inner);
+            let done = work(&inner);
+            drop(inner);
+            self.shared.check(&done);
+            return done;
         }
-        let inner = self.inner.clone();
-        tokio::task::spawn_blocking(move || work(&inner))
-            .await
-            .map_err(unavailable)?
+        let shared = self.shared.clone();
+        tokio::task::spawn_blocking(move || {
+            let done = work(&inner);
+            drop(inner);
+            shared.check(&done);
+            done
+        })
+        .await
+        .map_err(unavailable)?
+    }
+}
+
+impl Shared {
+    /// The open store, or why there is none right now.
+    fn current(&self) -> StorageResult<Arc<Inner>> {
+        self.current
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+            .ok_or_else(|| unavailable(Reopening))
+    }
+
+    /// After work: if it found the store poisoned, starts reopening it.
+    fn check<T>(self: &Arc<Self>, done: &StorageResult<T>) {
+        let Err(StorageError::Unavailable(source)) = done else {
+            return;
+        };
+        if !matches!(
+            source.downcast_ref::<fjall::Error>(),
+            Some(fjall::Error::Poisoned)
+        ) {
+            return;
+        }
+        if self
+            .recovering
+            .swap(true, std::sync::atomic::Ordering::SeqCst)
+        {
+            return;
+        }
+        tracing::error!(path = %self.path.display(), "a write failed and the store refuses writes until it is reopened; reads go on, and it is reopened once the disk takes writes again");
+        let shared = self.clone();
+        let spawned = std::thread::Builder::new()
+            .name("freight-store-reopen".into())
+            .spawn(move || shared.reopen());
+        if let Err(error) = spawned {
+            tracing::error!(error = %error, "could not start reopening the store; restart the service");
+        }
+    }
+
+    /// Waits until the disk takes a probe write, then closes the store (once
+    /// the work running on it is done) and opens it again, retrying every
+    /// second until that succeeds.
+    fn reopen(&self) {
+        // Next to the store (the data directory), on the same filesystem.
+        let probe = self
+            .path
+            .parent()
+            .unwrap_or(&self.path)
+            .join(".freight-space-probe");
+        loop {
+            std::thread::sleep(std::time::Duration::from_secs(1));
+            let written = std::fs::File::create(&probe).and_then(|mut file| {
+                use std::io::Write;
+                file.write_all(&vec![0u8; SPACE_PROBE_BYTES])?;
+                file.sync_all()
+            });
+            let _ = std::fs::remove_file(&probe);
+            if written.is_ok() {
+                break;
+            }
+        }
+        let poisoned = self
+            .current
+            .write()
+            .unwrap_or_else(|p| p.into_inner())
+            .take();
+        if let Some(poisoned) = poisoned {
+            // Work already running on it holds it; nothing new can take it.
+            while Arc::strong_count(&poisoned) > 1 {
+                std::thread::sleep(std::time::Duration::from_millis(5));
+            }
+        }
+        loop {
+            match open_inner(&self.path) {
+                Ok(inner) => {
+                    *self.current.write().unwrap_or_else(|p| p.into_inner()) =
+                        Some(Arc::new(inner));
+                    self.recovering
+                        .store(false, std::sync::atomic::Ordering::SeqCst);
+                    tracing::info!(path = %self.path.display(), "the store is open again and takes writes");
+                    return;
+                }
+                Err(error) => {
+                    tracing::warn!(error = %crate::telemetry::error_chain(&error), "reopening the store failed; retrying in 1 s");
+                    std::thread::sleep(std::time::Duration::from_secs(1));
+                }
+            }
+        }
     }
 }
 
