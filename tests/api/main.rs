@@ -15,6 +15,7 @@ mod operator;
 mod rate_limits;
 mod receiver;
 mod streams;
+mod tenancy;
 mod tracking;
 mod transitions;
 mod transport;
