@@ -79,7 +79,7 @@ in UTC. Ids are opaque strings with a type prefix (`load_`, `carrier_`, `wh_`, `
         routes::webhooks::redeliver,
         routes::auth::verify,
     ),
-    components(schemas(schemas::Error, crate::views::tracking::TrackingUpdate)),
+    components(schemas(schemas::Error, schemas::BatchPoint, crate::views::tracking::TrackingUpdate)),
     modifiers(&BearerAuth, &Layers),
     tags(
         (name = "loads", description = "Loads and their status lifecycle."),

@@ -45,6 +45,22 @@ fn collect<T: ToSchema>(schemas: &mut Vec<(String, RefOr<Schema>)>) {
     T::schemas(schemas);
 }
 
+/// One event of a `text/event-stream` answer, as a client's parser reads it
+/// (the fields of the SSE format; OpenAPI 3.1 has a streaming media type's
+/// `schema` describe each event). `data` is one line of JSON, described in the
+/// operation: `TrackingUpdate` for `tracking.updated`.
+#[derive(utoipa::ToSchema)]
+#[allow(dead_code)] // a schema only
+pub struct ServerSentEvent {
+    /// `tracking.updated`, `reset` or `overflow`; absent on the opening `retry`.
+    event: Option<String>,
+    data: Option<String>,
+    /// `<epoch>-<number>`, opaque; send the last one back to resume.
+    id: Option<String>,
+    /// Milliseconds a client waits before reconnecting (the first line: 2000).
+    retry: Option<u32>,
+}
+
 /// `ApiError::body`: `{"success": false, "error": {"code", "message", "details"}}`.
 pub struct Error;
 

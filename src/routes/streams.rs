@@ -95,7 +95,7 @@ the last id to resume).";
     tag = "tracking",
     params(params::StreamResume, params::LastEventId),
     responses(
-        (status = 200, description = EVENTS, content_type = "text/event-stream", body = String),
+        (status = 200, description = EVENTS, content_type = "text/event-stream", body = crate::openapi::schemas::ServerSentEvent),
     ),
 )]
 pub(crate) async fn account_stream(
@@ -121,7 +121,7 @@ pub(crate) async fn account_stream(
         params::LastEventId,
     ),
     responses(
-        (status = 200, description = EVENTS, content_type = "text/event-stream", body = String),
+        (status = 200, description = EVENTS, content_type = "text/event-stream", body = crate::openapi::schemas::ServerSentEvent),
     ),
 )]
 pub(crate) async fn load_stream(

@@ -19,7 +19,7 @@ use crate::domain::timestamp;
 use crate::domain::tracking::Appended;
 use crate::domain::validation::ValidationErrors;
 use crate::openapi::params;
-use crate::openapi::schemas::{BatchPoint, GpsHistory};
+use crate::openapi::schemas::GpsHistory;
 use crate::services::Services;
 use crate::services::auth::Principal;
 use crate::storage::PointRange;
@@ -214,9 +214,10 @@ pub(crate) async fn history(
 #[serde(deny_unknown_fields)]
 #[schema(as = GpsBatch)]
 pub(crate) struct BatchInput {
-    /// The fixes. A point that does not match `BatchPoint` is not a refusal of
-    /// the request: it is rejected on its own, in the answer.
-    #[schema(value_type = Vec<BatchPoint>, min_items = 1, max_items = 1000)]
+    /// The fixes, each a `BatchPoint`. Any JSON value is taken here: a point
+    /// that is not a valid `BatchPoint` is not a refusal of the request, it is
+    /// rejected on its own in the answer (so the schema of an item is open).
+    #[schema(value_type = Vec<serde_json::Value>, min_items = 1, max_items = 1000)]
     points: Vec<FixInput>,
 }
 
