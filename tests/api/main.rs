@@ -14,6 +14,7 @@ mod operations;
 mod operator;
 mod rate_limits;
 mod receiver;
+mod schemathesis;
 mod streams;
 mod tenancy;
 mod tracking;
