@@ -261,32 +261,34 @@ pub enum TransitionError {
     AlreadyAssigned { carrier_id: CarrierId },
 }
 
+/// A Dallas TX → Atlanta GA dry-van load of a new account in `status`, for
+/// unit tests here and in the storage backends.
+#[cfg(test)]
+pub(crate) fn sample(status: LoadStatus) -> Load {
+    let place = |city: &str, state: &str, zip: &str| Location {
+        city: city.into(),
+        state: crate::domain::location::UsState::parse(state).unwrap(),
+        zip: zip.into(),
+        address: None,
+    };
+    let new = NewLoad {
+        origin: place("Dallas", "TX", "75201"),
+        destination: place("Atlanta", "GA", "30301"),
+        weight: 42_000.0,
+        equipment_type: EquipmentType::DryVan,
+        pickup_date: None,
+        delivery_date: None,
+        rate_cents: None,
+        notes: None,
+    };
+    let mut load = Load::create(LoadId::generate(), AccountId::generate(), new, Utc::now());
+    load.status = status;
+    load
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::domain::location::UsState;
-
-    fn sample(status: LoadStatus) -> Load {
-        let place = |city: &str, state: &str, zip: &str| Location {
-            city: city.into(),
-            state: UsState::parse(state).unwrap(),
-            zip: zip.into(),
-            address: None,
-        };
-        let new = NewLoad {
-            origin: place("Dallas", "TX", "75201"),
-            destination: place("Atlanta", "GA", "30301"),
-            weight: 42_000.0,
-            equipment_type: EquipmentType::DryVan,
-            pickup_date: None,
-            delivery_date: None,
-            rate_cents: None,
-            notes: None,
-        };
-        let mut load = Load::create(LoadId::generate(), AccountId::generate(), new, Utc::now());
-        load.status = status;
-        load
-    }
 
     fn change(status: LoadStatus, carrier: Option<CarrierId>) -> StatusChange {
         StatusChange {

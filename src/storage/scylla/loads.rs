@@ -172,33 +172,12 @@ impl LoadStore for ScyllaStore {
 
 #[cfg(test)]
 mod tests {
-    use chrono::Utc;
-
     use super::*;
-    use crate::domain::equipment::EquipmentType;
-    use crate::domain::load::{LoadStatus, NewLoad};
-    use crate::domain::location::{Location, UsState};
+    use crate::domain::load::LoadStatus;
+    use crate::domain::location::UsState;
 
     fn load(status: LoadStatus) -> Load {
-        let place = |city: &str, state: &str, zip: &str| Location {
-            city: city.into(),
-            state: UsState::parse(state).unwrap(),
-            zip: zip.into(),
-            address: None,
-        };
-        let new = NewLoad {
-            origin: place("Dallas", "TX", "75201"),
-            destination: place("Atlanta", "GA", "30301"),
-            weight: 42_000.0,
-            equipment_type: EquipmentType::DryVan,
-            pickup_date: None,
-            delivery_date: None,
-            rate_cents: None,
-            notes: None,
-        };
-        let mut load = Load::create(LoadId::generate(), AccountId::generate(), new, Utc::now());
-        load.status = status;
-        load
+        crate::domain::load::sample(status)
     }
 
     #[test]

@@ -378,6 +378,29 @@ struct Listed {
 type DueRow = (i64, String, String);
 
 impl ScyllaStore {
+    /// Every shard's listed minutes up to `last` (a `*_minutes_until` statement
+    /// of a directory), read concurrently, per shard in minute order.
+    async fn listed_slots(
+        &self,
+        until: &PreparedStatement,
+        last: i64,
+    ) -> StorageResult<Vec<Vec<Slot>>> {
+        try_join_all((0..SHARDS).map(|shard| async move {
+            let minutes = self
+                .rows(until, (shard, last), |(minute,): (i64,)| Ok(minute))
+                .await?;
+            Ok::<_, StorageError>(
+                minutes
+                    .into_iter()
+                    .map(|minute| Slot { minute, shard })
+                    .collect::<Vec<_>>(),
+            )
+        }))
+        .await
+    }
+}
+
+impl ScyllaStore {
     /// Adds the outbox writes of `events` to a batch that stores the change
     /// they record: each event's record and its place in the outbox (with the
     /// listings of their minute), and each load's highest sequence.
@@ -1030,22 +1053,9 @@ impl WebhookStore for ScyllaStore {
         // instant, so an entry moved between two of them while counting may
         // be counted twice or not at all (off by at most the moves during
         // the count, and corrected by the next count).
-        let listed = try_join_all((0..SHARDS).map(|shard| async move {
-            let minutes = self
-                .rows(
-                    &self.wh.due_minutes_until,
-                    (shard, i64::MAX),
-                    |(minute,): (i64,)| Ok(minute),
-                )
-                .await?;
-            Ok::<_, StorageError>(
-                minutes
-                    .into_iter()
-                    .map(|minute| Slot { minute, shard })
-                    .collect::<Vec<_>>(),
-            )
-        }))
-        .await?;
+        let listed = self
+            .listed_slots(&self.wh.due_minutes_until, i64::MAX)
+            .await?;
         let counts = each(listed.into_iter().flatten(), |slot| async move {
             let seen_at = Utc::now();
             let count = self
@@ -1168,22 +1178,9 @@ impl WebhookStore for ScyllaStore {
         // minutes to look at are those listed up to the bound's.
         let floor = EventId::floor_at(before);
         let last = event_slot(&floor)?.minute;
-        let listed = try_join_all((0..SHARDS).map(|shard| async move {
-            let minutes = self
-                .rows(
-                    &self.wh.outbox_minutes_until,
-                    (shard, last),
-                    |(minute,): (i64,)| Ok(minute),
-                )
-                .await?;
-            Ok::<_, StorageError>(
-                minutes
-                    .into_iter()
-                    .map(|minute| Slot { minute, shard })
-                    .collect::<Vec<_>>(),
-            )
-        }))
-        .await?;
+        let listed = self
+            .listed_slots(&self.wh.outbox_minutes_until, last)
+            .await?;
         let mut slots: Vec<Slot> = listed.into_iter().flatten().collect();
         slots.sort_unstable();
         let mut gone = 0;
