@@ -53,6 +53,32 @@ impl Server {
     }
 }
 
+/// Posts a GPS batch: the indexes of the points it stored, or `None` once the
+/// server does not answer (it was killed).
+async fn post_batch(
+    client: &reqwest::Client,
+    url: &str,
+    key: &str,
+    points: Vec<serde_json::Value>,
+) -> Option<Vec<usize>> {
+    let response = client
+        .post(url)
+        .bearer_auth(key)
+        .json(&json!({ "points": points }))
+        .send()
+        .await
+        .ok()?;
+    let body = response.json::<serde_json::Value>().await.ok()?;
+    let results = body["data"]["results"].as_array()?;
+    Some(
+        results
+            .iter()
+            .filter(|result| result["status"] == "created")
+            .map(|result| result["index"].as_u64().unwrap() as usize)
+            .collect(),
+    )
+}
+
 /// Starts `freight serve` and waits until it listens; returns the first-start key if printed.
 async fn start(data_dir: &std::path::Path) -> (Server, Option<String>) {
     freight::telemetry::install_crypto_provider();
@@ -226,20 +252,12 @@ async fn stop_mid_stream(stop: Stop) {
                                 json!({"load_id": id, "lat": 33.0, "lng": -95.0, "timestamp": at.to_rfc3339_opts(chrono::SecondsFormat::Micros, true)})
                             })
                             .collect();
-                        let sent = client
-                            .post(&batch_url)
-                            .bearer_auth(&key)
-                            .json(&json!({ "points": points }))
-                            .send()
-                            .await;
-                        let Ok(response) = sent else { break };
-                        let Ok(body) = response.json::<serde_json::Value>().await else { break };
-                        let Some(results) = body["data"]["results"].as_array() else { break };
-                        for result in results {
-                            if result["status"] == "created" {
-                                let index = result["index"].as_u64().unwrap() as usize;
-                                acked.lock().unwrap().insert(millis[index]);
-                            }
+                        let Some(stored) = post_batch(&client, &batch_url, &key, points).await
+                        else {
+                            break;
+                        };
+                        for index in stored {
+                            acked.lock().unwrap().insert(millis[index]);
                         }
                     }
                 }
@@ -515,20 +533,12 @@ async fn five_sigkills_lose_nothing_acknowledged() {
                             .iter()
                             .map(|(l, ms)| json!({"load_id": tracked[*l], "lat": 33.0, "lng": -95.0, "timestamp": at(*ms)}))
                             .collect();
-                        let sent = client
-                            .post(format!("{base_url}/tracking/batch"))
-                            .bearer_auth(&key)
-                            .json(&json!({ "points": body }))
-                            .send()
-                            .await;
-                        let Ok(response) = sent else { break };
-                        let Ok(answer) = response.json::<serde_json::Value>().await else { break };
-                        let Some(results) = answer["data"]["results"].as_array() else { break };
-                        for result in results {
-                            if result["status"] == "created" {
-                                let index = result["index"].as_u64().unwrap() as usize;
-                                acked.lock().unwrap().fixes.insert(points[index]);
-                            }
+                        let url = format!("{base_url}/tracking/batch");
+                        let Some(stored) = post_batch(&client, &url, &key, body).await else {
+                            break;
+                        };
+                        for index in stored {
+                            acked.lock().unwrap().fixes.insert(points[index]);
                         }
                     }
                 }
