@@ -12,3 +12,6 @@ pub mod load;
 pub mod location;
 pub mod tracking;
 pub mod webhook;
+
+#[cfg(test)]
+mod properties;
