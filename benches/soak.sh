@@ -77,6 +77,13 @@ done
 wait %3 %4 2>/dev/null || true
 grep -h "Requests/sec" "$WORK/wrk-fix" "$WORK/wrk-read" | sed 's/^/  wrk (fixes, reads): /'
 if grep -q "Non-2xx" "$WORK/wrk-fix" "$WORK/wrk-read"; then echo "  refusals:"; grep -h "Non-2xx" "$WORK"/wrk-*; fi
-echo "after the load, waiting for the actors' idle time and the outbox:"
+echo "after the load: the actors' idle time, then until the receiver gets no more deliveries:"
 sleep $(( IDLE + 30 ))
-sample "after"
+sample "end+$(( IDLE + 30 ))"
+stopped=$(date +%s)
+last=-1
+while [ "$(cat "$WORK/received" 2>/dev/null || echo 0)" != "$last" ] && [ $(( $(date +%s) - stopped )) -lt 900 ]; do
+  last=$(cat "$WORK/received" 2>/dev/null || echo 0)
+  sleep 10
+done
+sample "end+$(( $(date +%s) - stopped + IDLE + 30 ))"
