@@ -325,3 +325,73 @@ async fn embedded_recovers_from_a_full_disk_without_a_restart() {
         acknowledged.len()
     );
 }
+
+/// A journal damaged inside (not a torn last write, which fjall repairs) stops
+/// the service from starting, with a line that says what happened and what to
+/// do. The real binary, SIGKILLed so that its journal is replayed at the next
+/// start (a clean stop leaves nothing to replay).
+#[test]
+fn a_damaged_journal_is_reported_plainly() {
+    use std::process::{Command, Stdio};
+
+    let dir = tempfile::tempdir().unwrap();
+    let serve = || {
+        let port = |_| {
+            std::net::TcpListener::bind("127.0.0.1:0")
+                .unwrap()
+                .local_addr()
+                .unwrap()
+                .port()
+        };
+        Command::new(env!("CARGO_BIN_EXE_freight"))
+            .arg("serve")
+            .arg("--data-dir")
+            .arg(dir.path())
+            .args(["--listen", &format!("127.0.0.1:{}", port(0))])
+            .args(["--admin-listen", &format!("127.0.0.1:{}", port(1))])
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    // The first start writes the bootstrap account and key.
+    let mut first = serve();
+    let token = dir.path().join("admin.token");
+    let started = std::time::Instant::now();
+    while !token.exists() {
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(20),
+            "no first start"
+        );
+        std::thread::yield_now();
+    }
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    first.kill().unwrap(); // SIGKILL
+    first.wait().unwrap();
+
+    let journal = std::fs::read_dir(dir.path().join("store"))
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .find(|p| p.extension().is_some_and(|e| e == "jnl"))
+        .expect("a journal file");
+    let mut bytes = std::fs::read(&journal).unwrap();
+    let written = bytes
+        .iter()
+        .rposition(|b| *b != 0)
+        .expect("the journal holds writes");
+    for byte in &mut bytes[written / 2..written / 2 + 8] {
+        *byte ^= 0xff;
+    }
+    std::fs::write(&journal, bytes).unwrap();
+
+    let second = serve().wait_with_output().unwrap();
+    assert!(!second.status.success(), "a damaged journal opened");
+    let stderr = String::from_utf8_lossy(&second.stderr);
+    let last = stderr.lines().last().unwrap_or_default();
+    assert!(last.contains("journal"), "{stderr}");
+    assert!(last.contains("is damaged"), "{stderr}");
+    assert!(
+        last.contains("restore the data directory from a backup"),
+        "{stderr}"
+    );
+}

@@ -127,6 +127,19 @@ const SPACE_PROBE_BYTES: usize = 4 << 20;
 #[error("the store is being reopened after a write failure (a full disk?); retry shortly")]
 struct Reopening;
 
+/// The journal could not be replayed: it is damaged in a way fjall does not
+/// repair by itself (a torn last write it does; a bad checksum inside, not).
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "the store's journal in {dir} is damaged ({detail}) and the store cannot be opened as it \
+     is; restore the data directory from a backup (README, Guarantees), keeping this one \
+     aside for analysis"
+)]
+pub struct JournalDamaged {
+    dir: String,
+    detail: String,
+}
+
 /// Another process has the data directory open.
 #[derive(Debug, thiserror::Error)]
 #[error(
@@ -170,12 +183,15 @@ impl EmbeddedStore {
 /// Opens the fjall database at `path` and its keyspaces (replaying the journal).
 fn open_inner(path: &Path) -> StorageResult<Inner> {
     std::fs::create_dir_all(path).map_err(unavailable)?;
+    let dir = || path.parent().unwrap_or(path).display().to_string();
     let db = Database::builder(path)
         .open()
         .map_err(|error| match error {
-            fjall::Error::Locked => unavailable(DirectoryInUse(
-                path.parent().unwrap_or(path).display().to_string(),
-            )),
+            fjall::Error::Locked => unavailable(DirectoryInUse(dir())),
+            fjall::Error::JournalRecovery(detail) => unavailable(JournalDamaged {
+                dir: dir(),
+                detail: format!("{detail:?}"),
+            }),
             other => unavailable(other),
         })?;
     let keyspace = |name: &str| db.keyspace(name, KeyspaceCreateOptions::default);
