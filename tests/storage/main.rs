@@ -217,6 +217,21 @@ impl Drop for Tmpfs {
     }
 }
 
+/// Every carrier in `carriers` is stored as it was written.
+async fn assert_all_stored(
+    store: &EmbeddedStore,
+    carriers: &[freight::domain::carrier::Carrier],
+    why: &str,
+) {
+    for carrier in carriers {
+        let stored = store
+            .get_carrier(&carrier.account_id, &carrier.id)
+            .await
+            .unwrap();
+        assert_eq!(stored.as_ref(), Some(carrier), "{why}");
+    }
+}
+
 /// A full disk: writes fail (and the store refuses writes after that), reads
 /// go on; when space returns, the store takes writes again by itself, and
 /// every write acknowledged before, during and after is there, also after a
@@ -296,30 +311,10 @@ async fn embedded_recovers_from_a_full_disk_without_a_restart() {
         );
         tokio::time::sleep(std::time::Duration::from_millis(100)).await;
     }
-    for carrier in &acknowledged {
-        assert_eq!(
-            store
-                .get_carrier(&owner, &carrier.id)
-                .await
-                .unwrap()
-                .as_ref(),
-            Some(carrier),
-            "acknowledged before the disk filled, or after it emptied"
-        );
-    }
+    assert_all_stored(&store, &acknowledged, "acknowledged around the full disk").await;
     drop(store);
     let reopened = EmbeddedStore::open(&path).await.unwrap();
-    for carrier in &acknowledged {
-        assert_eq!(
-            reopened
-                .get_carrier(&owner, &carrier.id)
-                .await
-                .unwrap()
-                .as_ref(),
-            Some(carrier),
-            "durable across a fresh open"
-        );
-    }
+    assert_all_stored(&reopened, &acknowledged, "durable across a fresh open").await;
     println!(
         "full disk: {} writes acknowledged around the full disk, none lost",
         acknowledged.len()
