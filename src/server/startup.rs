@@ -288,11 +288,18 @@ async fn start_services(
     let notifier = Arc::new(Notifier::default());
     let http = client::build(dispatch.url_policy);
     let url_policy = dispatch.url_policy;
-    let background = start_dispatcher(&storage, &directory, &notifier, &http, &clock, dispatch)?;
-    let (committer, _thread) =
-        GroupCommitter::start(storage.clone()).context("starting the GPS committer thread")?;
     // This process among the instances sharing a store (leases, key claims).
     let instance: Arc<str> = crate::actors::load_actor::instance_name().into();
+    let background = start_dispatcher(
+        &storage,
+        &directory,
+        &notifier,
+        (&http, &clock),
+        dispatch,
+        instance.clone(),
+    )?;
+    let (committer, _thread) =
+        GroupCommitter::start(storage.clone()).context("starting the GPS committer thread")?;
     let registry = Arc::new(LoadRegistry::new(ActorDeps {
         storage: storage.clone(),
         notifier: notifier.clone(),
@@ -411,9 +418,9 @@ fn start_dispatcher(
     storage: &Arc<dyn Storage>,
     directory: &Arc<Directory>,
     notifier: &Notifier,
-    http: &reqwest::Client,
-    clock: &Clock,
+    (http, clock): (&reqwest::Client, &Clock),
     dispatch: DispatchSettings,
+    instance: Arc<str>,
 ) -> anyhow::Result<DispatchThread> {
     let arbiter = Arbiter::new();
     // Sending is most of a delivery's work: it may run on threads of its own,
@@ -439,6 +446,7 @@ fn start_dispatcher(
     let missed = notifier.missed_flag();
     let dispatcher = Dispatcher::start_in_arbiter(&arbiter.handle(), move |_| {
         Dispatcher::new(storage, directory, http, clock, dispatch, missed, sender)
+            .owned_by(instance)
     });
     notifier.attach(dispatcher);
     Ok(DispatchThread {

@@ -165,6 +165,24 @@ pub trait Storage:
     ) -> StorageResult<()> {
         Ok(())
     }
+
+    /// Takes, or renews, the lease that makes `owner` the one instance playing
+    /// `role` for all that share the store (the webhook dispatcher) for `ttl`;
+    /// `false` if another owner holds it. As with [`Self::lease_load`], a store
+    /// that one process owns answers `true`.
+    async fn lease_role(
+        &self,
+        _role: &str,
+        _owner: &str,
+        _ttl: std::time::Duration,
+    ) -> StorageResult<bool> {
+        Ok(true)
+    }
+
+    /// Gives up `owner`'s lease of `role`, if it holds it.
+    async fn release_role(&self, _role: &str, _owner: &str) -> StorageResult<()> {
+        Ok(())
+    }
 }
 
 /// Which backend to open, from configuration.

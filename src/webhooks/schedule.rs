@@ -230,8 +230,16 @@ impl Schedule {
     pub fn merge(&mut self, soonest: Vec<Delivery>, complete: bool) {
         let mut left_out = false;
         for delivery in soonest {
-            if self.contains(&delivery.webhook_id, &delivery.event_id) {
-                continue;
+            if let Some(queued) = self.get(&delivery.webhook_id, &delivery.event_id) {
+                // Memory's copy stands unless storage was changed behind it (a
+                // redelivery stored by another instance sharing the store):
+                // the caller leaves out what changed here since its read.
+                let moved =
+                    queued.recorded && queued.delivery.next_attempt_at != delivery.next_attempt_at;
+                if !moved {
+                    continue;
+                }
+                self.remove(&delivery.webhook_id, &delivery.event_id);
             }
             let Some(at) = delivery.next_attempt_at else {
                 continue;
@@ -386,6 +394,35 @@ mod tests {
         assert!(schedule.remove(&free, &later.event_id).is_some());
         assert!(schedule.is_empty());
         assert_eq!(schedule.next_due(), None);
+    }
+
+    /// Storage changed behind memory (another instance stored a redelivery):
+    /// the read's due time wins; an unchanged copy keeps memory's body.
+    #[test]
+    fn a_reload_takes_a_due_time_storage_moved() {
+        let now = Utc::now();
+        let webhook = WebhookId::generate();
+        let mut schedule = Schedule::new(10);
+        let (later, same) = (
+            delivery(&webhook, now + chrono::Duration::minutes(30)),
+            delivery(&webhook, now + chrono::Duration::minutes(5)),
+        );
+        schedule.push(queued(later.clone()));
+        schedule.push(Queued {
+            body: Some(Bytes::from_static(b"{}")),
+            ..queued(same.clone())
+        });
+        let redelivered = Delivery {
+            next_attempt_at: Some(now),
+            ..later.clone()
+        };
+        schedule.merge(vec![redelivered.clone(), same.clone()], true);
+        assert_eq!(schedule.len(), 2);
+        assert_eq!(schedule.next_due(), Some(now));
+        let moved = schedule.get(&webhook, &later.event_id).unwrap();
+        assert_eq!(moved.delivery, redelivered);
+        let kept = schedule.get(&webhook, &same.event_id).unwrap();
+        assert!(kept.body.is_some(), "memory's copy stands");
     }
 
     #[test]

@@ -12,6 +12,8 @@
 //! aggregate's trait is implemented in the file named for it.
 
 mod accounts;
+#[cfg(test)]
+mod as_if_shared;
 mod carriers;
 mod codec;
 mod dashboard;
@@ -101,6 +103,10 @@ struct Inner {
 #[derive(Clone)]
 pub struct EmbeddedStore {
     shared: Arc<Shared>,
+    /// Tests only: role leases, as a store shared by several instances keeps
+    /// them (see `as_if_shared`).
+    #[cfg(test)]
+    roles: Option<Arc<as_if_shared::RoleLeases>>,
 }
 
 /// The open store, and what it takes to open it again. After a write fails
@@ -176,6 +182,8 @@ impl EmbeddedStore {
                 current: std::sync::RwLock::new(Some(Arc::new(inner))),
                 recovering: std::sync::atomic::AtomicBool::new(false),
             }),
+            #[cfg(test)]
+            roles: None,
         })
     }
 }
@@ -409,5 +417,31 @@ impl Storage for EmbeddedStore {
             None => Ok(()),
         })
         .await
+    }
+
+    #[cfg(test)]
+    fn needs_leases(&self) -> bool {
+        self.roles.is_some()
+    }
+
+    #[cfg(test)]
+    async fn lease_role(
+        &self,
+        role: &str,
+        owner: &str,
+        ttl: std::time::Duration,
+    ) -> StorageResult<bool> {
+        Ok(self
+            .roles
+            .as_ref()
+            .is_none_or(|r| r.lease(role, owner, ttl)))
+    }
+
+    #[cfg(test)]
+    async fn release_role(&self, role: &str, owner: &str) -> StorageResult<()> {
+        if let Some(roles) = &self.roles {
+            roles.release(role, owner);
+        }
+        Ok(())
     }
 }

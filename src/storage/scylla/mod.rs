@@ -349,6 +349,30 @@ impl Storage for ScyllaStore {
             .await
             .map(|_| ())
     }
+
+    /// As [`Self::lease_load`]: taken `IF NOT EXISTS`, renewed `IF owner =`.
+    async fn lease_role(
+        &self,
+        role: &str,
+        owner: &str,
+        ttl: std::time::Duration,
+    ) -> StorageResult<bool> {
+        let ttl = i32::try_from(ttl.as_secs().max(1)).unwrap_or(i32::MAX);
+        if self
+            .applied(&self.st.take_role_lease, (role, owner, ttl))
+            .await?
+        {
+            return Ok(true);
+        }
+        self.applied(&self.st.renew_role_lease, (ttl, owner, role, owner))
+            .await
+    }
+
+    async fn release_role(&self, role: &str, owner: &str) -> StorageResult<()> {
+        self.applied(&self.st.release_role_lease, (role, owner))
+            .await
+            .map(|_| ())
+    }
 }
 
 fn unavailable(error: impl std::error::Error + Send + Sync + 'static) -> StorageError {

@@ -29,6 +29,10 @@ pub const FILES: &[(&str, &str)] = &[
         "004_webhooks.cql",
         include_str!("../../../cql/004_webhooks.cql"),
     ),
+    (
+        "005_role_leases.cql",
+        include_str!("../../../cql/005_role_leases.cql"),
+    ),
 ];
 
 /// The bookkeeping table, created before any file is applied.

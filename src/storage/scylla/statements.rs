@@ -78,6 +78,11 @@ statements! {
     renew_lease = "UPDATE load_leases USING TTL ? SET owner = ? WHERE load_id = ? IF owner = ?";
     release_lease = "DELETE FROM load_leases WHERE load_id = ? IF owner = ?";
 
+    // Leases: which instance plays a role for all (the webhook dispatcher).
+    take_role_lease = "INSERT INTO role_leases (role_id, owner) VALUES (?, ?) IF NOT EXISTS USING TTL ?";
+    renew_role_lease = "UPDATE role_leases USING TTL ? SET owner = ? WHERE role_id = ? IF owner = ?";
+    release_role_lease = "DELETE FROM role_leases WHERE role_id = ? IF owner = ?";
+
     // Requests per account-minute, all instances together.
     add_request_count = "UPDATE rate_counts SET requests = requests + ? WHERE account_id = ? AND hour = ? AND minute = ?";
     request_counts = "SELECT minute, requests FROM rate_counts WHERE account_id = ? AND hour = ? AND minute >= ?";

@@ -83,6 +83,11 @@ impl Intake {
         }
     }
 
+    /// The flag a missed notice sets (shared with the notifier).
+    pub(super) fn missed_flag(&self) -> Arc<AtomicBool> {
+        self.missed.clone()
+    }
+
     /// Asks for a pass over the whole outbox.
     pub(super) fn scan_outbox(&self) {
         self.missed.store(true, Ordering::Relaxed);
@@ -121,7 +126,7 @@ impl Dispatcher {
         // outbox, and a bounded list of notices) rather than spill deliveries to
         // storage that would have to be read back.
         let busy = !matches!(self.fanning_out, FanOutState::Idle);
-        if busy || self.schedule.len() >= self.schedule.capacity() / 2 {
+        if busy || !self.role.active() || self.schedule.len() >= self.schedule.capacity() / 2 {
             return;
         }
         let Some(source) = self.intake.next_source() else {

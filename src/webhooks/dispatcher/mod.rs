@@ -30,6 +30,7 @@
 //!   follows once they are durable.
 //! - `reload`: the soonest pending deliveries read back from storage.
 //! - `operator`: redeliveries and requeues asked for through the API.
+//! - `role`: with a store several instances share, which one dispatches.
 //! - here: the actor, its messages and settings, the backlog gauge, shutdown.
 
 mod fan_out;
@@ -38,6 +39,7 @@ mod ledger;
 mod operator;
 mod recording;
 mod reload;
+mod role;
 mod sending;
 
 use std::sync::Arc;
@@ -51,6 +53,8 @@ use self::in_flight::InFlight;
 use self::ledger::FreshLedger;
 use self::recording::{OutcomeCounters, WriteQueue};
 use self::reload::Reload;
+pub use self::role::{ROLE, ROLE_TTL};
+use self::role::{Role, SHARED_RELOAD_TICKS};
 use self::sending::Endpoints;
 use super::directory::Directory;
 use super::retry::RetryPolicy;
@@ -157,6 +161,7 @@ pub struct Dispatcher {
     backlog: Backlog,
     outcome_counters: OutcomeCounters,
     mode: Mode,
+    role: Role,
     ticks: u64,
 }
 
@@ -189,21 +194,38 @@ impl Dispatcher {
             backlog: Backlog::default(),
             outcome_counters: OutcomeCounters::new(),
             mode: Mode::Running,
+            role: Role::sole(),
             ticks: 0,
         }
+    }
+
+    /// Names this process as the owner of the dispatcher role, for stores that
+    /// several instances share (see `role`).
+    pub fn owned_by(mut self, owner: std::sync::Arc<str>) -> Self {
+        self.role = Role::shared(owner);
+        self
     }
 
     /// What is looked at without a nudge: the outbox now and then, fresh
     /// deliveries waiting too long, retries that came due in storage.
     fn tick(&mut self, ctx: &mut Context<Self>) {
+        if !self.role.active() {
+            return;
+        }
         self.ticks += 1;
-        if self.ticks.is_multiple_of(OUTBOX_SCAN_TICKS) {
+        // Other instances commit events without a notice to this one.
+        let shared = self.storage.needs_leases();
+        if shared || self.ticks.is_multiple_of(OUTBOX_SCAN_TICKS) {
             self.intake.scan_outbox();
+        }
+        if self.ticks.is_multiple_of(OUTBOX_SCAN_TICKS) {
             self.ledger.next_scan_period();
         }
         self.record_waiting_fresh(ctx);
-        // A retry that came due in storage while memory was full is found here.
-        if self.schedule.overflowed() {
+        // A retry that came due in storage while memory was full is found here,
+        // and with a shared store, a redelivery another instance stored.
+        if self.schedule.overflowed() || (shared && self.ticks.is_multiple_of(SHARED_RELOAD_TICKS))
+        {
             self.reload(ctx);
         }
         self.dispatch_due(ctx);
@@ -226,6 +248,11 @@ impl Actor for Dispatcher {
     fn started(&mut self, ctx: &mut Self::Context) {
         ctx.set_mailbox_capacity(1024);
         ctx.run_interval(self.settings.tick, |actor, ctx| actor.tick(ctx));
+        if self.storage.needs_leases() {
+            // Acts once it holds the role.
+            self.contend_for_role(ctx);
+            return;
+        }
         self.reload(ctx);
         self.dispatch_due(ctx);
     }
@@ -235,6 +262,10 @@ impl Handler<EventsCommitted> for Dispatcher {
     type Result = ();
 
     fn handle(&mut self, msg: EventsCommitted, ctx: &mut Self::Context) {
+        if !self.role.active() {
+            // In the shared outbox, where the active instance finds them.
+            return;
+        }
         self.intake.notice(msg.0);
         self.fan_out(ctx);
     }
@@ -250,8 +281,14 @@ impl Handler<Drain> for Dispatcher {
             Mode::Draining(waiting) => waiting.push(tx),
         }
         self.answer_drained();
+        // Given up once drained, so another instance takes it over at once
+        // rather than after `ROLE_TTL`.
+        let release = self.role.release_at_shutdown(&self.storage);
         Box::pin(async move {
             let _ = rx.await;
+            if let Some(release) = release {
+                release.await;
+            }
         })
     }
 }

@@ -23,6 +23,16 @@ impl Handler<Redeliver> for Dispatcher {
     fn handle(&mut self, msg: Redeliver, _: &mut Self::Context) -> Self::Result {
         let key = (msg.webhook, msg.event);
         let storage = self.storage.clone();
+        if !self.role.active() {
+            // Another instance dispatches: storage alone changes, and that
+            // instance reads it back (see `role`).
+            let due = self.due_now_if_enabled(&key.0);
+            let work = async move {
+                let change = make_pending(storage, key, due).await?;
+                Ok(change.map(|(_, again)| again))
+            };
+            return Box::pin(work.into_actor(self));
+        }
         if self.in_flight.holds(&key) {
             // Being attempted right now: that attempt is the redelivery.
             return Box::pin(
@@ -41,12 +51,7 @@ impl Handler<Redeliver> for Dispatcher {
         // Held here until the write is durable, so nothing else sends or changes it.
         let body = self.schedule.remove(&key.0, &key.1).and_then(|q| q.body);
         self.in_flight.hold(key.clone());
-        let enabled = self
-            .directory
-            .get(&key.0)
-            .is_some_and(|subscription| subscription.enabled);
-        // A disabled subscription's delivery is made pending but stays parked.
-        let due = enabled.then_some(self.clock.now());
+        let due = self.due_now_if_enabled(&key.0);
         Box::pin(
             make_pending(storage, key.clone(), due)
                 .into_actor(self)
@@ -56,6 +61,16 @@ impl Handler<Redeliver> for Dispatcher {
 }
 
 impl Dispatcher {
+    /// When a redelivery is due: now, or never while its subscription is
+    /// disabled (made pending, it stays parked).
+    fn due_now_if_enabled(&self, webhook: &WebhookId) -> Option<DateTime<Utc>> {
+        let enabled = self
+            .directory
+            .get(webhook)
+            .is_some_and(|subscription| subscription.enabled);
+        enabled.then_some(self.clock.now())
+    }
+
     fn redelivered(
         &mut self,
         ctx: &mut Context<Self>,
@@ -120,6 +135,10 @@ impl Handler<Requeue> for Dispatcher {
         );
         Box::pin(work.into_actor(self).map(|result, actor, ctx| {
             let changes = result?;
+            if !actor.role.active() {
+                // Stored; the instance that dispatches reads them back.
+                return Ok(());
+            }
             actor.backlog.add(changes.len() as u64);
             for (_, due) in changes {
                 actor.touch(&due);

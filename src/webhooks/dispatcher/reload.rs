@@ -27,7 +27,7 @@ type Read = (Vec<Delivery>, Option<u64>);
 impl Dispatcher {
     /// Reads the soonest pending deliveries back from storage into memory.
     pub(super) fn reload(&mut self, ctx: &mut Context<Self>) {
-        if let Reload::Reading { .. } = self.reloading {
+        if matches!(self.reloading, Reload::Reading { .. }) || !self.role.active() {
             return;
         }
         self.reloading = Reload::Reading {

@@ -62,6 +62,9 @@ impl Dispatcher {
             self.answer_drained();
             return;
         }
+        if !self.role.active() {
+            return;
+        }
         let now = self.clock.now();
         let free = self.in_flight.free(self.settings.max_in_flight);
         if free > 0 {

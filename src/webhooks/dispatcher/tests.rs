@@ -219,3 +219,128 @@ async fn retries_come_due_on_schedule() {
     assert_eq!(delivery.status, DeliveryStatus::Pending);
     assert!(delivery.last_error.unwrap().contains("onnect"));
 }
+
+/// A loopback receiver that answers 204 and keeps each request's `webhook-id`.
+async fn counting_receiver() -> (String, Arc<std::sync::Mutex<Vec<String>>>) {
+    use actix_web::{App, HttpRequest, HttpResponse, HttpServer, web};
+
+    let seen = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let kept = seen.clone();
+    let server = HttpServer::new(move || {
+        let kept = kept.clone();
+        App::new().default_service(web::to(move |request: HttpRequest| {
+            let id = request.headers().get("webhook-id").cloned();
+            let id = id.and_then(|v| v.to_str().ok().map(str::to_owned));
+            kept.lock().unwrap().push(id.unwrap_or_default());
+            async { HttpResponse::NoContent().finish() }
+        }))
+    })
+    .workers(1)
+    .bind(("127.0.0.1", 0))
+    .unwrap();
+    let port = server.addrs()[0].port();
+    actix_rt::spawn(server.run());
+    (format!("http://127.0.0.1:{port}/hook"), seen)
+}
+
+/// Waits (polling, at most 20 s of real time) until `done` holds.
+async fn until<F: Future<Output = bool>>(what: &str, mut done: impl FnMut() -> F) {
+    for _ in 0..2_000 {
+        if done().await {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    panic!("{what}: not within 20 s");
+}
+
+/// Two dispatchers over one store that several instances share (the embedded
+/// store acting as one): only the one holding the role sends, whichever
+/// instance committed the event; when it shuts down, the other takes over and
+/// sends what comes next. Every event reaches the receiver exactly once.
+#[actix_rt::test]
+async fn with_a_shared_store_one_instance_dispatches_and_another_takes_over() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = EmbeddedStore::open(dir.path())
+        .await
+        .unwrap()
+        .as_if_shared();
+    let storage: Arc<dyn Storage> = Arc::new(store);
+    let (url, seen) = counting_receiver().await;
+    let account = AccountId::generate();
+    let subscription = Subscription {
+        url,
+        ..refused_subscription(&account, Utc::now())
+    };
+    storage.put_webhook(&subscription).await.unwrap();
+    let settings = DispatchSettings {
+        tick: Duration::from_millis(20),
+        ..DispatchSettings::default()
+    };
+    let start = |owner: &str| {
+        let policy = UrlPolicy {
+            allow_http: true,
+            allow_private: true,
+        };
+        Dispatcher::new(
+            storage.clone(),
+            Arc::new(Directory::new(vec![subscription.clone()])),
+            super::super::client::build(policy),
+            Clock::system(),
+            DispatchSettings {
+                url_policy: policy,
+                ..settings.clone()
+            },
+            Arc::new(AtomicBool::new(true)),
+            None,
+        )
+        .owned_by(Arc::from(owner))
+        .start()
+    };
+    let first = start("first");
+    // The first takes the role at its start; the second finds it held.
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    let second = start("second");
+    let delivered = |count: usize| {
+        let seen = seen.clone();
+        async move { seen.lock().unwrap().len() >= count }
+    };
+
+    // Noticed by both (were both to act, both would send), then committed by
+    // the standby alone (the active one finds those in the outbox).
+    let mut events = Vec::new();
+    for n in 0..8 {
+        let event = committed_event(&*storage, &account, Utc::now()).await;
+        if n < 5 {
+            first.do_send(EventsCommitted(vec![event.clone()]));
+        }
+        second.do_send(EventsCommitted(vec![event.clone()]));
+        events.push(event);
+    }
+    until("the active instance delivers every event", || delivered(8)).await;
+    first.send(Drain).await.unwrap();
+
+    // The standby asks again within `ROLE_RENEWAL` of the release.
+    tokio::time::pause();
+    tokio::time::advance(role::ROLE_RENEWAL + Duration::from_millis(1)).await;
+    tokio::time::resume();
+    for _ in 0..3 {
+        let event = committed_event(&*storage, &account, Utc::now()).await;
+        first.do_send(EventsCommitted(vec![event.clone()]));
+        second.do_send(EventsCommitted(vec![event.clone()]));
+        events.push(event);
+    }
+    until("the other instance takes over", || delivered(11)).await;
+    until("every event is marked fanned out", || {
+        let storage = storage.clone();
+        async move { storage.unfanned_events(None, 10).await.unwrap().is_empty() }
+    })
+    .await;
+    second.send(Drain).await.unwrap();
+
+    let mut ids = seen.lock().unwrap().clone();
+    ids.sort();
+    let mut expected: Vec<String> = events.iter().map(|e| e.id.to_string()).collect();
+    expected.sort();
+    assert_eq!(ids, expected, "each event delivered once, by one instance");
+}

@@ -1,0 +1,48 @@
+//! Tests only: the embedded store acting as a store several instances share,
+//! so that what only a shared store (ScyllaDB) exercises, such as one webhook
+//! dispatcher among several, is tested without a cluster: several dispatchers
+//! over one `EmbeddedStore` play the instances. Only role leases are kept;
+//! load leases are granted as by a store one process owns.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use tokio::time::Instant;
+
+use super::EmbeddedStore;
+
+/// Role leases by role: who holds each, and until when (tokio time, so paused
+/// time moves it).
+#[derive(Default)]
+pub(super) struct RoleLeases(Mutex<HashMap<String, (String, Instant)>>);
+
+impl RoleLeases {
+    /// As the shared store's conditional insert-or-renew.
+    pub(super) fn lease(&self, role: &str, owner: &str, ttl: Duration) -> bool {
+        let mut leases = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        let now = Instant::now();
+        match leases.get(role) {
+            Some((holder, until)) if holder != owner && *until > now => false,
+            _ => {
+                leases.insert(role.to_owned(), (owner.to_owned(), now + ttl));
+                true
+            }
+        }
+    }
+
+    pub(super) fn release(&self, role: &str, owner: &str) {
+        let mut leases = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        if leases.get(role).is_some_and(|(holder, _)| holder == owner) {
+            leases.remove(role);
+        }
+    }
+}
+
+impl EmbeddedStore {
+    /// This store, with role leases as several instances sharing it would see.
+    pub fn as_if_shared(mut self) -> Self {
+        self.roles = Some(Arc::default());
+        self
+    }
+}
