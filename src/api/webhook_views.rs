@@ -43,6 +43,29 @@ impl<'a> WebhookView<'a> {
     }
 }
 
+/// A subscription as the request that set its secret answers it: once, with
+/// the key to verify deliveries with.
+#[derive(Serialize, ToSchema)]
+#[schema(as = NewWebhook)]
+pub struct NewWebhookView<'a> {
+    #[serde(flatten)]
+    pub webhook: WebhookView<'a>,
+    /// The signing key in the `whsec_<base64>` form Standard Webhooks
+    /// libraries take (`Webhook(signing_secret).verify(body, headers)`); for
+    /// a plain secret, its UTF-8 bytes in base64. Shown only in this answer.
+    #[schema(example = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw")]
+    pub signing_secret: String,
+}
+
+impl<'a> NewWebhookView<'a> {
+    pub fn new(s: &'a Subscription) -> Self {
+        NewWebhookView {
+            webhook: WebhookView::new(s),
+            signing_secret: crate::webhooks::signing::signing_secret(&s.secret),
+        }
+    }
+}
+
 /// One entry of the delivery log; its id is the event id.
 #[derive(Serialize, ToSchema)]
 #[schema(as = Delivery)]

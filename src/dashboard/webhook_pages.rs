@@ -51,10 +51,12 @@ pub async fn create(
         Err(errors) => return Ok(bad_request(Problems::from_validation(&errors))),
     };
     match services.webhooks.create(viewer.account_id(), new).await {
-        Ok(created) => Ok(page::see_other(&format!(
-            "/dashboard/webhooks/{}",
-            created.id
-        ))),
+        // The webhook's page, with its signing secret this once (a redirect
+        // would have to carry the secret in a URL).
+        Ok(created) => {
+            let secret = crate::webhooks::signing::signing_secret(&created.secret);
+            webhook_page(&viewer, &services, &created.id, Some(&secret)).await
+        }
         Err(WebhookError::TooMany) => Ok(bad_request(Problems::one(
             "",
             "This account has as many webhooks as it may have; delete one first.",
@@ -69,6 +71,17 @@ pub async fn show(
     id: PathId<WebhookId>,
 ) -> Result<HttpResponse, PageError> {
     let id = id.valid().ok_or(PageError::NotFound)?;
+    webhook_page(&viewer, &services, &id, None).await
+}
+
+/// A webhook and its delivery log; with `signing_secret` just after it was made.
+async fn webhook_page(
+    viewer: &Viewer,
+    services: &Services,
+    id: &WebhookId,
+    signing_secret: Option<&str>,
+) -> Result<HttpResponse, PageError> {
+    let id = id.clone();
     let subscription = services
         .webhooks
         .get(viewer.account_id(), &id)
@@ -89,11 +102,21 @@ pub async fn show(
         |event: &EventId| format!("/dashboard/webhooks/{id}/deliveries/{event}/redeliver");
     Ok(page::ok(page::page(
         "Webhook",
-        Some(&viewer),
+        Some(viewer),
         Section::Webhooks,
         html! {
             p { a href="/dashboard/webhooks" { "← Webhooks" } }
             h1 { "Webhook " code { (subscription.id) } }
+            @if let Some(secret) = signing_secret {
+                section.card.new-key role="status" {
+                    h2 { "Its signing secret" }
+                    p { "Copy it now: it is shown only this once. Verify deliveries with it and any Standard Webhooks library, e.g. " code { "Webhook(secret).verify(body, headers)" } "." }
+                    div.copy {
+                        input id="new-secret" readonly value=(secret) aria-label="Signing secret";
+                        button type="button" data-copy="#new-secret" { "Copy" }
+                    }
+                }
+            }
             section.card {
                 dl.facts {
                     dt { "URL" } dd { code { (subscription.url) } }
@@ -199,7 +222,7 @@ fn list_view(services: &Services, viewer: &Viewer, form: &Form, problems: &Probl
                     (viewer.csrf_field())
                     (field("url", "URL (https://…)", Kind::Url, form.text("url").as_deref(), true, problems))
                     (checkboxes("events", "Events", &events, &form.all("events"), problems))
-                    (field("secret", "Signing secret (16–256 characters, or whsec_…)", Kind::Password { new: true }, None, true, problems))
+                    (field("secret", "Signing secret (16–256 characters, or whsec_…; leave empty and one is made for you)", Kind::Password { new: true }, None, false, problems))
                     button.primary type="submit" { "Add webhook" }
                 }
             }

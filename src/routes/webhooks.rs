@@ -7,7 +7,7 @@ use crate::api::error::ApiError;
 use crate::api::extract::{JsonBody, NoQuery, Paging};
 use crate::api::input::webhook::{NewSubscriptionInput, SubscriptionPatchInput};
 use crate::api::path::{PathId, SecondPathId};
-use crate::api::webhook_views::{DeliveryView, WebhookView};
+use crate::api::webhook_views::{DeliveryView, NewWebhookView, WebhookView};
 use crate::domain::ids::{EventId, WebhookId};
 use crate::openapi::params;
 use crate::openapi::schemas::{
@@ -20,7 +20,9 @@ use crate::services::auth::Principal;
 ///
 /// Each event is POSTed to the URL signed as Standard Webhooks does
 /// (`webhook-id`, `webhook-timestamp`, `webhook-signature`), at least once,
-/// retried for about three days. The secret is never returned.
+/// retried for about three days. Send a `secret`, or leave it out and the
+/// service makes one; either way the answer carries `signing_secret` once, the
+/// key in the `whsec_…` form that Standard Webhooks libraries verify with.
 #[utoipa::path(
     post,
     path = "/v1/webhooks",
@@ -32,7 +34,8 @@ use crate::services::auth::Principal;
         "secret": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
     })),
     responses(
-        (status = 201, description = "The subscription.", body = Envelope<WebhookView>),
+        (status = 201, description = "The subscription, with its signing secret (shown only \
+         here).", body = Envelope<NewWebhookView>),
         (status = 409, description = "`TOO_MANY_WEBHOOKS`: an account may have at most 50; \
          delete one first.", body = Error),
     ),
@@ -48,7 +51,7 @@ pub(crate) async fn create(
         .webhooks
         .create(principal.account_id(), new)
         .await?;
-    Ok(envelope::created(WebhookView::new(&created)))
+    Ok(envelope::created(NewWebhookView::new(&created)))
 }
 
 /// List webhook subscriptions, newest first.
@@ -101,7 +104,8 @@ pub(crate) async fn get(
     tag = "webhooks",
     params(("id" = WebhookId, Path, description = "The subscription.")),
     request_body(content = SubscriptionPatchInput, example = json!({"enabled": true})),
-    responses((status = 200, description = "The subscription after the change.", body = Envelope<WebhookView>)),
+    responses((status = 200, description = "The subscription after the change; when the \
+        change set a secret, with its `signing_secret` (shown only here).", body = Envelope<WebhookView>)),
 )]
 pub(crate) async fn update(
     principal: Principal,
@@ -111,11 +115,15 @@ pub(crate) async fn update(
     JsonBody(patch): JsonBody<SubscriptionPatchInput>,
 ) -> Result<HttpResponse, ApiError> {
     let patch = patch.validate(services.webhooks.url_policy()).await?;
+    let new_secret = patch.secret.is_some();
     let updated = services
         .webhooks
         .update(principal.account_id(), &id.found()?, patch)
         .await?;
-    Ok(envelope::ok(WebhookView::new(&updated)))
+    Ok(match new_secret {
+        true => envelope::ok(NewWebhookView::new(&updated)),
+        false => envelope::ok(WebhookView::new(&updated)),
+    })
 }
 
 /// Delete a webhook subscription and its pending deliveries.

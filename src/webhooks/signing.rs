@@ -15,6 +15,24 @@ pub fn signing_key(secret: &str) -> Vec<u8> {
         .unwrap_or_else(|| secret.as_bytes().to_vec())
 }
 
+/// The secret in the form Standard Webhooks libraries take (`whsec_` and the
+/// key in base64): for a plain secret, its UTF-8 bytes encoded, so that
+/// `Webhook(signing_secret).verify(...)` accepts what was signed with it.
+pub fn signing_secret(secret: &str) -> String {
+    format!("whsec_{}", STANDARD.encode(signing_key(secret)))
+}
+
+/// Bytes of key in a secret the service makes (as Svix does: 192 bits).
+const GENERATED_KEY_BYTES: usize = 24;
+
+/// A new random secret, already in the `whsec_` form.
+pub fn generate_secret() -> String {
+    use rand::RngCore;
+    let mut key = [0u8; GENERATED_KEY_BYTES];
+    rand::rng().fill_bytes(&mut key);
+    format!("whsec_{}", STANDARD.encode(key))
+}
+
 /// A subscription's secret, made ready to sign: the HMAC state after the key,
 /// which each signature copies instead of hashing the key again.
 #[derive(Clone)]

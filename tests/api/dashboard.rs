@@ -464,3 +464,40 @@ async fn errors_are_pages_not_json() {
         );
     }
 }
+
+#[actix_web::test]
+async fn a_webhook_made_by_hand_shows_its_signing_secret_once() {
+    let app = spawn_app().await;
+    let mut browser = Browser::new(&app);
+    browser.register("hooks@example.com").await;
+    let form = browser.get("/dashboard/webhooks").await;
+    let csrf = form.hidden("csrf");
+    let made = browser
+        .post(
+            "/dashboard/webhooks",
+            &[
+                ("csrf", &csrf),
+                ("url", "https://93.184.216.34/hooks"),
+                ("events", "load.created"),
+                ("secret", ""),
+            ],
+        )
+        .await;
+    assert_eq!(made.status, StatusCode::OK, "{}", made.body);
+    let marker = "id=\"new-secret\" readonly value=\"";
+    let start = made.body.find(marker).expect("the secret is shown") + marker.len();
+    let secret = &made.body[start..start + made.body[start..].find('"').unwrap()];
+    assert!(
+        secret.starts_with("whsec_") && secret.len() > 30,
+        "{secret}"
+    );
+    let id_marker = "Webhook <code>";
+    let at = made.body.find(id_marker).unwrap() + id_marker.len();
+    let id = &made.body[at..at + made.body[at..].find('<').unwrap()];
+    let again = browser.get(&format!("/dashboard/webhooks/{id}")).await;
+    assert_eq!(again.status, StatusCode::OK);
+    assert!(!again.body.contains(secret), "shown only once");
+    // Another account (the first start's key) does not see it.
+    let (status, listed) = app.get(&format!("/webhooks/{id}")).await;
+    assert_eq!(status, StatusCode::NOT_FOUND, "another account's: {listed}");
+}

@@ -5,8 +5,8 @@
 //! document forbids but the server accepts. The seed is fixed, so a run makes
 //! the same cases each time.
 //!
-//! It needs `tests/schemathesis/.venv` (`python3 -m venv tests/schemathesis/.venv
-//! && tests/schemathesis/.venv/bin/pip install -r tests/schemathesis/requirements.txt`,
+//! It needs `tests/python/.venv` (`python3 -m venv tests/python/.venv
+//! && tests/python/.venv/bin/pip install -r tests/python/requirements.txt`,
 //! which `.ci/run` does) or `FREIGHT_SCHEMATHESIS` naming an `st` executable;
 //! without one it is skipped with the reason printed, except under `CI=true`.
 //!
@@ -25,7 +25,7 @@ fn schemathesis() -> Result<PathBuf, String> {
     let st = std::env::var_os("FREIGHT_SCHEMATHESIS")
         .map(PathBuf::from)
         .unwrap_or_else(|| {
-            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/schemathesis/.venv/bin/st")
+            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/python/.venv/bin/st")
         });
     if st.exists() {
         Ok(st)

@@ -11,6 +11,8 @@ use serde_json::{Value, json};
 
 use crate::helpers::{TestApp, assert_error, load_body, spawn_app, spawn_app_with};
 use crate::receiver::{Receiver, verify};
+use base64::Engine;
+use base64::engine::general_purpose::STANDARD;
 
 const SECRET: &str = "a-very-secret-shared-key";
 
@@ -365,6 +367,15 @@ async fn a_rotated_secret_signs_what_follows() {
         .await;
     assert_eq!(status, StatusCode::OK, "{body}");
     assert!(body["data"].get("secret").is_none());
+    assert_eq!(
+        body["data"]["signing_secret"], rotated,
+        "shown once, already whsec_"
+    );
+    let (_, unchanged) = app.get(&format!("/webhooks/{webhook}")).await;
+    assert!(
+        unchanged["data"].get("signing_secret").is_none(),
+        "only once"
+    );
     app.create_load(load_body("TX", "GA")).await;
     let received = receiver.wait_for("second", |r| r.len() == 2).await;
     verify(SECRET, &received[0]).unwrap();
@@ -541,7 +552,7 @@ async fn subscriptions_are_validated_and_private_addresses_refused() {
             "secret",
         ),
         (
-            json!({"url": "https://93.184.216.34/x", "events": ["load.created"]}),
+            json!({"url": "https://93.184.216.34/x", "events": ["load.created"], "secret": "whsec_not base64 at all!"}),
             "secret",
         ),
         (json!({"events": ["load.created"], "secret": SECRET}), "url"),
@@ -662,4 +673,102 @@ async fn deliveries_waiting_behind_a_silent_receiver_show_in_the_log() {
         assert_eq!(delivery["event_type"], "load.created", "{delivery}");
     }
     held.abort();
+}
+
+/// The Python interpreter of `tests/python/.venv` (see `.ci/run`), which has
+/// the Standard Webhooks library; `Err` says why not.
+fn python_with_standardwebhooks() -> Result<std::path::PathBuf, String> {
+    let python =
+        std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/python/.venv/bin/python");
+    let found = std::process::Command::new(&python)
+        .args(["-c", "import standardwebhooks"])
+        .output();
+    match found {
+        Ok(out) if out.status.success() => Ok(python),
+        _ => Err(format!(
+            "{} with standardwebhooks is not installed (python3 -m venv tests/python/.venv && \
+             tests/python/.venv/bin/pip install -r tests/python/requirements.txt)",
+            python.display()
+        )),
+    }
+}
+
+/// A receiver written with the Standard Webhooks library verifies real
+/// deliveries with the `signing_secret` the create answer gave: for a plain
+/// secret (its UTF-8 bytes, base64 in the whsec_ form), and for a secret the
+/// service made when none was sent.
+#[actix_web::test]
+async fn the_standard_webhooks_library_verifies_deliveries_with_the_signing_secret() {
+    let python = match python_with_standardwebhooks() {
+        Ok(python) => python,
+        Err(reason) if std::env::var("CI").as_deref() != Ok("true") => {
+            eprintln!("skipping the Standard Webhooks check: {reason}");
+            return;
+        }
+        Err(reason) => panic!("CI must run the Standard Webhooks check, but {reason}"),
+    };
+    let app = webhook_app().await;
+    let receiver = Receiver::start(200).await;
+    let mut secrets = BTreeMap::new();
+    for (path, body) in [
+        ("plain", json!({"secret": "plain-secret-0123456789"})),
+        ("made", json!({})),
+    ] {
+        let mut body = body;
+        body["url"] = json!(format!("{}/{path}", receiver.base));
+        body["events"] = json!(["load.created"]);
+        let (status, created) = app.post("/webhooks", body).await;
+        assert_eq!(status, StatusCode::CREATED, "{created}");
+        let secret = created["data"]["signing_secret"]
+            .as_str()
+            .unwrap()
+            .to_owned();
+        assert!(secret.starts_with("whsec_"), "{secret}");
+        assert!(created["data"].get("secret").is_none());
+        secrets.insert(format!("/{path}"), secret);
+    }
+    assert_eq!(
+        secrets["/plain"],
+        format!("whsec_{}", STANDARD.encode("plain-secret-0123456789")),
+    );
+    app.create_load(load_body("TX", "GA")).await;
+    app.create_load(load_body("TX", "OK")).await;
+    let received = receiver.wait_for("4 deliveries", |r| r.len() >= 4).await;
+    assert!(received.iter().all(|d| secrets.contains_key(&d.path)));
+    let captured: Vec<Value> = received
+        .iter()
+        .map(|d| {
+            json!({
+                "signing_secret": secrets[&d.path],
+                "id": d.id,
+                "timestamp": d.timestamp,
+                "signature": d.signature,
+                "body": String::from_utf8(d.body.clone()).unwrap(),
+            })
+        })
+        .collect();
+    let file = app.data_dir.path().join("deliveries.json");
+    std::fs::write(&file, serde_json::to_vec(&captured).unwrap()).unwrap();
+    let script = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/python/verify_webhooks.py"
+    );
+    let out = std::process::Command::new(python)
+        .arg(script)
+        .arg(&file)
+        .output()
+        .unwrap();
+    let said = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        out.status.success(),
+        "the library refused a delivery: {said}"
+    );
+    assert!(
+        said.contains(&format!("verified {} deliveries", captured.len())),
+        "{said}"
+    );
 }

@@ -178,8 +178,10 @@ fn secret(base: ObjectBuilder) -> ObjectBuilder {
         .max_length(Some(MAX_SECRET_CHARS))
         .pattern(Some(r"^[^\u0000-\u001F\u007F-\u009F]*$"))
         .description(Some(
-            "HMAC secret, never returned. `whsec_<base64>` is decoded (to at least 16 bytes) \
-             as Standard Webhooks does; any other secret is used as its UTF-8 bytes.",
+            "HMAC secret. `whsec_<base64>` is decoded (to at least 16 bytes) as Standard \
+             Webhooks does; any other secret is used as its UTF-8 bytes. Never returned \
+             as sent: the answer to the request that sets it carries `signing_secret`, the \
+             same key in the `whsec_` form that Standard Webhooks libraries take.",
         ))
         .examples(["whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"])
 }

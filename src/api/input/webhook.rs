@@ -19,7 +19,8 @@ pub struct NewSubscriptionInput {
     pub url: Option<String>,
     #[schema(required = true, schema_with = super::fields::webhook_events)]
     pub events: Option<Vec<String>>,
-    #[schema(required = true, schema_with = super::fields::webhook_secret)]
+    /// Left out, the service makes one (answered once, as `signing_secret`).
+    #[schema(schema_with = super::fields::webhook_secret)]
     pub secret: Option<String>,
 }
 
@@ -57,7 +58,10 @@ impl NewSubscriptionInput {
                 Vec::new()
             }
         };
-        let secret = errors.require("secret", self.secret, |s| parse_secret(&s));
+        let secret = match self.secret {
+            Some(raw) => errors.check("secret", parse_secret(&raw)),
+            None => Some(crate::webhooks::signing::generate_secret()),
+        };
         errors.finish(|| NewSubscription {
             url: url.expect("checked"),
             events,

@@ -202,7 +202,7 @@ impl Dispatcher {
     /// Names this process as the owner of the dispatcher role, for stores that
     /// several instances share (see `role`).
     pub fn owned_by(mut self, owner: std::sync::Arc<str>) -> Self {
-        self.role = Role::shared(owner);
+        self.role.owned_by(owner);
         self
     }
 

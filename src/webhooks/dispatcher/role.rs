@@ -67,14 +67,9 @@ impl Role {
         }
     }
 
-    /// Standing by until the lease is taken in the name of `owner`.
-    pub(super) fn shared(owner: Arc<str>) -> Self {
-        Role {
-            owner,
-            active: false,
-            asking: false,
-            renewed_at: None,
-        }
+    /// Names the owner the lease is asked for in, with a shared store.
+    pub(super) fn owned_by(&mut self, owner: Arc<str>) {
+        self.owner = owner;
     }
 
     pub(super) fn active(&self) -> bool {
