@@ -8,7 +8,7 @@ use crate::domain::ids::{EventId, WebhookId};
 use crate::domain::timestamp::format;
 use crate::domain::webhook::{Delivery, DeliveryStatus, Subscription};
 
-/// A subscription as clients see it: never its secret.
+/// A subscription as clients see it: never its secret as sent.
 #[derive(Serialize, ToSchema)]
 #[schema(as = Webhook)]
 pub struct WebhookView<'a> {
@@ -27,9 +27,25 @@ pub struct WebhookView<'a> {
     pub created_at: String,
     #[schema(format = DateTime)]
     pub updated_at: String,
+    /// Only in the answer to the request that set the secret (creating the
+    /// subscription, or a change of `secret`): the signing key in the
+    /// `whsec_<base64>` form Standard Webhooks libraries take
+    /// (`Webhook(signing_secret).verify(body, headers)`); for a plain secret,
+    /// its UTF-8 bytes in base64. Never shown again.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(example = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw")]
+    pub signing_secret: Option<String>,
 }
 
 impl<'a> WebhookView<'a> {
+    /// The subscription with its signing secret, for the answer that set it.
+    pub fn with_signing_secret(s: &'a Subscription) -> Self {
+        WebhookView {
+            signing_secret: Some(crate::webhooks::signing::signing_secret(&s.secret)),
+            ..WebhookView::new(s)
+        }
+    }
+
     pub fn new(s: &'a Subscription) -> Self {
         WebhookView {
             id: s.id.as_str(),
@@ -39,29 +55,7 @@ impl<'a> WebhookView<'a> {
             disabled_reason: s.disabled_reason.as_deref(),
             created_at: format(&s.created_at),
             updated_at: format(&s.updated_at),
-        }
-    }
-}
-
-/// A subscription as the request that set its secret answers it: once, with
-/// the key to verify deliveries with.
-#[derive(Serialize, ToSchema)]
-#[schema(as = NewWebhook)]
-pub struct NewWebhookView<'a> {
-    #[serde(flatten)]
-    pub webhook: WebhookView<'a>,
-    /// The signing key in the `whsec_<base64>` form Standard Webhooks
-    /// libraries take (`Webhook(signing_secret).verify(body, headers)`); for
-    /// a plain secret, its UTF-8 bytes in base64. Shown only in this answer.
-    #[schema(example = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw")]
-    pub signing_secret: String,
-}
-
-impl<'a> NewWebhookView<'a> {
-    pub fn new(s: &'a Subscription) -> Self {
-        NewWebhookView {
-            webhook: WebhookView::new(s),
-            signing_secret: crate::webhooks::signing::signing_secret(&s.secret),
+            signing_secret: None,
         }
     }
 }

@@ -281,7 +281,12 @@ pub(crate) fn sample(status: LoadStatus) -> Load {
         rate_cents: None,
         notes: None,
     };
-    let mut load = Load::create(LoadId::generate(), AccountId::generate(), new, Utc::now());
+    let mut load = Load::create(
+        LoadId::generate(),
+        AccountId::generate(),
+        new,
+        chrono::DateTime::from_timestamp_millis(Utc::now().timestamp_millis()).unwrap(),
+    );
     load.status = status;
     load
 }

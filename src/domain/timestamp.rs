@@ -44,10 +44,20 @@ pub fn parse_utc(raw: &str) -> Result<DateTime<Utc>, String> {
     Ok(utc)
 }
 
-/// The one format the service writes: RFC 3339, UTC, `Z`, millisecond precision
-/// only when the value has a fraction.
+/// The one format the service writes, for every time in every answer, event
+/// and record: RFC 3339, UTC, `Z`; no fraction for a whole second, else
+/// milliseconds, or microseconds when a client sent a time that has them (a GPS
+/// fix's), so that what was sent comes back as it was. Times the service makes
+/// are whole milliseconds (`Clock::now`, retry delays), so they never show more
+/// than three digits; nothing is ever shown to the nanosecond.
 pub fn format(value: &DateTime<Utc>) -> String {
-    value.to_rfc3339_opts(SecondsFormat::AutoSi, true)
+    let digits = match value.nanosecond() {
+        0 => SecondsFormat::Secs,
+        n if n % 1_000_000 == 0 => SecondsFormat::Millis,
+        // Finer than microseconds is never stored (see `parse_utc`): cut, not shown.
+        _ => SecondsFormat::Micros,
+    };
+    value.to_rfc3339_opts(digits, true)
 }
 
 /// Serde helpers so records and responses share the format above.
@@ -162,6 +172,12 @@ mod tests {
         assert_eq!(format(&t), "2026-03-01T14:30:00.123Z");
         let t = parse_utc("2026-03-01T14:30:00.123456Z").unwrap();
         assert_eq!(format(&t), "2026-03-01T14:30:00.123456Z");
+    }
+
+    #[test]
+    fn never_writes_nanoseconds() {
+        let t = DateTime::from_timestamp(1_800_000_000, 275_816_912).unwrap();
+        assert_eq!(format(&t), "2027-01-15T08:00:00.275816Z");
     }
 
     #[test]

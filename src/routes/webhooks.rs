@@ -7,7 +7,7 @@ use crate::api::error::ApiError;
 use crate::api::extract::{JsonBody, NoQuery, Paging};
 use crate::api::input::webhook::{NewSubscriptionInput, SubscriptionPatchInput};
 use crate::api::path::{PathId, SecondPathId};
-use crate::api::webhook_views::{DeliveryView, NewWebhookView, WebhookView};
+use crate::api::webhook_views::{DeliveryView, WebhookView};
 use crate::domain::ids::{EventId, WebhookId};
 use crate::openapi::params;
 use crate::openapi::schemas::{
@@ -35,7 +35,7 @@ use crate::services::auth::Principal;
     })),
     responses(
         (status = 201, description = "The subscription, with its signing secret (shown only \
-         here).", body = Envelope<NewWebhookView>),
+         here).", body = Envelope<WebhookView>),
         (status = 409, description = "`TOO_MANY_WEBHOOKS`: an account may have at most 50; \
          delete one first.", body = Error),
     ),
@@ -51,7 +51,9 @@ pub(crate) async fn create(
         .webhooks
         .create(principal.account_id(), new)
         .await?;
-    Ok(envelope::created(NewWebhookView::new(&created)))
+    Ok(envelope::created(WebhookView::with_signing_secret(
+        &created,
+    )))
 }
 
 /// List webhook subscriptions, newest first.
@@ -121,7 +123,7 @@ pub(crate) async fn update(
         .update(principal.account_id(), &id.found()?, patch)
         .await?;
     Ok(match new_secret {
-        true => envelope::ok(NewWebhookView::new(&updated)),
+        true => envelope::ok(WebhookView::with_signing_secret(&updated)),
         false => envelope::ok(WebhookView::new(&updated)),
     })
 }

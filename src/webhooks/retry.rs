@@ -46,7 +46,10 @@ impl RetryPolicy {
             return Some(base);
         }
         let factor = 1.0 + rand::rng().random_range(-self.jitter..=self.jitter);
-        Some(base.mul_f64(factor))
+        // Whole milliseconds, so that `next_attempt_at` (now, in milliseconds,
+        // plus this) is shown in milliseconds like every time the service makes.
+        let jittered = base.mul_f64(factor);
+        Some(Duration::from_millis(jittered.as_millis() as u64))
     }
 
     pub fn attempts(&self) -> u32 {
@@ -63,8 +66,10 @@ mod tests {
         let policy = RetryPolicy::default();
         assert_eq!(policy.delay_before(1), Some(Duration::ZERO));
         for _ in 0..100 {
-            let d = policy.delay_before(3).unwrap().as_secs_f64();
+            let delay = policy.delay_before(3).unwrap();
+            let d = delay.as_secs_f64();
             assert!((270.0..=330.0).contains(&d), "{d}");
+            assert_eq!(delay.subsec_nanos() % 1_000_000, 0, "whole milliseconds");
         }
         assert_eq!(policy.delay_before(11), None);
         assert_eq!(policy.delay_before(0), None);

@@ -265,7 +265,7 @@ mod tests {
             LoadId::generate(),
             EventType::DeliveryCompleted,
             42,
-            Utc::now(),
+            crate::clock::Clock::system().now(),
             serde_json::json!({"load": {"notes": "ünïcode \"quoted\"", "weight": 1.5}}),
         )
     }
@@ -275,7 +275,7 @@ mod tests {
             WebhookId::generate(),
             EventId::generate(),
             EventType::LoadAssigned,
-            Utc::now(),
+            crate::clock::Clock::system().now(),
         )
     }
 
