@@ -340,6 +340,7 @@ async fn write_backlog(
             name: format!("bench {n}"),
             plan: PlanKind::Pro,
             custom_requests_per_hour: None,
+            disabled: false,
             created_at: now,
         };
         storage.put_account(&account).await.expect("account");

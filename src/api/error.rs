@@ -230,6 +230,12 @@ impl From<AuthError> for ApiError {
                 ),
             )
             .with_details(json!({"required_permission": permission.as_str()})),
+            AuthError::AccountDisabled => ApiError::new(
+                StatusCode::FORBIDDEN,
+                "ACCOUNT_DISABLED",
+                "this API key's account is disabled by the operator; its data is kept, \
+                 and its keys work again once the account is enabled",
+            ),
             AuthError::Storage(e) => e.into(),
         }
     }

@@ -215,6 +215,29 @@ pub enum AccountsCommand {
         #[command(flatten)]
         connection: AdminConnection,
     },
+    /// Show one account: its plan, quota and whether it is disabled.
+    Get {
+        /// The account (acct_...).
+        account: String,
+        #[command(flatten)]
+        connection: AdminConnection,
+    },
+    /// Disable an account: its API keys are refused (403 ACCOUNT_DISABLED) and
+    /// its users cannot use the dashboard; its data is kept.
+    Disable {
+        /// The account (acct_...).
+        account: String,
+        #[command(flatten)]
+        connection: AdminConnection,
+    },
+    /// Enable a disabled account again: its keys that are not revoked or
+    /// expired work again.
+    Enable {
+        /// The account (acct_...).
+        account: String,
+        #[command(flatten)]
+        connection: AdminConnection,
+    },
     /// Move an account to another plan; its quota changes with the next request.
     SetPlan {
         /// The account (acct_...).
@@ -236,11 +259,12 @@ pub enum KeysCommand {
         /// Account the key acts for (acct_...).
         #[arg(long)]
         account: String,
-        /// Comma-separated permissions: read, write.
-        #[arg(long, value_delimiter = ',', default_value = "read")]
+        /// Comma-separated permissions, required: read, write, or read,write.
+        #[arg(long, value_delimiter = ',', required = true)]
         permissions: Vec<String>,
-        /// Expiry as an RFC 3339 UTC timestamp, e.g. 2027-01-01T00:00:00Z.
-        #[arg(long)]
+        /// When the key stops working: a date (2027-01-01, the start of that
+        /// day in UTC) or an RFC 3339 UTC time (2027-01-01T12:00:00Z).
+        #[arg(long, value_parser = operator::parse_expiry)]
         expires: Option<String>,
         /// What the key is for.
         #[arg(long)]

@@ -91,12 +91,17 @@ impl AdminClient {
 
 fn describe_account(a: &Value) -> String {
     format!(
-        "{}  {}  plan={} ({} requests/hour)  created {}",
+        "{}  {}  plan={} ({} requests/hour)  created {}{}",
         a["id"].as_str().unwrap_or("?"),
         a["name"].as_str().unwrap_or("?"),
         a["plan"].as_str().unwrap_or("?"),
         a["requests_per_hour"],
         a["created_at"].as_str().unwrap_or("?"),
+        if a["disabled"] == true {
+            "  DISABLED"
+        } else {
+            ""
+        },
     )
 }
 
@@ -118,6 +123,25 @@ fn describe_key(k: &Value) -> String {
         state,
         k["description"].as_str().unwrap_or(""),
     )
+}
+
+/// `--expires`: a plain date (its first instant, UTC) or an RFC 3339 UTC
+/// time, as the RFC 3339 text the admin API takes.
+pub fn parse_expiry(raw: &str) -> Result<String, String> {
+    if let Ok(date) = chrono::NaiveDate::parse_from_str(raw, "%Y-%m-%d") {
+        let start = date
+            .and_hms_opt(0, 0, 0)
+            .expect("midnight exists")
+            .and_utc();
+        return Ok(crate::domain::timestamp::format(&start));
+    }
+    crate::domain::timestamp::parse_utc(raw)
+        .map(|at| crate::domain::timestamp::format(&at))
+        .map_err(|message| {
+            format!(
+                "give a date like 2027-01-01 or a UTC time like 2027-01-01T12:00:00Z ({message})"
+            )
+        })
 }
 
 pub async fn accounts(command: AccountsCommand) -> anyhow::Result<()> {
@@ -150,6 +174,39 @@ pub async fn accounts(command: AccountsCommand) -> anyhow::Result<()> {
             client.print(&account, |a| {
                 format!("Changed plan: {}", describe_account(a))
             });
+        }
+        AccountsCommand::Get {
+            account,
+            connection,
+        } => {
+            let client = AdminClient::connect(&connection)?;
+            let path = format!("/accounts/{}", urlencode(&account));
+            let account = client.call(reqwest::Method::GET, &path, None).await?;
+            client.print(&account, describe_account);
+        }
+        AccountsCommand::Disable {
+            account,
+            connection,
+        } => {
+            let client = AdminClient::connect(&connection)?;
+            let path = format!("/accounts/{}/disable", urlencode(&account));
+            let account = client.call(reqwest::Method::POST, &path, None).await?;
+            client.print(&account, |a| {
+                format!(
+                    "Disabled {}
+Its keys are refused from now on; its data is kept.",
+                    describe_account(a)
+                )
+            });
+        }
+        AccountsCommand::Enable {
+            account,
+            connection,
+        } => {
+            let client = AdminClient::connect(&connection)?;
+            let path = format!("/accounts/{}/enable", urlencode(&account));
+            let account = client.call(reqwest::Method::POST, &path, None).await?;
+            client.print(&account, |a| format!("Enabled {}", describe_account(a)));
         }
         AccountsCommand::List { connection } => {
             let client = AdminClient::connect(&connection)?;

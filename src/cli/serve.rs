@@ -57,6 +57,7 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
         ApiTransport::Tls(_) => "https",
         ApiTransport::BehindTlsProxy => "http (behind a TLS proxy)",
     };
+    warn_about_dangerous_switches(&settings);
     let app = Application::build(settings.clone()).await?;
     if let Some(first) = app.bootstrap_key() {
         // Printed to stdout, not the log, so it is not shipped to log storage.
@@ -66,13 +67,45 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
             first.account.id, first.account.name, first.token
         );
     }
+    let storage = match &settings.scylla {
+        None => format!("embedded ({})", settings.data_dir.join("store").display()),
+        Some(scylla) => format!("scylla (keyspace {})", scylla.keyspace),
+    };
     tracing::info!(
+        version = env!("CARGO_PKG_VERSION"),
         api = %format!("{scheme}://{}/v1", app.api_addr()),
+        dashboard = %format!("{scheme}://{}/dashboard", app.api_addr()),
         admin = %format!("http://{}", app.admin_addr()),
-        data_dir = %settings.data_dir.display(),
+        %storage,
+        workers = settings.workers,
         "freight is serving"
     );
     app.run_until_stopped().await?;
     tracing::info!("freight stopped");
     Ok(())
+}
+
+/// Switches that weaken a protection are for development and tests; each one
+/// on is said at every start, so that it is not left on by accident.
+fn warn_about_dangerous_switches(settings: &Settings) {
+    let policy = settings.webhooks.url_policy;
+    if policy.allow_private {
+        tracing::warn!(
+            "--webhooks-allow-private is on: webhook URLs may name loopback, private and \
+             link-local addresses, so any account can make this server call its own network"
+        );
+    }
+    if policy.allow_http {
+        tracing::warn!(
+            "--webhooks-allow-http is on: webhook deliveries may go over plain http, readable \
+             and changeable on the way"
+        );
+    }
+    if settings.admin_allow_remote {
+        tracing::warn!(
+            admin = %settings.admin_listen,
+            "--admin-allow-remote is on: the admin API, which has no authentication of its own, \
+             answers other machines; keep it behind a firewall"
+        );
+    }
 }

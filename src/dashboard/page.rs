@@ -112,6 +112,8 @@ pub enum PageError {
     MethodNotAllowed,
     #[error("too many attempts")]
     Throttled { retry_after: u64 },
+    #[error("the account is disabled")]
+    AccountDisabled,
     #[error("{0}")]
     Unavailable(String),
 }
@@ -123,6 +125,7 @@ impl ResponseError for PageError {
             PageError::Csrf => StatusCode::FORBIDDEN,
             PageError::BadForm => StatusCode::BAD_REQUEST,
             PageError::NotFound => StatusCode::NOT_FOUND,
+            PageError::AccountDisabled => StatusCode::FORBIDDEN,
             PageError::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
             PageError::Throttled { .. } => StatusCode::TOO_MANY_REQUESTS,
             PageError::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
@@ -144,6 +147,12 @@ impl ResponseError for PageError {
             PageError::BadForm => (
                 "The form could not be read",
                 "It was too large or not sent as a web form. Go back and try again.".to_owned(),
+            ),
+            PageError::AccountDisabled => (
+                "Account disabled",
+                "The operator of this service has disabled this account. Its data is kept; \
+                 ask them to enable it again."
+                    .to_owned(),
             ),
             PageError::NotFound => (
                 "Not found",

@@ -69,7 +69,13 @@ impl FromRequest for Viewer {
                 return Err(signed_out());
             };
             match services.users.session(&token).await {
-                Ok(Some((session, user))) => Ok(Viewer { user, session }),
+                Ok(Some((session, user))) => {
+                    match services.accounts.get_account(&user.account_id).await {
+                        Ok(account) if account.disabled => Err(PageError::AccountDisabled),
+                        Ok(_) => Ok(Viewer { user, session }),
+                        Err(error) => Err(PageError::Unavailable(error.to_string())),
+                    }
+                }
                 Ok(None) => Err(signed_out()),
                 Err(error) => Err(PageError::Unavailable(error.to_string())),
             }

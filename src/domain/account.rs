@@ -40,6 +40,10 @@ pub struct Account {
     pub custom_requests_per_hour: Option<u32>,
     #[serde(with = "serde_utc")]
     pub created_at: DateTime<Utc>,
+    /// Disabled by the operator: its keys and dashboard sign-ins are refused,
+    /// its data is kept (and served again once it is enabled).
+    #[serde(default)]
+    pub disabled: bool,
 }
 
 impl Account {

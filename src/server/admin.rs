@@ -115,6 +115,23 @@ async fn get_account(
     Ok(envelope::ok(AccountView::new(&account)))
 }
 
+/// `POST /admin/v1/accounts/{id}/disable` and `…/enable`.
+async fn disable_account(
+    services: web::Data<Services>,
+    id: PathId<AccountId>,
+) -> Result<HttpResponse, ApiError> {
+    let account = services.accounts.set_disabled(&id.found()?, true).await?;
+    Ok(envelope::ok(AccountView::new(&account)))
+}
+
+async fn enable_account(
+    services: web::Data<Services>,
+    id: PathId<AccountId>,
+) -> Result<HttpResponse, ApiError> {
+    let account = services.accounts.set_disabled(&id.found()?, false).await?;
+    Ok(envelope::ok(AccountView::new(&account)))
+}
+
 async fn list_keys(
     services: web::Data<Services>,
     id: PathId<AccountId>,
@@ -216,6 +233,12 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
                     web::resource("/accounts/{id}/plan")
                         .route(web::put().to(change_plan))
                         .default_service(routes::only("PUT")),
+                )
+                .service(
+                    web::resource("/accounts/{id}/disable").route(web::post().to(disable_account)),
+                )
+                .service(
+                    web::resource("/accounts/{id}/enable").route(web::post().to(enable_account)),
                 )
                 .service(
                     web::resource("/accounts/{id}/keys")

@@ -65,8 +65,10 @@ impl AccountService {
             plan: new.plan,
             custom_requests_per_hour: new.requests_per_hour,
             created_at: self.clock.now(),
+            disabled: false,
         };
         self.storage.put_account(&account).await?;
+        tracing::info!(account = %account.id, plan = account.plan.as_str(), "account created");
         Ok(account)
     }
 
@@ -79,6 +81,7 @@ impl AccountService {
         requests_per_hour: Option<u32>,
     ) -> Result<Account, AccountError> {
         let current = self.get_account(id).await?;
+        let current_plan = current.plan;
         let mut errors = ValidationErrors::new();
         check_quota(plan, requests_per_hour, &mut errors);
         errors.finish(|| ()).map_err(AccountError::Invalid)?;
@@ -89,6 +92,38 @@ impl AccountService {
         };
         self.storage.put_account(&account).await?;
         self.auth.account_changed(&account);
+        tracing::info!(
+            account = %account.id,
+            from = current_plan.as_str(),
+            to = account.plan.as_str(),
+            requests_per_hour = account.requests_per_hour(),
+            "plan changed"
+        );
+        Ok(account)
+    }
+
+    /// Disables an account (its keys and dashboard sign-ins are refused at
+    /// once on this instance, within the key cache's lifetime on others; its
+    /// data stays), or enables it again. Repeating either changes nothing.
+    pub async fn set_disabled(
+        &self,
+        id: &AccountId,
+        disabled: bool,
+    ) -> Result<Account, AccountError> {
+        let current = self.get_account(id).await?;
+        if current.disabled == disabled {
+            return Ok(current);
+        }
+        let account = Account {
+            disabled,
+            ..current
+        };
+        self.storage.put_account(&account).await?;
+        self.auth.account_changed(&account);
+        match disabled {
+            true => tracing::info!(account = %account.id, "account disabled"),
+            false => tracing::info!(account = %account.id, "account enabled"),
+        }
         Ok(account)
     }
 
@@ -141,6 +176,18 @@ impl AccountService {
         );
         self.storage.put_api_key(&issued.record).await?;
         self.auth.key_changed(&issued.record);
+        let permissions: Vec<&str> = issued
+            .record
+            .permissions
+            .iter()
+            .map(|p| p.as_str())
+            .collect();
+        tracing::info!(
+            account = %issued.record.account_id,
+            key = %issued.record.id,
+            permissions = %permissions.join(","),
+            "API key created"
+        );
         Ok(issued)
     }
 
@@ -159,6 +206,7 @@ impl AccountService {
         if key.revoked_at.is_none() {
             key.revoked_at = Some(self.clock.now());
             self.storage.put_api_key(&key).await?;
+            tracing::info!(account = %key.account_id, key = %key.id, "API key revoked");
         }
         self.auth.key_changed(&key);
         Ok(key)

@@ -37,6 +37,8 @@ pub enum AuthError {
     Rejected(#[from] KeyRejection),
     #[error("the key does not grant the {0:?} permission")]
     Forbidden(Permission),
+    #[error("the key's account is disabled")]
+    AccountDisabled,
     #[error(transparent)]
     Storage(#[from] StorageError),
 }
@@ -87,6 +89,9 @@ impl Authenticator {
             .await?
             .ok_or(KeyRejection::Unknown)?;
         cached.key.verify(&presented, self.clock.now())?;
+        if cached.principal.account.disabled {
+            return Err(AuthError::AccountDisabled);
+        }
         if let Some(needed) = needed
             && !cached.key.allows(needed)
         {

@@ -87,6 +87,7 @@ impl UserService {
             name: registration.company,
             plan: PlanKind::Standard,
             custom_requests_per_hour: None,
+            disabled: false,
             created_at: now,
         };
         let user = self

@@ -146,13 +146,24 @@ async fn the_command_line_says_what_is_wrong() {
             "create",
             "--account",
             &app.account_id,
+            "--permissions",
+            "read",
             "--expires",
             "next week",
         ],
     )
     .await;
     assert!(!bad_expiry.status.success());
-    assert!(String::from_utf8_lossy(&bad_expiry.stderr).contains("expires_at"));
+    let said = String::from_utf8_lossy(&bad_expiry.stderr);
+    assert!(
+        said.contains("--expires") && said.contains("2027-01-01"),
+        "{said}"
+    );
+
+    // Permissions are never assumed: a key's powers are said out loud.
+    let unsaid = freight(&app, &["keys", "create", "--account", &app.account_id]).await;
+    assert!(!unsaid.status.success());
+    assert!(String::from_utf8_lossy(&unsaid.stderr).contains("--permissions"));
 
     let mut down = tokio::process::Command::new(env!("CARGO_BIN_EXE_freight"));
     down.args(["accounts", "list", "--admin-url", "http://127.0.0.1:9"])
@@ -234,4 +245,160 @@ async fn serve_reads_a_config_file_under_flags_and_environment() {
         .unwrap();
     assert!(!refused.status.success());
     assert!(String::from_utf8_lossy(&refused.stderr).contains("unknown setting `listne`"));
+}
+
+/// `accounts get`, `disable` and `enable`, and `--expires` as a plain date: a
+/// disabled account's keys are refused with their own code and its data stays.
+#[actix_web::test]
+async fn an_account_can_be_disabled_and_enabled_again() {
+    let app = spawn_app().await;
+    let load = app.create_load(crate::helpers::load_body("TX", "GA")).await;
+    let key = json_out(
+        &freight(
+            &app,
+            &[
+                "keys",
+                "create",
+                "--account",
+                &app.account_id,
+                "--permissions",
+                "read",
+                "--expires",
+                "2099-01-01",
+                "--json",
+            ],
+        )
+        .await,
+    );
+    assert_eq!(key["expires_at"], "2099-01-01T00:00:00Z");
+    let token = key["key"].as_str().unwrap();
+
+    let disabled =
+        json_out(&freight(&app, &["accounts", "disable", &app.account_id, "--json"]).await);
+    assert_eq!(disabled["disabled"], true);
+    for key in [token, app.key.as_str()] {
+        let (status, body) = app.get_as(key, "/loads").await;
+        assert_error(status, &body, 403, "ACCOUNT_DISABLED");
+    }
+    let shown = json_out(&freight(&app, &["accounts", "get", &app.account_id, "--json"]).await);
+    assert_eq!(shown["disabled"], true);
+    let text = freight(&app, &["accounts", "get", &app.account_id]).await;
+    assert!(String::from_utf8_lossy(&text.stdout).contains("DISABLED"));
+
+    let enabled =
+        json_out(&freight(&app, &["accounts", "enable", &app.account_id, "--json"]).await);
+    assert_eq!(enabled["disabled"], false);
+    let path = format!("/loads/{}", load["id"].as_str().unwrap());
+    let (status, body) = app.get_as(token, &path).await;
+    assert_eq!(status, StatusCode::OK, "the data was kept: {body}");
+
+    let missing = freight(&app, &["accounts", "get", "acct_nope"]).await;
+    assert!(!missing.status.success());
+    assert!(String::from_utf8_lossy(&missing.stderr).contains("ACCOUNT_NOT_FOUND"));
+}
+
+/// What an operator reads in the log, from a real `freight serve` writing to a
+/// file: the start-up summary, a warning for each protection switched off, the
+/// accounts and keys made and revoked, and no colour codes (not a terminal).
+#[actix_web::test]
+async fn the_log_says_what_an_operator_needs_without_colour() {
+    let free = || {
+        std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port()
+    };
+    let (api, admin) = (free(), free());
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let log = dir.path().join("freight.log");
+    let mut server = tokio::process::Command::new(env!("CARGO_BIN_EXE_freight"))
+        .args(["serve", "--webhooks-allow-private", "--webhooks-allow-http"])
+        .args(["--listen", &format!("127.0.0.1:{api}")])
+        .args(["--admin-listen", &format!("127.0.0.1:{admin}")])
+        .arg("--data-dir")
+        .arg(&data)
+        .env_remove("RUST_LOG")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::fs::File::create(&log).unwrap())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let admin_url = format!("http://127.0.0.1:{admin}");
+    let mut up = false;
+    for _ in 0..200 {
+        if reqwest::get(format!("{admin_url}/health"))
+            .await
+            .is_ok_and(|r| r.status() == StatusCode::OK)
+        {
+            up = true;
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    assert!(up, "the server started");
+    let cli = |args: &[&str]| {
+        let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_freight"));
+        command
+            .args(args)
+            .args(["--json", "--admin-url", &admin_url])
+            .env("FREIGHT_DATA_DIR", &data);
+        command
+    };
+    let account = json_out(
+        &cli(&["accounts", "create", "--name", "Logged"])
+            .output()
+            .await
+            .unwrap(),
+    );
+    let account_id = account["id"].as_str().unwrap();
+    let key = json_out(
+        &cli(&[
+            "keys",
+            "create",
+            "--account",
+            account_id,
+            "--permissions",
+            "read",
+        ])
+        .output()
+        .await
+        .unwrap(),
+    );
+    let key_id = key["id"].as_str().unwrap();
+    json_out(&cli(&["keys", "revoke", key_id]).output().await.unwrap());
+    json_out(
+        &cli(&["accounts", "set-plan", account_id, "--plan", "pro"])
+            .output()
+            .await
+            .unwrap(),
+    );
+    let pid = server.id().unwrap().to_string();
+    let stopped = std::process::Command::new("kill")
+        .args(["-TERM", &pid])
+        .status()
+        .unwrap();
+    assert!(stopped.success());
+    server.wait().await.unwrap();
+
+    let text = std::fs::read_to_string(&log).unwrap();
+    assert!(!text.contains('\x1b'), "colour codes in a file: {text}");
+    for expected in [
+        "freight is serving",
+        "storage=embedded",
+        "--webhooks-allow-private is on",
+        "--webhooks-allow-http is on",
+        &format!("account created account={account_id}"),
+        &format!("key={key_id}"),
+        "API key created",
+        "API key revoked",
+        "plan changed",
+        "freight stopped",
+    ] {
+        assert!(
+            text.contains(expected),
+            "no {expected:?} in the log:\n{text}"
+        );
+    }
 }

@@ -39,6 +39,7 @@ fn account() -> Account {
         name: "Conformance".into(),
         plan: PlanKind::Standard,
         custom_requests_per_hour: None,
+        disabled: false,
         created_at: Utc::now(),
     }
 }
