@@ -57,6 +57,7 @@ impl Application {
     pub async fn build(settings: Settings) -> anyhow::Result<Self> {
         // Installs the metrics recorder before anything reports to it.
         crate::telemetry::metrics();
+        super::metrics_catalog::register();
         if !settings.admin_listen.ip().is_loopback() {
             if !settings.admin_allow_remote {
                 bail!(

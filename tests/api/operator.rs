@@ -302,6 +302,7 @@ async fn an_account_can_be_disabled_and_enabled_again() {
 /// accounts and keys made and revoked, and no colour codes (not a terminal).
 #[actix_web::test]
 async fn the_log_says_what_an_operator_needs_without_colour() {
+    freight::telemetry::install_crypto_provider();
     let free = || {
         std::net::TcpListener::bind("127.0.0.1:0")
             .unwrap()
@@ -338,6 +339,27 @@ async fn the_log_says_what_an_operator_needs_without_colour() {
         tokio::time::sleep(std::time::Duration::from_millis(50)).await;
     }
     assert!(up, "the server started");
+    // A fresh process: every metric is described, and counters read 0 before
+    // their first event.
+    let metrics = reqwest::get(format!("{admin_url}/metrics"))
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    for expected in [
+        "# HELP freight_gps_shed_total ",
+        "# HELP freight_rate_limited_total ",
+        "freight_rate_limited_total 0",
+        "freight_gps_shed_total 0",
+        "freight_tracking_stream_dropped_total 0",
+        "freight_gps_points_total{outcome=\"refused\"} 0",
+        "freight_webhook_deliveries_total{outcome=\"failed\"} 0",
+        "freight_webhook_backlog 0",
+        "freight_gps_commit_seconds_count 0",
+    ] {
+        assert!(metrics.contains(expected), "no {expected:?} in:\n{metrics}");
+    }
     let cli = |args: &[&str]| {
         let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_freight"));
         command

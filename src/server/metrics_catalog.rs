@@ -1,0 +1,98 @@
+//! Every metric the service reports, described once (the `# HELP` line of the
+//! Prometheus page) and registered at zero when the service starts, so that a
+//! dashboard or an alert on a counter works before the first event (a
+//! `freight_rate_limited_total` that appears only with the first 429 cannot be
+//! graphed as 0, nor alerted on by `rate()`).
+//!
+//! Request counts and latencies are labelled by route, method and status, so
+//! they appear with each combination's first request.
+
+use metrics::{
+    Unit, counter, describe_counter, describe_gauge, describe_histogram, gauge, histogram,
+};
+
+use crate::actors::group_commit::{BATCH_POINTS_METRIC, COMMIT_SECONDS_METRIC, SHED_METRIC};
+use crate::api::auth::RATE_LIMITED_METRIC;
+use crate::server::admin::RESIDENT_ACTORS_METRIC;
+use crate::server::observe::{LATENCY_METRIC, REQUESTS_METRIC};
+use crate::services::live::{DROPPED_METRIC, STREAMS_METRIC};
+use crate::services::tracking::POINTS_METRIC;
+use crate::webhooks::dispatcher::{BACKLOG_METRIC, DELIVERIES_METRIC};
+
+/// Describes every metric and registers the unlabelled ones, and each label
+/// value of the labelled ones that is known in advance, at zero. Call after
+/// the recorder is installed; calling again changes nothing.
+pub fn register() {
+    describe_counter!(
+        REQUESTS_METRIC,
+        "HTTP requests answered by the API listener, by route (as written in the API \
+         reference), method and status"
+    );
+    describe_histogram!(
+        LATENCY_METRIC,
+        Unit::Seconds,
+        "Time from a request's arrival to its answer, by route, method and status"
+    );
+    describe_counter!(
+        POINTS_METRIC,
+        "GPS fixes received, by outcome: stored, duplicate (the same load and timestamp \
+         was stored before) or refused (invalid, or its load cannot take fixes)"
+    );
+    describe_counter!(
+        SHED_METRIC,
+        "GPS fixes answered 503 because storage could not keep up (the commit queue was full)"
+    );
+    describe_histogram!(
+        BATCH_POINTS_METRIC,
+        "GPS fixes made durable together by one group commit"
+    );
+    describe_histogram!(
+        COMMIT_SECONDS_METRIC,
+        Unit::Seconds,
+        "Time one group commit of GPS fixes took to be durable"
+    );
+    describe_counter!(
+        RATE_LIMITED_METRIC,
+        "Requests refused with 429 because their account's hourly quota was used up"
+    );
+    describe_gauge!(
+        RESIDENT_ACTORS_METRIC,
+        "Load actors in memory (a load's actor stops after it has been idle for a while)"
+    );
+    describe_gauge!(
+        STREAMS_METRIC,
+        "Open live tracking streams (server-sent events)"
+    );
+    describe_counter!(
+        DROPPED_METRIC,
+        "Tracking updates a slow live-stream client missed (it was told to resync)"
+    );
+    describe_gauge!(
+        BACKLOG_METRIC,
+        "Webhook deliveries waiting for an attempt (reported by the instance that dispatches)"
+    );
+    describe_counter!(
+        DELIVERIES_METRIC,
+        "Webhook delivery attempts, by outcome: delivered, retrying (failed, another \
+         attempt is scheduled) or failed (no attempt left)"
+    );
+
+    // Incrementing by zero registers a counter without changing it (a restart
+    // of the service starts counters from zero, as Prometheus expects).
+    for outcome in ["stored", "duplicate", "refused"] {
+        counter!(POINTS_METRIC, "outcome" => outcome).increment(0);
+    }
+    for outcome in ["delivered", "retrying", "failed"] {
+        counter!(DELIVERIES_METRIC, "outcome" => outcome).increment(0);
+    }
+    for name in [SHED_METRIC, RATE_LIMITED_METRIC, DROPPED_METRIC] {
+        counter!(name).increment(0);
+    }
+    for name in [RESIDENT_ACTORS_METRIC, STREAMS_METRIC, BACKLOG_METRIC] {
+        gauge!(name).increment(0.0);
+    }
+    // A histogram with no samples yet: its buckets at zero.
+    for name in [BATCH_POINTS_METRIC, COMMIT_SECONDS_METRIC] {
+        histogram!(name);
+    }
+}
