@@ -106,7 +106,18 @@ pub async fn read_capped(
 /// A JSON body deserialised into `T`; a refusal names the offending field.
 pub struct JsonBody<T>(pub T);
 
-impl<T: DeserializeOwned + 'static> FromRequest for JsonBody<T> {
+/// A request body type, and what its own checks find: when serde refuses part
+/// of a body (an unknown field, a string where a number goes), the refusal
+/// lists those problems and then what the type's validation finds in the rest,
+/// so that every problem is reported at once (see [`parse_json`]).
+pub trait BodyInput: DeserializeOwned {
+    /// Every problem the type's own validation finds; none by default.
+    fn problems(self) -> ValidationErrors {
+        ValidationErrors::new()
+    }
+}
+
+impl<T: BodyInput + 'static> FromRequest for JsonBody<T> {
     type Error = ApiError;
     type Future = Pin<Box<dyn Future<Output = Result<Self, ApiError>>>>;
 
@@ -143,8 +154,10 @@ fn too_large(limit: usize) -> ApiError {
     .with_details(json!({"limit_bytes": limit}))
 }
 
-/// Deserialises JSON, telling syntax errors apart from wrong fields.
-pub fn parse_json<T: DeserializeOwned>(body: &[u8]) -> Result<T, ApiError> {
+/// Deserialises JSON, telling syntax errors apart from wrong fields; a body
+/// with wrong fields is refused with every problem it has (see
+/// [`every_problem`]).
+pub fn parse_json<T: BodyInput>(body: &[u8]) -> Result<T, ApiError> {
     if body.iter().all(u8::is_ascii_whitespace) {
         return Err(ApiError::new(
             StatusCode::BAD_REQUEST,
@@ -161,10 +174,118 @@ pub fn parse_json<T: DeserializeOwned>(body: &[u8]) -> Result<T, ApiError> {
     let mut de = serde_json::Deserializer::from_slice(body);
     let value = serde_path_to_error::deserialize::<_, T>(&mut de).map_err(|e| {
         let path = e.path().to_string();
-        json_error(&path, e.into_inner())
+        let data = e.inner().classify() == serde_json::error::Category::Data;
+        let first = json_error(&path, e.into_inner());
+        // Valid JSON with wrong fields: list them all, not only the first.
+        match data {
+            true => every_problem::<T>(body).map_or(first, ApiError::from),
+            false => first,
+        }
     })?;
     de.end().map_err(|e| json_error(".", e))?;
     Ok(value)
+}
+
+/// At most this many fields are taken out of a refused body to find the next
+/// problem (each is one more parse of what is left).
+const MAX_REMOVED_FIELDS: usize = 32;
+
+/// Every problem of a body that is valid JSON but that serde refuses as `T`:
+/// each refused field is noted and taken out, until what is left parses; then
+/// what `T`'s validation finds in that is added (a field already noted is not
+/// noted twice). `None` when the body cannot be walked that way (its top level
+/// is not an object, or an array element is refused whole): the first problem
+/// alone is reported then.
+fn every_problem<T: BodyInput>(body: &[u8]) -> Option<ValidationErrors> {
+    let mut value: serde_json::Value = serde_json::from_slice(body).ok()?;
+    let mut errors = ValidationErrors::new();
+    for _ in 0..MAX_REMOVED_FIELDS {
+        match serde_path_to_error::deserialize::<_, T>(&value) {
+            Ok(rest) => {
+                for problem in rest.problems().errors() {
+                    let noted = errors.errors().iter().any(|e| e.field == problem.field);
+                    if !noted {
+                        errors.add(problem.field.clone(), problem.message.clone());
+                    }
+                }
+                return Some(errors);
+            }
+            Err(refused) => {
+                let path = refused.path().clone();
+                errors.add(
+                    path.to_string(),
+                    plain_words(&refused.into_inner().to_string()),
+                );
+                if !take_out(&mut value, &path) {
+                    return (errors.errors().len() > 1).then_some(errors);
+                }
+            }
+        }
+    }
+    Some(errors)
+}
+
+/// Removes the field at `path` from `value`; false if `path` does not end in
+/// an object's field (removing an array element would renumber the others).
+fn take_out(value: &mut serde_json::Value, path: &serde_path_to_error::Path) -> bool {
+    use serde_path_to_error::Segment;
+    let segments: Vec<&Segment> = path.iter().collect();
+    let Some((Segment::Map { key }, parents)) = segments.split_last() else {
+        return false;
+    };
+    let mut node = value;
+    for segment in parents {
+        node = match (segment, node) {
+            (Segment::Map { key }, serde_json::Value::Object(map)) => match map.get_mut(key) {
+                Some(inner) => inner,
+                None => return false,
+            },
+            (Segment::Seq { index }, serde_json::Value::Array(items)) => {
+                match items.get_mut(*index) {
+                    Some(inner) => inner,
+                    None => return false,
+                }
+            }
+            _ => return false,
+        };
+    }
+    match node {
+        serde_json::Value::Object(map) => map.remove(key).is_some(),
+        _ => false,
+    }
+}
+
+/// serde's words for a refused field, in the API's: `invalid type: string
+/// "42000", expected f64` becomes `must be a number`.
+fn plain_words(serde_message: &str) -> String {
+    let message = serde_message
+        .split(" at line ")
+        .next()
+        .unwrap_or(serde_message);
+    if message.starts_with("unknown field") {
+        return "is not a field of this request".to_owned();
+    }
+    if message.starts_with("number out of range") {
+        return "is a number out of range".to_owned();
+    }
+    if let Some(rest) = message
+        .strip_prefix("invalid type: ")
+        .or_else(|| message.strip_prefix("invalid value: "))
+        && let Some((_, expected)) = rest.rsplit_once(", expected ")
+    {
+        let kind = match expected {
+            "f64" | "f32" | "a number" => "a number",
+            "u8" | "u16" | "u32" | "u64" | "i8" | "i16" | "i32" | "i64" | "usize"
+            | "an integer" => "a whole number",
+            "a string" => "a string",
+            "a boolean" | "bool" => "true or false",
+            "a sequence" => "an array",
+            map if map.starts_with("struct ") || map.starts_with("a map") => "an object",
+            other => other,
+        };
+        return format!("must be {kind}");
+    }
+    message.to_owned()
 }
 
 fn json_error(path: &str, error: serde_json::Error) -> ApiError {
@@ -183,20 +304,13 @@ fn json_error(path: &str, error: serde_json::Error) -> ApiError {
         )
         .with_details(json!({"line": error.line(), "column": error.column()})),
         Category::Data => {
-            let message = raw.split(" at line ").next().unwrap_or(&raw).to_string();
-            let unknown_field = message.starts_with("unknown field");
             // The path already ends in the offending field, unknown ones included.
             let field = if path == "." {
                 "body".to_owned()
             } else {
                 path.to_owned()
             };
-            let message = if unknown_field {
-                "is not a field of this request".to_owned()
-            } else {
-                message
-            };
-            ValidationErrors::single(field, message).into()
+            ValidationErrors::single(field, plain_words(&raw)).into()
         }
     }
 }

@@ -22,6 +22,18 @@ pub fn parse_utc(raw: &str) -> Result<DateTime<Utc>, String> {
     if raw.ends_with("-00:00") {
         return Err("must be in UTC: end in Z or +00:00 (-00:00 means an unknown offset)".into());
     }
+    // `…T14:30:00 00:00`: a `+00:00` sent unencoded in a URL's query, where
+    // `+` stands for a space.
+    if let Some((_, offset)) = raw.rsplit_once(' ')
+        && offset.len() == 5
+        && offset.as_bytes()[2] == b':'
+    {
+        return Err(
+            "must be an ISO 8601 UTC timestamp; in a URL's query a `+` means a space, \
+                    so write +00:00 as %2B00:00, or end the time in Z"
+                .into(),
+        );
+    }
     let parsed = DateTime::parse_from_rfc3339(raw).map_err(|_| {
         "must be an ISO 8601 UTC timestamp such as 2026-03-01T14:30:00Z".to_string()
     })?;
@@ -172,6 +184,12 @@ mod tests {
         assert_eq!(format(&t), "2026-03-01T14:30:00.123Z");
         let t = parse_utc("2026-03-01T14:30:00.123456Z").unwrap();
         assert_eq!(format(&t), "2026-03-01T14:30:00.123456Z");
+    }
+
+    #[test]
+    fn an_unencoded_plus_gets_a_hint() {
+        let refused = parse_utc("2026-03-01T14:30:00 00:00").unwrap_err();
+        assert!(refused.contains("%2B00:00"), "{refused}");
     }
 
     #[test]

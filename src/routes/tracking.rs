@@ -221,6 +221,9 @@ pub(crate) struct BatchInput {
     points: Vec<FixInput>,
 }
 
+/// Each point is judged on its own (see `batch_inputs`).
+impl crate::api::extract::BodyInput for BatchInput {}
+
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct LooseBatchInput<'a> {
@@ -352,10 +355,18 @@ pub(crate) async fn batch(
             }
         };
         let mut errors = ValidationErrors::new();
-        let load = errors.require("load_id", input.load_id.clone(), |raw| {
-            LoadId::parse(raw.trim()).ok_or_else(|| "must be a load id (load_...)".to_string())
-        });
+        // As in a path: text that is not a load id names no load (404), the
+        // same answer as an id of a load that does not exist.
+        let raw_load = errors.require("load_id", input.load_id.clone(), Ok::<_, String>);
         let fix = input.validate("", now, &mut errors);
+        let load = match raw_load.as_deref().map(|raw| LoadId::parse(raw.trim())) {
+            Some(None) if errors.is_empty() => {
+                let not_found = <LoadId as crate::api::path::PathResource>::not_found("");
+                results.push(Some(rejected(index, not_found)));
+                continue;
+            }
+            parsed => parsed.flatten(),
+        };
         match errors.finish(|| (load.expect("checked"), fix.expect("checked"))) {
             Ok(point) => {
                 accepted_at.push(index);

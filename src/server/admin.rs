@@ -63,6 +63,11 @@ struct CreateAccount {
     requests_per_hour: Option<u32>,
 }
 
+/// The admin bodies have no checks of their own beyond the services'.
+impl crate::api::extract::BodyInput for CreateAccount {}
+impl crate::api::extract::BodyInput for ChangePlan {}
+impl crate::api::extract::BodyInput for CreateKey {}
+
 fn standard() -> PlanKind {
     PlanKind::Standard
 }

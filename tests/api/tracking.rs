@@ -401,6 +401,7 @@ async fn bulk_ingest_answers_per_point_and_never_half_applies() {
         {"lat": 33.0, "lng": -95.0, "timestamp": at(now)},    // 6 no load_id
         point(&moving, 9),                                    // 7 created
         {"load_id": moving, "lat": 33.0, "lng": -95.0, "timestamp": at(now), "extra": 1}, // 8 unknown field
+        point("load_nope", 10),                               // 9 malformed id: not found
     ]});
     // A number no double holds sinks only its own point, put first.
     let body = serde_json::to_string(&points).unwrap().replacen(
@@ -427,7 +428,7 @@ async fn bulk_ingest_answers_per_point_and_never_half_applies() {
             data["duplicates"].clone(),
             data["rejected"].clone()
         ),
-        (json!(3), json!(1), json!(6))
+        (json!(3), json!(1), json!(7))
     );
     let mut results = data["results"].as_array().unwrap().clone();
     let overflow = results.remove(0);
@@ -451,6 +452,7 @@ async fn bulk_ingest_answers_per_point_and_never_half_applies() {
             "rejected",
             "rejected",
             "created",
+            "rejected",
             "rejected"
         ]
     );
@@ -462,6 +464,10 @@ async fn bulk_ingest_answers_per_point_and_never_half_applies() {
     assert_eq!(results[5]["error"]["details"]["field"], "lat");
     assert_eq!(results[6]["error"]["details"]["field"], "load_id");
     assert_eq!(results[8]["error"]["details"]["field"], "extra");
+    assert_eq!(
+        results[9]["error"]["code"], "INVALID_LOAD",
+        "as a path's would be"
+    );
 
     assert_eq!(history(&app, &moving, "").await["data"]["total"], 2);
     assert_eq!(history(&app, &other_moving, "").await["data"]["total"], 1);

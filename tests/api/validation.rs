@@ -161,6 +161,57 @@ async fn every_problem_is_reported_at_once() {
     );
 }
 
+/// Fields serde refuses (unknown ones, wrong types) are listed with the rest,
+/// in the API's words, not serde's.
+#[actix_web::test]
+async fn wrong_types_and_unknown_fields_are_listed_with_every_other_problem() {
+    let app = spawn_app().await;
+    let (status, answer) = app
+        .post(
+            "/loads",
+            json!({
+                "origin": {"city": "Dallas", "state": "ZZ", "zip": 75201},
+                "weight": "42000",
+                "equipment_type": "spaceship",
+                "colour": "red",
+                "pickup_date": "tomorrow",
+            }),
+        )
+        .await;
+    let error = assert_error(status, &answer, 400, "VALIDATION_FAILED");
+    let errors: Vec<(String, String)> = error["details"]["errors"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| {
+            let text = |k: &str| e[k].as_str().unwrap().to_owned();
+            (text("field"), text("message"))
+        })
+        .collect();
+    let message = |field: &str| {
+        errors
+            .iter()
+            .find(|(f, _)| f == field)
+            .unwrap_or_else(|| panic!("{field} not listed: {errors:?}"))
+            .1
+            .clone()
+    };
+    assert_eq!(message("weight"), "must be a number");
+    assert_eq!(message("origin.zip"), "must be a string");
+    assert_eq!(message("colour"), "is not a field of this request");
+    for field in [
+        "origin.state",
+        "destination",
+        "equipment_type",
+        "pickup_date",
+    ] {
+        message(field);
+    }
+    assert_eq!(errors.len(), 7, "each once: {errors:?}");
+    let (_, list) = app.get("/loads").await;
+    assert_eq!(list["data"]["total"], 0);
+}
+
 #[actix_web::test]
 async fn malformed_bodies_are_refused() {
     let app = spawn_app().await;

@@ -77,6 +77,12 @@ impl NewCarrierInput {
     }
 }
 
+impl crate::api::extract::BodyInput for NewCarrierInput {
+    fn problems(self) -> ValidationErrors {
+        self.validate().err().unwrap_or_default()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -137,6 +137,18 @@ impl StatusChangeInput {
     }
 }
 
+impl crate::api::extract::BodyInput for NewLoadInput {
+    fn problems(self) -> ValidationErrors {
+        self.validate().err().unwrap_or_default()
+    }
+}
+
+impl crate::api::extract::BodyInput for StatusChangeInput {
+    fn problems(self) -> ValidationErrors {
+        self.validate().err().unwrap_or_default()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

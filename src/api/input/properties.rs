@@ -4,7 +4,6 @@
 
 use actix_web::ResponseError;
 use proptest::prelude::*;
-use serde::de::DeserializeOwned;
 use serde_json::{Map, Value, json};
 
 use super::carrier::NewCarrierInput;
@@ -100,7 +99,7 @@ fn valid_fix() -> Value {
 }
 
 /// Parses a body as the handler does: a refusal must be a 4xx.
-fn parse<T: DeserializeOwned>(body: &[u8]) -> Option<T> {
+fn parse<T: crate::api::extract::BodyInput>(body: &[u8]) -> Option<T> {
     match parse_json::<T>(body) {
         Ok(input) => Some(input),
         Err(error) => {

@@ -71,6 +71,16 @@ impl FixInput {
     }
 }
 
+impl crate::api::extract::BodyInput for FixInput {
+    /// Judged against the system clock: only to complete the list of a body
+    /// already refused, never to accept one.
+    fn problems(self) -> ValidationErrors {
+        let mut errors = ValidationErrors::new();
+        self.validate("", Utc::now(), &mut errors);
+        errors
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

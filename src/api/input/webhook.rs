@@ -105,3 +105,50 @@ async fn checked_url(
         }
     }
 }
+
+/// The URL's form alone: its scheme and host are judged against the server's
+/// policy, and its host resolved, only once the body parses.
+const ANY_URL: UrlPolicy = UrlPolicy {
+    allow_http: true,
+    allow_private: true,
+};
+
+/// The checks that need no lookup (a URL's host is resolved only once the
+/// body parses).
+impl crate::api::extract::BodyInput for NewSubscriptionInput {
+    fn problems(self) -> ValidationErrors {
+        let mut errors = ValidationErrors::new();
+        match self.url {
+            Some(raw) => {
+                errors.check("url", parse_url(&raw, ANY_URL));
+            }
+            None => errors.add("url", "is required"),
+        }
+        match self.events {
+            Some(raw) => {
+                parse_events(raw, &mut errors);
+            }
+            None => errors.add("events", "is required"),
+        }
+        if let Some(raw) = self.secret {
+            errors.check("secret", parse_secret(&raw));
+        }
+        errors
+    }
+}
+
+impl crate::api::extract::BodyInput for SubscriptionPatchInput {
+    fn problems(self) -> ValidationErrors {
+        let mut errors = ValidationErrors::new();
+        if let Some(raw) = self.url {
+            errors.check("url", parse_url(&raw, ANY_URL));
+        }
+        if let Some(raw) = self.events {
+            parse_events(raw, &mut errors);
+        }
+        if let Some(raw) = self.secret {
+            errors.check("secret", parse_secret(&raw));
+        }
+        errors
+    }
+}
