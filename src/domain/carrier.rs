@@ -17,14 +17,15 @@ pub const MAX_SERVICE_AREAS: usize = 52;
 /// Longest list accepted at all, repeats included.
 pub const MAX_LIST_INPUT: usize = 200;
 
-/// How to reach a carrier; each part only if the carrier gave it.
+/// How to reach a carrier; a part the carrier did not give is null (every
+/// optional field of an answer is present, null when unset).
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct Contact {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schema(nullable = false)]
+    #[serde(default)]
+    #[schema(required = true)]
     pub email: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schema(nullable = false)]
+    #[serde(default)]
+    #[schema(required = true)]
     pub phone: Option<String>,
 }
 

@@ -84,11 +84,13 @@ pub struct StatusEntry {
     pub status: LoadStatus,
     #[serde(with = "serde_utc")]
     pub at: DateTime<Utc>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schema(nullable = false)]
+    /// Where the change happened, if the client said; null otherwise.
+    #[serde(default)]
+    #[schema(required = true)]
     pub location: Option<Coordinates>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schema(nullable = false)]
+    /// Why, if the client said; null otherwise.
+    #[serde(default)]
+    #[schema(required = true)]
     pub notes: Option<String>,
 }
 

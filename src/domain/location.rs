@@ -80,8 +80,9 @@ pub struct Location {
     pub state: UsState,
     #[schema(pattern = "^[0-9]{5}(?:-[0-9]{4})?$", examples("75201"))]
     pub zip: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schema(nullable = false)]
+    /// Street address; null when not given.
+    #[serde(default)]
+    #[schema(required = true)]
     pub address: Option<String>,
 }
 

@@ -55,7 +55,12 @@ async fn only_name_and_mc_number_are_required() {
         .await;
     assert_eq!(status, StatusCode::CREATED, "{created}");
     assert_eq!(created["data"]["equipment_types"], json!([]));
-    assert_eq!(created["data"]["contact"], json!({}));
+    assert_eq!(
+        created["data"]["contact"],
+        json!({"email": null, "phone": null}),
+        "every optional field present, null"
+    );
+    assert!(created["data"]["dot_number"].is_null());
 }
 
 #[actix_web::test]

@@ -13,6 +13,12 @@ use freight::domain::load::{Load, NewLoad};
 use freight::domain::location::{Location, UsState};
 use freight::domain::webhook::{Delivery, DeliveryStatus};
 
+/// Now, in whole milliseconds, as the service's clock makes times (and the
+/// API shows them): what a record holds round-trips exactly.
+pub fn now() -> DateTime<Utc> {
+    DateTime::from_timestamp_millis(Utc::now().timestamp_millis()).expect("now is representable")
+}
+
 /// A valid posted load of `account` on the lane `origin` → `destination` (state
 /// codes).
 pub fn sample_load(account: &AccountId, origin: &str, destination: &str) -> Load {
@@ -32,7 +38,7 @@ pub fn sample_load(account: &AccountId, origin: &str, destination: &str) -> Load
         rate_cents: None,
         notes: None,
     };
-    Load::create(LoadId::generate(), account.clone(), new, Utc::now())
+    Load::create(LoadId::generate(), account.clone(), new, now())
 }
 
 /// `delivery` after its first attempt was answered 200 at `at`.

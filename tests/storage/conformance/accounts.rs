@@ -1,6 +1,6 @@
 //! Accounts and their API keys.
 
-use chrono::{Duration, Utc};
+use chrono::Duration;
 use freight::domain::account::{Account, PlanKind};
 use freight::domain::api_key::{ApiKey, NewKey, Permission};
 use freight::domain::ids::{AccountId, KeyId};
@@ -35,9 +35,9 @@ pub async fn accounts_and_keys(store: &dyn Storage) {
                 account_id: account.id.clone(),
                 permissions: vec![Permission::Read],
                 description: Some("conformance".into()),
-                expires_at: Some(Utc::now() + Duration::days(1)),
+                expires_at: Some(crate::fixtures::now() + Duration::days(1)),
             },
-            Utc::now(),
+            crate::fixtures::now(),
         )
         .record
     };
@@ -52,7 +52,7 @@ pub async fn accounts_and_keys(store: &dyn Storage) {
         vec![key.clone()]
     );
 
-    key.revoked_at = Some(Utc::now());
+    key.revoked_at = Some(crate::fixtures::now());
     store.put_api_key(&key).await.unwrap();
     assert_eq!(store.get_api_key(&key.id).await.unwrap(), Some(key.clone()));
     assert_eq!(store.list_api_keys(&first.id).await.unwrap(), vec![key]);

@@ -1,6 +1,5 @@
 //! Carriers, unique by MC number within an account.
 
-use chrono::Utc;
 use freight::domain::carrier::{Carrier, Contact, NewCarrier};
 use freight::domain::ids::{AccountId, CarrierId};
 use freight::storage::{CarrierInsert, PageRequest, Storage};
@@ -17,7 +16,12 @@ pub fn carrier(account: &AccountId, mc: &str) -> Carrier {
         equipment_types: Vec::new(),
         service_areas: Vec::new(),
     };
-    Carrier::create(CarrierId::generate(), account.clone(), new, Utc::now())
+    Carrier::create(
+        CarrierId::generate(),
+        account.clone(),
+        new,
+        crate::fixtures::now(),
+    )
 }
 
 pub async fn carriers_are_unique_by_mc_number_per_account(store: &dyn Storage) {

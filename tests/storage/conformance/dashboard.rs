@@ -13,7 +13,7 @@ fn user(account: &AccountId, email: &str) -> User {
         account_id: account.clone(),
         email: email.into(),
         password_hash: "$argon2id$v=19$m=19456,t=2,p=1$c2FsdA$aGFzaA".into(),
-        created_at: Utc::now(),
+        created_at: crate::fixtures::now(),
     }
 }
 
@@ -23,8 +23,8 @@ fn session(user: &User, token: &str, expires_in: Duration) -> Session {
         user_id: user.id.clone(),
         account_id: user.account_id.clone(),
         csrf_token: format!("csrf-{token}"),
-        created_at: Utc::now(),
-        expires_at: Utc::now() + expires_in,
+        created_at: crate::fixtures::now(),
+        expires_at: crate::fixtures::now() + expires_in,
     }
 }
 

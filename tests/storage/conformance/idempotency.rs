@@ -11,7 +11,7 @@ use super::account;
 /// purged by age.
 pub async fn idempotency_answers_are_kept_and_purged(store: &dyn Storage) {
     let (a, b) = (account(), account());
-    let now = Utc::now();
+    let now = crate::fixtures::now();
     let answer = |owner: &Account, key: &str, at: DateTime<Utc>| StoredResponse {
         account_id: owner.id.clone(),
         key: key.into(),

@@ -1,6 +1,5 @@
 //! Loads and their listing by filter, newest first.
 
-use chrono::Utc;
 use freight::domain::ids::{AccountId, CarrierId, LoadId};
 use freight::domain::load::{CarrierSummary, Load, LoadStatus, StatusChange};
 use freight::domain::location::UsState;
@@ -35,7 +34,12 @@ pub async fn loads_round_trip_and_move_between_indexes(store: &dyn Storage) {
         name: "C".into(),
         mc_number: "1".into(),
     };
-    let assigned = original.apply(LoadStatus::Assigned, Some(summary), &change, Utc::now());
+    let assigned = original.apply(
+        LoadStatus::Assigned,
+        Some(summary),
+        &change,
+        crate::fixtures::now(),
+    );
     store.update_load(&original, &assigned, &[]).await.unwrap();
     assert_eq!(
         store.get_load(&original.id).await.unwrap(),

@@ -27,7 +27,6 @@ pub use webhooks::{
     outbox_fan_out_and_delivery_schedule, webhook_history_is_pruned_but_nothing_pending,
 };
 
-use chrono::Utc;
 use freight::domain::account::{Account, PlanKind};
 use freight::domain::ids::AccountId;
 use freight::storage::{PageRequest, Storage};
@@ -40,7 +39,7 @@ fn account() -> Account {
         plan: PlanKind::Standard,
         custom_requests_per_hour: None,
         disabled: false,
-        created_at: Utc::now(),
+        created_at: crate::fixtures::now(),
     }
 }
 

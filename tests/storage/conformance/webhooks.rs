@@ -58,7 +58,7 @@ async fn webhook_and_loads(
 /// deliveries are gone for good. Counts are deltas, and the outbox and schedule
 /// are filtered to this check's ids, so other checks may share the store.
 pub async fn outbox_fan_out_and_delivery_schedule(store: &dyn Storage) {
-    let now = Utc::now();
+    let now = crate::fixtures::now();
     let (webhook, events) = webhook_and_loads(store, 2, now).await;
     let ids: Vec<_> = events.iter().map(|e| e.id.clone()).collect();
     let mine = |found: Vec<Event>| -> Vec<_> {
@@ -228,7 +228,7 @@ pub async fn outbox_fan_out_and_delivery_schedule(store: &dyn Storage) {
 /// and keeps pending deliveries, their events, unfanned events, recent history and
 /// every load's event numbering.
 pub async fn webhook_history_is_pruned_but_nothing_pending(store: &dyn Storage) {
-    let now = Utc::now();
+    let now = crate::fixtures::now();
     // Four events: delivered, failed, still pending, and never fanned out.
     let (webhook, events) = webhook_and_loads(store, 4, now).await;
     let delivery =
