@@ -27,7 +27,9 @@ pub struct ApiError {
     pub status: StatusCode,
     pub code: &'static str,
     pub message: String,
-    pub details: Value,
+    /// Boxed: an error travels in every handler's `Result`, and a JSON map is
+    /// large to carry on the success path.
+    pub details: Box<Value>,
     /// Response headers that belong to this error (`Allow`, `Retry-After`, ...).
     pub headers: Vec<(&'static str, String)>,
 }
@@ -38,7 +40,7 @@ impl ApiError {
             status,
             code,
             message: message.into(),
-            details: json!({}),
+            details: Box::new(json!({})),
             headers: Vec::new(),
         }
     }
@@ -49,7 +51,7 @@ impl ApiError {
     }
 
     pub fn with_details(mut self, details: Value) -> Self {
-        self.details = details;
+        self.details = Box::new(details);
         self
     }
 
