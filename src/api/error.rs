@@ -73,7 +73,7 @@ impl ApiError {
         Self::new(
             StatusCode::NOT_FOUND,
             "NOT_FOUND",
-            "no such endpoint; see /v1/openapi.json for the API",
+            "no such endpoint; the API reference is at /v1/docs (the document itself at /v1/openapi.json)",
         )
     }
 

@@ -5,6 +5,7 @@
 //! (`routes::docs`); `tests/api/openapi.rs` checks that it lists every route and
 //! that real answers match it.
 
+pub mod examples;
 pub mod params;
 pub mod responses;
 pub mod schemas;
@@ -15,6 +16,7 @@ use std::sync::OnceLock;
 use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
 use utoipa::{Modify, OpenApi};
 
+use self::examples::Examples;
 use self::responses::Layers;
 use crate::routes;
 
@@ -80,7 +82,7 @@ in UTC. Ids are opaque strings with a type prefix (`load_`, `carrier_`, `wh_`, `
         routes::auth::verify,
     ),
     components(schemas(schemas::Error, schemas::BatchPoint, crate::views::tracking::TrackingUpdate)),
-    modifiers(&BearerAuth, &Layers),
+    modifiers(&BearerAuth, &Layers, &Examples),
     tags(
         (name = "loads", description = "Loads and their status lifecycle."),
         (name = "tracking", description = "GPS fixes, live position, ETA and history. Speeds \
@@ -120,12 +122,21 @@ pub fn document() -> utoipa::openapi::OpenApi {
     ApiDoc::openapi()
 }
 
-/// The document as served (compact: `/v1/docs` is the readable form), built once.
-pub fn json() -> &'static str {
-    static JSON: OnceLock<String> = OnceLock::new();
-    JSON.get_or_init(|| {
-        document()
-            .to_json()
-            .expect("the OpenAPI document serialises")
-    })
+/// The document as served (compact: `/v1/docs` is the readable form), with its
+/// examples' times moved to the present (`examples::to_the_present`): built
+/// again when the hour changes, so that a server running for months still
+/// shows request examples it accepts.
+pub fn json() -> std::sync::Arc<str> {
+    use std::sync::{Arc, Mutex};
+    static SERVED: OnceLock<Mutex<(i64, Arc<str>)>> = OnceLock::new();
+    let now = chrono::Utc::now();
+    let hour = now.timestamp().div_euclid(3600);
+    let served = SERVED.get_or_init(|| Mutex::new((i64::MIN, Arc::from(""))));
+    let mut served = served.lock().unwrap_or_else(|p| p.into_inner());
+    if served.0 != hour {
+        let mut doc = serde_json::to_value(document()).expect("the OpenAPI document serialises");
+        examples::to_the_present(&mut doc, now);
+        *served = (hour, Arc::from(doc.to_string()));
+    }
+    served.1.clone()
 }

@@ -42,7 +42,7 @@ pub(crate) async fn openapi_json() -> HttpResponse {
     HttpResponse::Ok()
         .content_type(ContentType::json())
         .insert_header((header::CACHE_CONTROL, REVALIDATE))
-        .body(crate::openapi::json())
+        .body(crate::openapi::json().to_string())
 }
 
 /// The interactive API reference (Swagger UI).

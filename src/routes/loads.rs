@@ -32,8 +32,8 @@ use crate::views::tracking::TrackingSummary;
         "destination": {"city": "Atlanta", "state": "GA", "zip": "30301"},
         "weight": 42000,
         "equipment_type": "dry_van",
-        "pickup_date": "2026-03-02T08:00:00Z",
-        "delivery_date": "2026-03-03T17:00:00Z",
+        "pickup_date": "2026-11-25T14:00:00Z",
+        "delivery_date": "2026-11-26T17:00:00Z",
         "rate": 1850.5,
         "notes": "Dock 4, call ahead"
     })),

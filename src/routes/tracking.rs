@@ -43,7 +43,7 @@ pub const MAX_HISTORY_LIMIT: usize = 1_000;
     tag = "tracking",
     params(("load_id" = LoadId, Path, description = "The load the fix belongs to.")),
     request_body(content = FixInput, example = json!({
-        "lat": 32.7767, "lng": -96.797, "timestamp": "2026-03-01T14:30:00Z", "speed": 61.5, "heading": 92
+        "lat": 32.7767, "lng": -96.797, "timestamp": "2026-11-24T16:04:37Z", "speed": 61.5, "heading": 92
     })),
     responses(
         (status = 201, description = "The fix was stored.", body = Envelope<RecordedFix>),
@@ -327,9 +327,9 @@ fn rejected(index: usize, error: ApiError) -> PointResult {
     tag = "tracking",
     request_body(content = BatchInput, description = "At most 1 MiB.", example = json!({"points": [
         {"load_id": "load_01jd5ex0k3m2v8q4r6t9w1y3z5", "lat": 32.7767, "lng": -96.797,
-         "timestamp": "2026-03-01T14:30:00Z", "speed": 61.5, "heading": 92},
+         "timestamp": "2026-11-24T16:04:07Z", "speed": 61.5, "heading": 92},
         {"load_id": "load_01jd5ex0k3m2v8q4r6t9w1y3z5", "lat": 32.79, "lng": -96.74,
-         "timestamp": "2026-03-01T14:31:00Z"}
+         "timestamp": "2026-11-24T16:04:37Z"}
     ]})),
     responses(
         (status = 200, description = "One result per point, in order.", body = Envelope<BatchResult>),

@@ -84,7 +84,7 @@ fn timestamp(base: ObjectBuilder) -> ObjectBuilder {
 }
 
 pub fn utc_timestamp() -> ObjectBuilder {
-    timestamp(string()).examples(["2026-03-01T14:30:00Z"])
+    timestamp(string()).examples(["2026-11-24T16:04:37Z"])
 }
 
 pub fn optional_utc_timestamp() -> ObjectBuilder {
