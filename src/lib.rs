@@ -15,6 +15,7 @@ pub mod clock;
 pub mod dashboard;
 pub mod domain;
 pub mod geo;
+pub mod loadgen;
 pub mod openapi;
 pub mod routes;
 pub mod server;

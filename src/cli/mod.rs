@@ -37,6 +37,10 @@ pub enum Command {
     /// Create or update the ScyllaDB schema: applies the schema files built
     /// into this binary (cql/) in order, skipping those already applied.
     Migrate(MigrateArgs),
+    /// Simulate a fleet against a running service (trucks posting GPS fixes,
+    /// dashboards polling, clients moving loads) and report throughput and
+    /// latency; `--ramp` finds the highest fix rate whose p99 stays under a bound.
+    Loadgen(crate::loadgen::LoadgenArgs),
 }
 
 /// Which store `serve` keeps its data in.
@@ -295,6 +299,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Accounts(command) => operator::accounts(command).await,
         Command::Keys(command) => operator::keys(command).await,
         Command::Migrate(args) => migrate::run(args).await,
+        Command::Loadgen(args) => crate::loadgen::run(args).await,
     }
 }
 

@@ -8,6 +8,7 @@ mod dashboard;
 mod helpers;
 mod idempotency;
 mod layering;
+mod loadgen;
 mod loads;
 mod openapi;
 mod operations;

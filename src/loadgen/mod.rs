@@ -1,0 +1,383 @@
+//! `freight loadgen`: a fleet simulator that tells an operator how many trucks
+//! one node carries. Trucks drive between real US cities and post GPS fixes
+//! (some twice, some late, some offline and uploaded later in a batch),
+//! dispatch dashboards poll positions and lists, and API clients walk loads
+//! through their life, against any base URL, as an outside client.
+//!
+//! Open loop by default: each request has an intended send time from the
+//! offered rate, and its latency counts from then, so a stalled server shows
+//! in the percentiles instead of slowing the generator down (coordinated
+//! omission). `--closed-loop` sends as fast as answers come, as wrk does.
+//! `--ramp` raises the fix rate step by step to find the highest whose p99
+//! stays under a bound, and draws it.
+//!
+//! Where each part lives: `scenario` (what a run simulates), `fleet` (trucks
+//! and cities), `traffic` (the requests), `report` (histograms and errors),
+//! `plot` (the ramp's SVG).
+
+mod fleet;
+mod plot;
+mod report;
+mod scenario;
+mod traffic;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::{Context, anyhow};
+use tokio::time::Instant;
+
+use self::report::{Recorder, Summary};
+pub use self::scenario::Scenario;
+use self::traffic::Target;
+
+/// `freight loadgen`: flags override the scenario file, which overrides the defaults.
+#[derive(Debug, clap::Args)]
+pub struct LoadgenArgs {
+    /// The service's base URL (without /v1).
+    #[arg(long, env = "FREIGHT_URL", default_value = "https://localhost:8443")]
+    pub base_url: String,
+    /// An API key with read and write (better: of an enterprise account with a
+    /// quota the run cannot use up).
+    #[arg(long, env = "FREIGHT_API_KEY", hide_env_values = true)]
+    pub key: Option<String>,
+    /// A file holding the API key (instead of --key).
+    #[arg(long, conflicts_with = "key")]
+    pub key_file: Option<PathBuf>,
+    /// A CA certificate (PEM) to trust, such as the server's data/tls/cert.pem.
+    #[arg(long)]
+    pub cacert: Option<PathBuf>,
+    /// Trust any certificate (testing only).
+    #[arg(long, conflicts_with = "cacert")]
+    pub insecure: bool,
+    /// A scenario file (benches/scenarios/*.toml).
+    #[arg(long)]
+    pub scenario: Option<PathBuf>,
+    #[arg(long)]
+    pub trucks: Option<u32>,
+    /// Seconds between a truck's fixes.
+    #[arg(long)]
+    pub fix_every: Option<f64>,
+    /// Seconds to run.
+    #[arg(long)]
+    pub duration: Option<u64>,
+    #[arg(long)]
+    pub dashboards: Option<u32>,
+    #[arg(long)]
+    pub clients: Option<u32>,
+    /// Closed loop with this many requests in flight.
+    #[arg(long)]
+    pub closed_loop: Option<u32>,
+    /// Find the capacity: raise the fix rate until p99 passes --p99-bound-ms.
+    #[arg(long)]
+    pub ramp: bool,
+    #[arg(long)]
+    pub p99_bound_ms: Option<f64>,
+    /// Where the ramp's plot goes.
+    #[arg(long, default_value = "loadgen-ramp.svg")]
+    pub plot: PathBuf,
+    /// Print one JSON object (the report) instead of text and progress.
+    #[arg(long)]
+    pub json: bool,
+}
+
+impl LoadgenArgs {
+    fn scenario(&self) -> anyhow::Result<Scenario> {
+        let mut s = match &self.scenario {
+            Some(path) => Scenario::from_file(path)?,
+            None => Scenario::default(),
+        };
+        if let Some(v) = self.trucks {
+            s.trucks = v;
+        }
+        if let Some(v) = self.fix_every {
+            s.fix_every_secs = v;
+        }
+        if let Some(v) = self.duration {
+            s.duration_secs = v;
+        }
+        if let Some(v) = self.dashboards {
+            s.dashboards = v;
+        }
+        if let Some(v) = self.clients {
+            s.clients = v;
+        }
+        if let Some(v) = self.closed_loop {
+            s.closed_loop = true;
+            s.concurrency = v;
+        }
+        if self.ramp {
+            s.ramp = true;
+        }
+        if let Some(v) = self.p99_bound_ms {
+            s.p99_bound_ms = v;
+        }
+        s.check()?;
+        Ok(s)
+    }
+
+    fn key(&self) -> anyhow::Result<String> {
+        let key = match (&self.key, &self.key_file) {
+            (Some(key), _) => key.clone(),
+            (None, Some(path)) => std::fs::read_to_string(path)
+                .with_context(|| format!("reading the key file {}", path.display()))?,
+            (None, None) => {
+                return Err(anyhow!(
+                    "an API key is needed: --key, FREIGHT_API_KEY or --key-file \
+                     (`freight keys create --account acct_… --permissions read,write`)"
+                ));
+            }
+        };
+        Ok(key.trim().to_owned())
+    }
+}
+
+/// The whole report of a run, as `--json` prints it.
+#[derive(serde::Serialize)]
+struct Report<'a> {
+    base_url: &'a str,
+    scenario: &'a ScenarioEcho,
+    setup_seconds: f64,
+    summary: Option<Summary>,
+    ramp: Option<Ramp>,
+}
+
+/// The scenario as run, for the report.
+type ScenarioEcho = serde_json::Value;
+
+#[derive(serde::Serialize)]
+struct Ramp {
+    steps: Vec<plot::Step>,
+    /// The highest offered fix rate whose p99 stayed under the bound with no
+    /// errors; null if even the first step did not.
+    capacity_per_sec: Option<f64>,
+    p99_bound_ms: f64,
+    plot: String,
+}
+
+pub async fn run(args: LoadgenArgs) -> anyhow::Result<()> {
+    crate::telemetry::install_crypto_provider();
+    let scenario = args.scenario()?;
+    let target = Target::connect(
+        &args.base_url,
+        &args.key()?,
+        args.cacert.as_deref(),
+        args.insecure,
+    )?;
+    target.check_key().await?;
+    let recorder = Arc::new(Recorder::default());
+    let progress = Progress::new(!args.json);
+
+    progress.say(&format!(
+        "setting up {} trucks on loads of their own…",
+        scenario.trucks
+    ));
+    let started = Instant::now();
+    let fleet = Arc::new(traffic::Fleet::set_up(&target, &scenario).await?);
+    let setup_seconds = started.elapsed().as_secs_f64();
+    let echo = scenario_echo(&scenario);
+
+    let (summary, ramp) = if scenario.ramp {
+        (
+            None,
+            Some(ramp(&target, &fleet, &scenario, &recorder, &progress, &args.plot).await?),
+        )
+    } else {
+        let began = Instant::now();
+        let until = began + scenario.duration();
+        let watch = progress.watch(recorder.clone(), began, until);
+        traffic::drive(&target, &fleet, &scenario, &recorder, until).await;
+        watch.abort();
+        (Some(recorder.summary(began.elapsed(), false)), None)
+    };
+    progress.finish();
+    let report = Report {
+        base_url: &args.base_url,
+        scenario: &echo,
+        setup_seconds,
+        summary,
+        ramp,
+    };
+    if args.json {
+        println!("{}", serde_json::to_string(&report)?);
+        return Ok(());
+    }
+    println!(
+        "{} trucks, a fix every {} s ({:.0} fixes/s offered{}), {} dashboards, {} clients; set-up {:.1} s",
+        scenario.trucks,
+        scenario.fix_every_secs,
+        scenario.fix_rate(),
+        if scenario.closed_loop {
+            ", closed loop"
+        } else {
+            ", open loop"
+        },
+        scenario.dashboards,
+        scenario.clients,
+        setup_seconds
+    );
+    if let Some(summary) = &report.summary {
+        println!("{:.1} s measured\n{}", summary.seconds, summary.table());
+    }
+    if let Some(ramp) = &report.ramp {
+        println!(
+            "{:>12} {:>12} {:>9} {:>7}",
+            "offered/s", "achieved/s", "p99 ms", "errors"
+        );
+        for s in &ramp.steps {
+            println!(
+                "{:>12.0} {:>12.1} {:>9.2} {:>7}",
+                s.offered_per_sec, s.achieved_per_sec, s.p99_ms, s.errors
+            );
+        }
+        match ramp.capacity_per_sec {
+            Some(c) => println!(
+                "capacity: {c:.0} fixes/s with p99 under {} ms; plot: {}",
+                ramp.p99_bound_ms, ramp.plot
+            ),
+            None => println!(
+                "no step kept p99 under {} ms; plot: {}",
+                ramp.p99_bound_ms, ramp.plot
+            ),
+        }
+    }
+    Ok(())
+}
+
+fn scenario_echo(scenario: &Scenario) -> ScenarioEcho {
+    serde_json::json!({
+        "trucks": scenario.trucks,
+        "fix_every_secs": scenario.fix_every_secs,
+        "offered_fixes_per_sec": scenario.fix_rate(),
+        "duration_secs": scenario.duration_secs,
+        "closed_loop": scenario.closed_loop,
+        "concurrency": scenario.concurrency,
+        "dashboards": scenario.dashboards,
+        "clients": scenario.clients,
+        "duplicate_share": scenario.duplicate_share,
+        "out_of_order_share": scenario.out_of_order_share,
+        "offline_share": scenario.offline_share,
+    })
+}
+
+/// Steps the fix rate up (fixes only: dashboards and clients would blur what
+/// the step measures) until a step's p99 passes the bound.
+async fn ramp(
+    target: &Target,
+    fleet: &Arc<traffic::Fleet>,
+    scenario: &Scenario,
+    recorder: &Arc<Recorder>,
+    progress: &Progress,
+    plot_path: &std::path::Path,
+) -> anyhow::Result<Ramp> {
+    let mut steps = Vec::new();
+    let mut capacity = None;
+    for step in 0..scenario.ramp_steps {
+        let rate = scenario.ramp_start_per_sec + f64::from(step) * scenario.ramp_step_per_sec;
+        let shape = Scenario {
+            fix_every_secs: f64::from(scenario.trucks) / rate,
+            duration_secs: scenario.ramp_step_secs,
+            dashboards: 0,
+            clients: 0,
+            closed_loop: false,
+            ..scenario.clone()
+        };
+        let began = Instant::now();
+        let until = began + shape.duration();
+        let watch = progress.watch(recorder.clone(), began, until);
+        traffic::drive(target, fleet, &shape, recorder, until).await;
+        watch.abort();
+        let summary = recorder.summary(began.elapsed(), true);
+        let (achieved, p99, errors) = summary
+            .operations
+            .iter()
+            .filter(|o| o.operation.starts_with("fix") || o.operation == "batch")
+            .fold((0.0, 0.0f64, 0), |(a, p, e), o| {
+                let errs: u64 = o.errors.values().sum();
+                (
+                    a + (o.ok as f64) / summary.seconds,
+                    p.max(o.p99_ms),
+                    e + errs,
+                )
+            });
+        progress.say(&format!(
+            "step {}: offered {rate:.0}/s, achieved {achieved:.0}/s, p99 {p99:.1} ms, {errors} errors",
+            step + 1
+        ));
+        steps.push(plot::Step {
+            offered_per_sec: rate,
+            achieved_per_sec: achieved,
+            p99_ms: p99,
+            errors,
+        });
+        if p99 > scenario.p99_bound_ms || errors > 0 {
+            break;
+        }
+        capacity = Some(rate);
+    }
+    std::fs::write(plot_path, plot::svg(&steps, scenario.p99_bound_ms))
+        .with_context(|| format!("writing the plot {}", plot_path.display()))?;
+    Ok(Ramp {
+        steps,
+        capacity_per_sec: capacity,
+        p99_bound_ms: scenario.p99_bound_ms,
+        plot: plot_path.display().to_string(),
+    })
+}
+
+/// The live progress line (hidden with `--json`, and when stderr is not a terminal).
+struct Progress(indicatif::ProgressBar);
+
+impl Progress {
+    fn new(show: bool) -> Self {
+        let bar = match show {
+            true => indicatif::ProgressBar::new_spinner(),
+            false => indicatif::ProgressBar::hidden(),
+        };
+        Progress(bar)
+    }
+
+    fn say(&self, line: &str) {
+        self.0.println(line);
+    }
+
+    /// Updates the line every second: elapsed, rate per operation over the
+    /// last second, errors so far.
+    fn watch(
+        &self,
+        recorder: Arc<Recorder>,
+        began: Instant,
+        until: Instant,
+    ) -> tokio::task::JoinHandle<()> {
+        let bar = self.0.clone();
+        tokio::spawn(async move {
+            let mut last: Vec<(&'static str, u64, u64)> = Vec::new();
+            let mut tick = tokio::time::interval(Duration::from_secs(1));
+            loop {
+                tick.tick().await;
+                let now = recorder.counts();
+                let rates: Vec<String> = now
+                    .iter()
+                    .map(|(name, n, _)| {
+                        let before = last.iter().find(|(b, _, _)| b == name).map_or(0, |l| l.1);
+                        format!("{name} {}/s", n.saturating_sub(before))
+                    })
+                    .collect();
+                let errors: u64 = now.iter().map(|(_, _, e)| e).sum();
+                let left = until.saturating_duration_since(Instant::now()).as_secs();
+                bar.set_message(format!(
+                    "{:>4} s ({left} s left)  {}  errors {errors}",
+                    began.elapsed().as_secs(),
+                    rates.join("  ")
+                ));
+                bar.tick();
+                last = now;
+            }
+        })
+    }
+
+    fn finish(&self) {
+        self.0.finish_and_clear();
+    }
+}

@@ -1,0 +1,166 @@
+//! The ramp's picture: achieved fix rate and p99 latency against the offered
+//! rate, as a small SVG written by hand (no font or drawing library needed).
+
+use std::fmt::Write;
+
+/// One step of a ramp.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Step {
+    pub offered_per_sec: f64,
+    pub achieved_per_sec: f64,
+    pub p99_ms: f64,
+    pub errors: u64,
+}
+
+const WIDTH: f64 = 720.0;
+const HEIGHT: f64 = 420.0;
+const LEFT: f64 = 70.0;
+const RIGHT: f64 = 70.0;
+const TOP: f64 = 40.0;
+const BOTTOM: f64 = 50.0;
+
+/// The SVG: offered rate across; achieved rate (blue, left axis) and p99 (red,
+/// right axis) up; the bound as a dashed red line.
+pub fn svg(steps: &[Step], p99_bound_ms: f64) -> String {
+    let max_rate = steps
+        .iter()
+        .map(|s| s.offered_per_sec.max(s.achieved_per_sec))
+        .fold(1.0, f64::max)
+        * 1.05;
+    let max_ms = steps.iter().map(|s| s.p99_ms).fold(p99_bound_ms, f64::max) * 1.1;
+    let (plot_w, plot_h) = (WIDTH - LEFT - RIGHT, HEIGHT - TOP - BOTTOM);
+    let x = |rate: f64| LEFT + rate / max_rate * plot_w;
+    let y_rate = |rate: f64| TOP + plot_h - rate / max_rate * plot_h;
+    let y_ms = |ms: f64| TOP + plot_h - ms / max_ms * plot_h;
+    let mut out = String::new();
+    let _ = write!(
+        out,
+        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{HEIGHT}" font-family="sans-serif" font-size="12">"#
+    );
+    let _ = write!(out, r#"<rect width="100%" height="100%" fill="white"/>"#);
+    let _ = write!(
+        out,
+        r#"<text x="{}" y="20" text-anchor="middle" font-size="14">GPS fixes: achieved rate and p99 latency against offered rate</text>"#,
+        WIDTH / 2.0
+    );
+    // Axes and ticks.
+    let _ = write!(
+        out,
+        r#"<path d="M{LEFT},{TOP} V{} H{}" stroke="black" fill="none"/>"#,
+        TOP + plot_h,
+        LEFT + plot_w
+    );
+    let _ = write!(
+        out,
+        r#"<path d="M{},{TOP} V{}" stroke="black" fill="none"/>"#,
+        LEFT + plot_w,
+        TOP + plot_h
+    );
+    for i in 0..=5 {
+        let f = f64::from(i) / 5.0;
+        let rate = max_rate * f;
+        let ms = max_ms * f;
+        let _ = write!(
+            out,
+            r#"<text x="{}" y="{}" text-anchor="middle">{rate:.0}</text>"#,
+            x(rate),
+            TOP + plot_h + 18.0
+        );
+        let _ = write!(
+            out,
+            r##"<text x="{}" y="{}" text-anchor="end" fill="#1f5fbf">{rate:.0}</text>"##,
+            LEFT - 6.0,
+            y_rate(rate) + 4.0
+        );
+        let _ = write!(
+            out,
+            r##"<text x="{}" y="{}" fill="#c0392b">{ms:.1}</text>"##,
+            LEFT + plot_w + 6.0,
+            y_ms(ms) + 4.0
+        );
+    }
+    let _ = write!(
+        out,
+        r#"<text x="{}" y="{}" text-anchor="middle">offered fixes per second</text>"#,
+        LEFT + plot_w / 2.0,
+        HEIGHT - 10.0
+    );
+    let _ = write!(
+        out,
+        r##"<text x="16" y="{}" fill="#1f5fbf" transform="rotate(-90 16 {})" text-anchor="middle">achieved fixes per second</text>"##,
+        TOP + plot_h / 2.0,
+        TOP + plot_h / 2.0
+    );
+    let _ = write!(
+        out,
+        r##"<text x="{}" y="{}" fill="#c0392b" transform="rotate(90 {} {})" text-anchor="middle">p99 latency, ms</text>"##,
+        WIDTH - 14.0,
+        TOP + plot_h / 2.0,
+        WIDTH - 14.0,
+        TOP + plot_h / 2.0
+    );
+    let _ = write!(
+        out,
+        r##"<path d="M{LEFT},{} H{}" stroke="#c0392b" stroke-dasharray="6 4" fill="none"/>"##,
+        y_ms(p99_bound_ms),
+        LEFT + plot_w
+    );
+    let line = |points: Vec<(f64, f64)>, colour: &str| {
+        let path: Vec<String> = points
+            .iter()
+            .map(|(px, py)| format!("{px:.1},{py:.1}"))
+            .collect();
+        let dots: String = points
+            .iter()
+            .map(|(px, py)| format!(r#"<circle cx="{px:.1}" cy="{py:.1}" r="3" fill="{colour}"/>"#))
+            .collect();
+        format!(
+            r#"<polyline points="{}" stroke="{colour}" stroke-width="2" fill="none"/>{dots}"#,
+            path.join(" ")
+        )
+    };
+    out.push_str(&line(
+        steps
+            .iter()
+            .map(|s| (x(s.offered_per_sec), y_rate(s.achieved_per_sec)))
+            .collect(),
+        "#1f5fbf",
+    ));
+    out.push_str(&line(
+        steps
+            .iter()
+            .map(|s| (x(s.offered_per_sec), y_ms(s.p99_ms)))
+            .collect(),
+        "#c0392b",
+    ));
+    out.push_str("</svg>\n");
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_plot_has_both_lines_and_the_bound() {
+        let steps = vec![
+            Step {
+                offered_per_sec: 500.0,
+                achieved_per_sec: 499.0,
+                p99_ms: 4.0,
+                errors: 0,
+            },
+            Step {
+                offered_per_sec: 1000.0,
+                achieved_per_sec: 990.0,
+                p99_ms: 80.0,
+                errors: 0,
+            },
+        ];
+        let svg = svg(&steps, 50.0);
+        assert!(svg.starts_with("<svg") && svg.trim_end().ends_with("</svg>"));
+        assert_eq!(svg.matches("<polyline").count(), 2);
+        assert_eq!(svg.matches("<circle").count(), 4);
+        assert!(svg.contains("stroke-dasharray"));
+    }
+}

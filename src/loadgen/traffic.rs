@@ -1,0 +1,509 @@
+//! The requests a run sends: the fleet's set-up (a carrier, and a load in
+//! transit per truck), then GPS fixes, dashboard polls and load lifecycles,
+//! each timed and recorded.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use anyhow::{Context, anyhow, bail};
+use chrono::{DateTime, Utc};
+use futures_util::StreamExt;
+use rand::Rng;
+use reqwest::Method;
+use serde_json::{Value, json};
+use tokio::sync::Mutex;
+use tokio::time::Instant;
+
+use super::fleet::{CITIES, Truck};
+use super::report::{Outcome, Recorder};
+use super::scenario::Scenario;
+
+/// Requests of one kind in flight at most (open loop): past this, the pacer
+/// waits, and the wait counts in the latency of what it delays.
+const MAX_IN_FLIGHT: usize = 20_000;
+/// Requests in flight while setting the fleet up.
+const SETUP_CONCURRENCY: usize = 32;
+const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// The service, as a client reaches it.
+pub struct Target {
+    http: reqwest::Client,
+    base: String,
+    key: String,
+}
+
+impl Target {
+    pub fn connect(
+        base: &str,
+        key: &str,
+        cacert: Option<&std::path::Path>,
+        insecure: bool,
+    ) -> anyhow::Result<Self> {
+        let mut builder = reqwest::Client::builder()
+            .timeout(REQUEST_TIMEOUT)
+            .pool_max_idle_per_host(1024)
+            .http1_only();
+        if let Some(path) = cacert {
+            let pem = std::fs::read(path)
+                .with_context(|| format!("reading the CA certificate {}", path.display()))?;
+            let cert = reqwest::Certificate::from_pem(&pem)
+                .with_context(|| format!("{} is not a PEM certificate", path.display()))?;
+            builder = builder.tls_certs_only([cert]);
+        }
+        if insecure {
+            builder = builder.tls_danger_accept_invalid_certs(true);
+        }
+        Ok(Target {
+            http: builder.build().context("building the HTTP client")?,
+            base: base.trim_end_matches('/').to_owned(),
+            key: key.to_owned(),
+        })
+    }
+
+    /// Stops early, with the server's words, if the key cannot write.
+    pub async fn check_key(&self) -> anyhow::Result<()> {
+        let (status, body) = self
+            .call(Method::GET, "/auth/verify", None)
+            .await
+            .map_err(|e| anyhow!("cannot reach {}: {e}", self.base))?;
+        if status != 200 {
+            bail!("the key was refused ({status}): {body}");
+        }
+        let permissions = body["data"]["permissions"].to_string();
+        if !permissions.contains("write") {
+            bail!("the key needs the write permission (it has {permissions})");
+        }
+        Ok(())
+    }
+
+    async fn call(
+        &self,
+        method: Method,
+        path: &str,
+        body: Option<&Value>,
+    ) -> Result<(u16, Value), reqwest::Error> {
+        let mut request = self
+            .http
+            .request(method, format!("{}/v1{path}", self.base))
+            .bearer_auth(&self.key);
+        if let Some(body) = body {
+            request = request.json(body);
+        }
+        let response = request.send().await?;
+        let status = response.status().as_u16();
+        let bytes = response.bytes().await?;
+        Ok((
+            status,
+            serde_json::from_slice(&bytes).unwrap_or(Value::Null),
+        ))
+    }
+
+    /// Sends a request and records it under `operation`, its latency counted
+    /// from `intended`; the answer's body when it was 2xx.
+    async fn timed(
+        &self,
+        recorder: &Recorder,
+        operation: &'static str,
+        intended: Instant,
+        method: Method,
+        path: &str,
+        body: Option<&Value>,
+    ) -> Option<Value> {
+        let answer = self.call(method, path, body).await;
+        let latency = intended.elapsed();
+        match answer {
+            Ok((status, body)) if (200..300).contains(&status) => {
+                recorder.record(operation, latency, Outcome::Ok);
+                Some(body)
+            }
+            Ok((status, body)) => {
+                let code = body["error"]["code"].as_str().unwrap_or("-").to_owned();
+                recorder.record(operation, latency, Outcome::Refused(status, code));
+                None
+            }
+            Err(error) => {
+                let kind = if error.is_timeout() {
+                    "timeout"
+                } else if error.is_connect() {
+                    "connect"
+                } else {
+                    "transport"
+                };
+                recorder.record(operation, latency, Outcome::Failed(kind.into()));
+                None
+            }
+        }
+    }
+
+    /// A set-up request that must succeed.
+    async fn must(&self, method: Method, path: &str, body: Value) -> anyhow::Result<Value> {
+        let (status, answer) = self
+            .call(method, path, Some(&body))
+            .await
+            .map_err(|e| anyhow!("setting up: {path}: {e}"))?;
+        if !(200..300).contains(&status) {
+            bail!("setting up: {path} answered {status}: {answer}");
+        }
+        Ok(answer)
+    }
+}
+
+/// One truck: where it is, its load, and what it has sent.
+struct TruckState {
+    truck: Truck,
+    load_id: String,
+    /// The last fix sent (for duplicates), and its time.
+    last: Option<(Value, DateTime<Utc>)>,
+    /// Fixes kept while offline, and how many more to keep before the upload.
+    buffered: Vec<Value>,
+    offline_left: u32,
+}
+
+/// The simulated fleet: one load in transit per truck.
+pub struct Fleet {
+    trucks: Vec<Mutex<TruckState>>,
+    next: AtomicU64,
+    carrier_id: String,
+}
+
+impl Fleet {
+    pub async fn set_up(target: &Target, scenario: &Scenario) -> anyhow::Result<Self> {
+        let mc = rand::rng().random_range(100_000_000u64..999_999_999);
+        let carrier = target
+            .must(
+                Method::POST,
+                "/carriers",
+                json!({"name": format!("Loadgen Carrier {mc}"), "mc_number": mc.to_string(),
+                       "equipment_types": ["dry_van"]}),
+            )
+            .await?;
+        let carrier_id = carrier["data"]["id"]
+            .as_str()
+            .ok_or_else(|| anyhow!("the carrier answer has no id: {carrier}"))?
+            .to_owned();
+        let made = futures_util::stream::iter(0..scenario.trucks)
+            .map(|_| {
+                let carrier_id = carrier_id.clone();
+                async move {
+                    let truck = Truck::new(&mut rand::rng());
+                    let load_id = new_load(target, &truck, &carrier_id).await?;
+                    Ok::<_, anyhow::Error>(Mutex::new(TruckState {
+                        truck,
+                        load_id,
+                        last: None,
+                        buffered: Vec::new(),
+                        offline_left: 0,
+                    }))
+                }
+            })
+            .buffer_unordered(SETUP_CONCURRENCY)
+            .collect::<Vec<_>>()
+            .await;
+        let trucks = made.into_iter().collect::<anyhow::Result<Vec<_>>>()?;
+        Ok(Fleet {
+            trucks,
+            next: AtomicU64::new(0),
+            carrier_id,
+        })
+    }
+
+    fn any_load(&self) -> usize {
+        rand::rng().random_range(0..self.trucks.len())
+    }
+}
+
+/// A load between the truck's cities, assigned to the carrier and picked up.
+async fn new_load(target: &Target, truck: &Truck, carrier_id: &str) -> anyhow::Result<String> {
+    let load = target
+        .must(Method::POST, "/loads", load_body(truck))
+        .await?;
+    let id = load["data"]["id"]
+        .as_str()
+        .ok_or_else(|| anyhow!("the load answer has no id: {load}"))?
+        .to_owned();
+    let path = format!("/loads/{id}/status");
+    target
+        .must(
+            Method::PATCH,
+            &path,
+            json!({"status": "assigned", "carrier_id": carrier_id}),
+        )
+        .await?;
+    target
+        .must(Method::PATCH, &path, json!({"status": "in_transit"}))
+        .await?;
+    Ok(id)
+}
+
+fn load_body(truck: &Truck) -> Value {
+    let place = |i: usize| {
+        let (city, state, zip, _, _) = CITIES[i];
+        json!({"city": city, "state": state, "zip": zip})
+    };
+    json!({
+        "origin": place(truck.from),
+        "destination": place(truck.to),
+        "weight": rand::rng().random_range(10_000..44_000),
+        "equipment_type": "dry_van",
+    })
+}
+
+/// Runs fixes, polls and lifecycles as the scenario says until `until`.
+pub async fn drive(
+    target: &Target,
+    fleet: &Arc<Fleet>,
+    scenario: &Scenario,
+    recorder: &Arc<Recorder>,
+    until: Instant,
+) {
+    let fixes = async {
+        match scenario.closed_loop {
+            true => closed_loop_fixes(target, fleet, scenario, recorder, until).await,
+            false => {
+                open_loop(scenario.fix_rate(), until, |_| {
+                    send_fix(target, fleet, scenario, recorder)
+                })
+                .await
+            }
+        }
+    };
+    let polls = open_loop(
+        f64::from(scenario.dashboards) / scenario.poll_every_secs,
+        until,
+        |slot| poll(target, fleet, recorder, slot),
+    );
+    let lifecycles = open_loop(
+        f64::from(scenario.clients) / scenario.lifecycle_every_secs,
+        until,
+        |_| lifecycle(target, fleet, recorder),
+    );
+    tokio::join!(fixes, polls, lifecycles);
+}
+
+/// Starts `work(slot)` at `rate` per second until `until`, each at its
+/// intended time whatever the earlier ones are doing; returns when all are done.
+async fn open_loop<F, Fut>(rate: f64, until: Instant, work: F)
+where
+    F: Fn(u64) -> Fut,
+    Fut: std::future::Future<Output = ()>,
+{
+    if rate <= 0.0 {
+        return;
+    }
+    let start = Instant::now();
+    let mut running = futures_util::stream::FuturesUnordered::new();
+    let mut slot = 0u64;
+    loop {
+        let intended = start + Duration::from_secs_f64(slot as f64 / rate);
+        if intended >= until {
+            break;
+        }
+        // Keep answers flowing while waiting for the next slot.
+        let wait = tokio::time::sleep_until(intended);
+        tokio::pin!(wait);
+        loop {
+            tokio::select! {
+                _ = &mut wait => break,
+                Some(()) = running.next(), if !running.is_empty() => {}
+            }
+        }
+        while running.len() >= MAX_IN_FLIGHT {
+            running.next().await;
+        }
+        running.push(timed_from(intended, work(slot)));
+        slot += 1;
+    }
+    while running.next().await.is_some() {}
+}
+
+/// `work`, with its intended start time set for the requests it records.
+async fn timed_from<Fut: std::future::Future<Output = ()>>(intended: Instant, work: Fut) {
+    INTENDED.scope(intended, work).await
+}
+
+tokio::task_local! {
+    /// When the request being made was meant to be sent (open loop).
+    static INTENDED: Instant;
+}
+
+fn intended_or_now() -> Instant {
+    INTENDED
+        .try_with(|at| *at)
+        .unwrap_or_else(|_| Instant::now())
+}
+
+/// `concurrency` senders, each sending the next truck's fix once its last was
+/// answered.
+async fn closed_loop_fixes(
+    target: &Target,
+    fleet: &Arc<Fleet>,
+    scenario: &Scenario,
+    recorder: &Arc<Recorder>,
+    until: Instant,
+) {
+    let senders = (0..scenario.concurrency).map(|_| async {
+        while Instant::now() < until {
+            send_fix(target, fleet, scenario, recorder).await;
+        }
+    });
+    futures_util::future::join_all(senders).await;
+}
+
+/// The next truck's next fix: usually a new one; sometimes its last one
+/// again, or one a little late; or kept while it is offline, then uploaded
+/// with the others in one batch.
+async fn send_fix(
+    target: &Target,
+    fleet: &Arc<Fleet>,
+    scenario: &Scenario,
+    recorder: &Arc<Recorder>,
+) {
+    let index = fleet.next.fetch_add(1, Ordering::Relaxed) as usize % fleet.trucks.len();
+    let intended = intended_or_now();
+    let (operation, path, body) = {
+        let mut state = fleet.trucks[index].lock().await;
+        let mut rng = rand::rng();
+        let roll: f64 = rng.random();
+        if let Some((last, _)) = state.last.clone()
+            && roll < scenario.duplicate_share
+        {
+            (
+                "fix_duplicate",
+                format!("/loads/{}/tracking", state.load_id),
+                last,
+            )
+        } else {
+            state.truck.drive(scenario.fix_every_secs);
+            let (lat, lng, heading) = state.truck.position();
+            let previous = state.last.as_ref().map(|(_, at)| *at);
+            let now = crate::clock::Clock::system().now();
+            let late =
+                previous.is_some() && roll < scenario.duplicate_share + scenario.out_of_order_share;
+            let at = match previous {
+                // Between the last two fixes: late, but no repeat of either.
+                Some(last) if late => {
+                    let gap = (scenario.fix_every_secs * 1000.0 / 2.0).max(2.0) as i64;
+                    last - chrono::Duration::milliseconds(rng.random_range(1..gap))
+                }
+                Some(last) if now <= last => last + chrono::Duration::milliseconds(1),
+                _ => now,
+            };
+            let fix = json!({
+                "lat": lat, "lng": lng,
+                "timestamp": crate::domain::timestamp::format(&at),
+                "speed": (state.truck.speed_mph * 10.0).round() / 10.0,
+                "heading": (heading * 10.0).round() / 10.0,
+            });
+            if !late {
+                state.last = Some((fix.clone(), at));
+            }
+            let offline = state.offline_left > 0 || rng.random::<f64>() < scenario.offline_share;
+            if offline {
+                if state.offline_left == 0 {
+                    state.offline_left = scenario.offline_fixes;
+                }
+                let mut point = fix;
+                point["load_id"] = json!(state.load_id);
+                state.buffered.push(point);
+                state.offline_left -= 1;
+                if state.offline_left > 0 {
+                    return;
+                }
+                let points = std::mem::take(&mut state.buffered);
+                (
+                    "batch",
+                    "/tracking/batch".to_owned(),
+                    json!({ "points": points }),
+                )
+            } else {
+                let operation = if late { "fix_late" } else { "fix" };
+                (operation, format!("/loads/{}/tracking", state.load_id), fix)
+            }
+        }
+    };
+    target
+        .timed(
+            recorder,
+            operation,
+            intended,
+            Method::POST,
+            &path,
+            Some(&body),
+        )
+        .await;
+}
+
+/// A dashboard's look: a load's live position, or the list of loads in transit.
+async fn poll(target: &Target, fleet: &Arc<Fleet>, recorder: &Arc<Recorder>, slot: u64) {
+    let intended = intended_or_now();
+    if slot.is_multiple_of(2) {
+        let load = {
+            let state = fleet.trucks[fleet.any_load()].lock().await;
+            state.load_id.clone()
+        };
+        let path = format!("/loads/{load}/tracking");
+        target
+            .timed(
+                recorder,
+                "poll_tracking",
+                intended,
+                Method::GET,
+                &path,
+                None,
+            )
+            .await;
+    } else {
+        target
+            .timed(
+                recorder,
+                "list_loads",
+                intended,
+                Method::GET,
+                "/loads?status=in_transit&limit=50",
+                None,
+            )
+            .await;
+    }
+}
+
+/// An API client's load from creation to delivery.
+async fn lifecycle(target: &Target, fleet: &Arc<Fleet>, recorder: &Arc<Recorder>) {
+    let intended = intended_or_now();
+    let truck = Truck::new(&mut rand::rng());
+    let Some(created) = target
+        .timed(
+            recorder,
+            "create_load",
+            intended,
+            Method::POST,
+            "/loads",
+            Some(&load_body(&truck)),
+        )
+        .await
+    else {
+        return;
+    };
+    let Some(id) = created["data"]["id"].as_str() else {
+        return;
+    };
+    let path = format!("/loads/{id}/status");
+    let steps: [(&'static str, Value); 3] = [
+        (
+            "assign",
+            json!({"status": "assigned", "carrier_id": fleet.carrier_id}),
+        ),
+        ("pick_up", json!({"status": "in_transit"})),
+        ("deliver", json!({"status": "delivered"})),
+    ];
+    for (operation, body) in steps {
+        let sent = Instant::now();
+        if target
+            .timed(recorder, operation, sent, Method::PATCH, &path, Some(&body))
+            .await
+            .is_none()
+        {
+            return;
+        }
+    }
+}
