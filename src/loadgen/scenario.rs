@@ -152,7 +152,8 @@ mod tests {
                 "dashboard-heavy",
                 "find-capacity",
                 "ingest-heavy",
-                "mixed-realistic"
+                "mixed-realistic",
+                "wrk-shape"
             ]
         );
     }

@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# Does `freight loadgen` measure what wrk measures? One freight server (1
+# worker, release build), single fresh GPS fixes with 32 requests in flight,
+# driven alternately by wrk (-t1 -c32, benches/wrk/fix.lua) and by the loadgen
+# in closed loop (benches/scenarios/wrk-shape.toml); prints each pair's
+# throughput and the loadgen's share of wrk's. They should agree within 15%.
+#
+#   benches/wrk/loadgen_agrees.sh      # about a minute; needs wrk and a release build
+#
+# Knobs: ROUNDS (default 2), SECONDS_PER_RUN (default 10).
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+command -v wrk >/dev/null || { echo "wrk is required (apt-get install wrk)" >&2; exit 1; }
+ROUNDS=${ROUNDS:-2}
+SECONDS_PER_RUN=${SECONDS_PER_RUN:-10}
+FREIGHT=target/release/freight
+[ -x "$FREIGHT" ] || { echo "build it first: cargo build --release" >&2; exit 1; }
+WORK=$(mktemp -d)
+trap 'kill $(jobs -p) 2>/dev/null; wait 2>/dev/null; rm -rf "$WORK"' EXIT
+
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+DATA="$WORK/data"; API_PORT=$(free_port); ADMIN_PORT=$(free_port)
+"$FREIGHT" serve --data-dir "$DATA" --listen "127.0.0.1:$API_PORT" --admin-listen "127.0.0.1:$ADMIN_PORT" \
+  --workers 1 --no-bootstrap-key >"$WORK/freight.log" 2>&1 &
+for _ in $(seq 100); do [ -f "$DATA/admin.token" ] && curl -sk "https://localhost:$API_PORT/v1" -o /dev/null && break; sleep 0.1; done
+admin=(--data-dir "$DATA" --admin-url "http://127.0.0.1:$ADMIN_PORT" --json)
+account=$("$FREIGHT" accounts create --name bench --plan enterprise --requests-per-hour 4000000000 "${admin[@]}" \
+  | python3 -c 'import json,sys; print(json.load(sys.stdin)["id"])')
+KEY=$("$FREIGHT" keys create --account "$account" --permissions read,write "${admin[@]}" \
+  | python3 -c 'import json,sys; print(json.load(sys.stdin)["key"])')
+python3 benches/wrk/setup.py "$API_PORT" "$DATA/tls/cert.pem" "$KEY" 1000 >"$WORK/loads"
+
+for round in $(seq "$ROUNDS"); do
+  WRK_LOADS="$WORK/loads" WRK_KEY="$KEY" wrk --latency -t1 -c32 -d"${SECONDS_PER_RUN}s" \
+    -s benches/wrk/fix.lua "https://localhost:$API_PORT" >"$WORK/wrk.out"
+  FREIGHT_API_KEY="$KEY" "$FREIGHT" loadgen --json --scenario benches/scenarios/wrk-shape.toml \
+    --duration "$SECONDS_PER_RUN" --base-url "https://localhost:$API_PORT" \
+    --cacert "$DATA/tls/cert.pem" >"$WORK/loadgen.json"
+  python3 - "$WORK/wrk.out" "$WORK/loadgen.json" "$round" <<'PY'
+import json, re, sys
+text = open(sys.argv[1]).read()
+wrk = float(re.search(r"Requests/sec:\s+([\d.]+)", text).group(1))
+value, unit = re.search(r"\s99%\s+([\d.]+)(us|ms|s)", text).groups()
+wrk_p99 = float(value) * {"us": 0.001, "ms": 1, "s": 1000}[unit]
+report = json.load(open(sys.argv[2]))
+fix = next(o for o in report["summary"]["operations"] if o["operation"] == "fix")
+errors = sum(fix["errors"].values())
+print(f"round {sys.argv[3]}: wrk {wrk:.0f}/s p99 {wrk_p99:.2f} ms | loadgen {fix['per_second']:.0f}/s "
+      f"p99 {fix['p99_ms']:.2f} ms, {errors} errors | loadgen/wrk {fix['per_second'] / wrk:.2f}")
+PY
+done
