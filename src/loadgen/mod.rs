@@ -66,6 +66,9 @@ pub struct LoadgenArgs {
     pub dashboards: Option<u32>,
     #[arg(long)]
     pub clients: Option<u32>,
+    /// Connections to the service at most (default 64; closed loop: its N).
+    #[arg(long)]
+    pub connections: Option<u32>,
     /// Closed loop with this many requests in flight.
     #[arg(long)]
     pub closed_loop: Option<u32>,
@@ -106,6 +109,9 @@ impl LoadgenArgs {
         if let Some(v) = self.closed_loop {
             s.closed_loop = true;
             s.concurrency = v;
+        }
+        if let Some(v) = self.connections {
+            s.connections = v;
         }
         if self.ramp {
             s.ramp = true;
@@ -159,11 +165,16 @@ struct Ramp {
 pub async fn run(args: LoadgenArgs) -> anyhow::Result<()> {
     crate::telemetry::install_crypto_provider();
     let scenario = args.scenario()?;
+    // Closed loop: one connection per request in flight, as wrk.
+    let connections = match scenario.closed_loop {
+        true => scenario.concurrency.max(scenario.connections),
+        false => scenario.connections,
+    };
     let target = Target::connect(
         &args.base_url,
         &args.key()?,
-        args.cacert.as_deref(),
-        args.insecure,
+        (args.cacert.as_deref(), args.insecure),
+        connections as usize,
     )?;
     target.check_key().await?;
     let recorder = Arc::new(Recorder::default());

@@ -34,6 +34,11 @@ pub struct Scenario {
     /// pick up, deliver) every `lifecycle_every_secs`.
     pub clients: u32,
     pub lifecycle_every_secs: f64,
+    /// Connections to the service at most (as wrk's `-c`): requests beyond
+    /// them wait for one, and the wait counts in their latency. Without a
+    /// bound an open loop opens a connection (a TLS handshake) for every
+    /// request in flight, and a slow moment snowballs.
+    pub connections: u32,
     /// Closed loop instead: `concurrency` trucks send their next fix as soon
     /// as the last is answered (the shape wrk measures).
     pub closed_loop: bool,
@@ -63,6 +68,7 @@ impl Default for Scenario {
             poll_every_secs: 2.0,
             clients: 1,
             lifecycle_every_secs: 5.0,
+            connections: 64,
             closed_loop: false,
             concurrency: 32,
             ramp: false,
@@ -118,6 +124,9 @@ impl Scenario {
         }
         if !(1..=1000).contains(&self.offline_fixes) {
             bail!("offline_fixes must be from 1 to 1000 (one batch)");
+        }
+        if self.connections == 0 {
+            bail!("connections must be at least 1");
         }
         if self.closed_loop && self.concurrency == 0 {
             bail!("concurrency must be at least 1 in closed loop");

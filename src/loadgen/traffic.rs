@@ -31,14 +31,16 @@ pub struct Target {
     http: reqwest::Client,
     base: String,
     key: String,
+    /// One per connection: a request holds one while it is on the wire.
+    connections: tokio::sync::Semaphore,
 }
 
 impl Target {
     pub fn connect(
         base: &str,
         key: &str,
-        cacert: Option<&std::path::Path>,
-        insecure: bool,
+        (cacert, insecure): (Option<&std::path::Path>, bool),
+        connections: usize,
     ) -> anyhow::Result<Self> {
         let mut builder = reqwest::Client::builder()
             .timeout(REQUEST_TIMEOUT)
@@ -58,6 +60,7 @@ impl Target {
             http: builder.build().context("building the HTTP client")?,
             base: base.trim_end_matches('/').to_owned(),
             key: key.to_owned(),
+            connections: tokio::sync::Semaphore::new(connections),
         })
     }
 
@@ -118,6 +121,7 @@ impl Target {
                 .header(reqwest::header::CONTENT_TYPE, "application/json")
                 .body(body);
         }
+        let _connection = self.connections.acquire().await.expect("never closed");
         let response = request.send().await?;
         let status = response.status().as_u16();
         let bytes = response.bytes().await?;
