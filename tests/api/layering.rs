@@ -1,4 +1,4 @@
-//! The layering of `src/` (README, "Design"), read from the code's own imports:
+//! The layering of `src/` (docs/design.md), read from the code's own imports:
 //! no folder imports one that imports it back, directly or round a cycle, but
 //! for `openapi` ↔ `routes` (the document lists the handlers, the handlers name
 //! its schemas).

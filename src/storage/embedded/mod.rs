@@ -138,7 +138,7 @@ struct Reopening;
 #[derive(Debug, thiserror::Error)]
 #[error(
     "the store's journal in {dir} is damaged ({detail}) and the store cannot be opened as it \
-     is; restore the data directory from a backup (README, Guarantees), keeping this one \
+     is; restore the data directory from a backup (docs/operations.md, Guarantees), keeping this one \
      aside for analysis"
 )]
 pub struct JournalDamaged {
