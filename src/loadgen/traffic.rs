@@ -80,26 +80,15 @@ impl Target {
         Ok(())
     }
 
+    /// A request whose answer is read whole (set-up and checks).
     async fn call(
         &self,
         method: Method,
         path: &str,
         body: Option<&Value>,
     ) -> Result<(u16, Value), reqwest::Error> {
-        let mut request = self
-            .http
-            .request(method, format!("{}/v1{path}", self.base))
-            .bearer_auth(&self.key);
-        if let Some(body) = body {
-            request = request.json(body);
-        }
-        let response = request.send().await?;
-        let status = response.status().as_u16();
-        let bytes = response.bytes().await?;
-        Ok((
-            status,
-            serde_json::from_slice(&bytes).unwrap_or(Value::Null),
-        ))
+        self.send(method, path, body.map(Value::to_string), true)
+            .await
     }
 
     /// As `call`, with the body as text, read as JSON only when `parse` is

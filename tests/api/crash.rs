@@ -8,15 +8,7 @@ use serde_json::json;
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::{Child, Command};
 
-use crate::helpers::{https_client, load_body, send};
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
+use crate::helpers::{free_port, https_client, load_body, send, until_healthy};
 
 struct Server {
     child: Child,
@@ -116,16 +108,7 @@ async fn start(data_dir: &std::path::Path) -> (Server, Option<String>) {
         }
     };
     let _ = tokio::time::timeout(Duration::from_secs(5), read_key).await;
-    let health = format!("http://127.0.0.1:{admin}/health");
-    for _ in 0..100 {
-        if reqwest::get(&health)
-            .await
-            .is_ok_and(|r| r.status().is_success())
-        {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    until_healthy(&format!("http://127.0.0.1:{admin}")).await;
     let server = Server {
         child,
         base: format!("https://localhost:{port}/v1"),

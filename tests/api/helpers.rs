@@ -377,3 +377,27 @@ impl EventStream {
         }
     }
 }
+
+/// A loopback port free a moment ago, for a server process a test starts.
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// Waits (at most 10 s) until the admin listener at `admin_url` answers
+/// `/health`; false if it never did.
+pub async fn until_healthy(admin_url: &str) -> bool {
+    for _ in 0..200 {
+        if reqwest::get(format!("{admin_url}/health"))
+            .await
+            .is_ok_and(|r| r.status().is_success())
+        {
+            return true;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    false
+}

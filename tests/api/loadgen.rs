@@ -8,16 +8,11 @@ use std::time::Duration;
 
 use serde_json::Value;
 
+use crate::helpers::free_port;
+
 #[actix_web::test]
 async fn a_stalled_server_shows_in_the_open_loop_p99() {
-    let free = || {
-        std::net::TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port()
-    };
-    let (api, admin) = (free(), free());
+    let (api, admin) = (free_port(), free_port());
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path().join("data");
     let mut server = tokio::process::Command::new(env!("CARGO_BIN_EXE_freight"))

@@ -5,7 +5,7 @@ use std::process::Output;
 use reqwest::StatusCode;
 use serde_json::Value;
 
-use crate::helpers::{TestApp, assert_error, spawn_app};
+use crate::helpers::{TestApp, assert_error, free_port, spawn_app, until_healthy};
 
 async fn freight(app: &TestApp, args: &[&str]) -> Output {
     let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_freight"));
@@ -183,13 +183,7 @@ async fn the_command_line_says_what_is_wrong() {
 /// environment, and a mistake in it stops the start with its name.
 #[actix_web::test]
 async fn serve_reads_a_config_file_under_flags_and_environment() {
-    let free = || {
-        std::net::TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port()
-    };
+    let free = free_port;
     let (file_admin, env_admin) = (free(), free());
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path().join("data");
@@ -212,17 +206,7 @@ async fn serve_reads_a_config_file_under_flags_and_environment() {
         .kill_on_drop(true)
         .spawn()
         .unwrap();
-    let mut up = false;
-    for _ in 0..100 {
-        if reqwest::get(format!("http://127.0.0.1:{env_admin}/health"))
-            .await
-            .is_ok_and(|r| r.status() == StatusCode::OK)
-        {
-            up = true;
-            break;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-    }
+    let up = until_healthy(&format!("http://127.0.0.1:{env_admin}")).await;
     assert!(up, "the admin listener is where the environment put it");
     assert!(
         reqwest::get(format!("http://127.0.0.1:{file_admin}/health"))
@@ -303,13 +287,7 @@ async fn an_account_can_be_disabled_and_enabled_again() {
 #[actix_web::test]
 async fn the_log_says_what_an_operator_needs_without_colour() {
     freight::telemetry::install_crypto_provider();
-    let free = || {
-        std::net::TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port()
-    };
+    let free = free_port;
     let (api, admin) = (free(), free());
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path().join("data");
@@ -327,18 +305,7 @@ async fn the_log_says_what_an_operator_needs_without_colour() {
         .spawn()
         .unwrap();
     let admin_url = format!("http://127.0.0.1:{admin}");
-    let mut up = false;
-    for _ in 0..200 {
-        if reqwest::get(format!("{admin_url}/health"))
-            .await
-            .is_ok_and(|r| r.status() == StatusCode::OK)
-        {
-            up = true;
-            break;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-    }
-    assert!(up, "the server started");
+    assert!(until_healthy(&admin_url).await, "the server started");
     // A fresh process: every metric is described, and counters read 0 before
     // their first event.
     let metrics = reqwest::get(format!("{admin_url}/metrics"))
