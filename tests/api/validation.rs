@@ -65,7 +65,7 @@ async fn bad_loads_are_refused_field_by_field() {
             load_with("/destination/city", json!("At\u{034F}lanta")),
             "destination.city",
         ),
-        // Offsets the README refuses, and a leap second.
+        // Offsets docs/api-guide.md refuses (Conventions, timestamps), and a leap second.
         (
             load_with("/pickup_date", json!("2026-12-01T08:00:00-00:00")),
             "pickup_date",
