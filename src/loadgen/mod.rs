@@ -15,6 +15,7 @@
 //! and cities), `traffic` (the requests), `report` (histograms and errors),
 //! `plot` (the ramp's SVG).
 
+mod client;
 mod fleet;
 mod plot;
 mod report;

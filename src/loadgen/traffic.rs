@@ -10,11 +10,11 @@ use anyhow::{Context, anyhow, bail};
 use chrono::{DateTime, Utc};
 use futures_util::StreamExt;
 use rand::Rng;
-use reqwest::Method;
 use serde_json::{Value, json};
 use std::sync::Mutex;
 use tokio::time::Instant;
 
+use super::client::{Client, Failure};
 use super::fleet::{CITIES, Truck};
 use super::report::{Outcome, Recorder};
 use super::scenario::Scenario;
@@ -28,11 +28,28 @@ const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// The service, as a client reaches it.
 pub struct Target {
-    http: reqwest::Client,
+    http: Client,
     base: String,
-    key: String,
     /// One per connection: a request holds one while it is on the wire.
     connections: tokio::sync::Semaphore,
+}
+
+/// HTTP methods, as the request line writes them.
+#[derive(Clone, Copy)]
+enum Method {
+    Get,
+    Post,
+    Patch,
+}
+
+impl Method {
+    fn as_str(self) -> &'static str {
+        match self {
+            Method::Get => "GET",
+            Method::Post => "POST",
+            Method::Patch => "PATCH",
+        }
+    }
 }
 
 impl Target {
@@ -42,24 +59,18 @@ impl Target {
         (cacert, insecure): (Option<&std::path::Path>, bool),
         connections: usize,
     ) -> anyhow::Result<Self> {
-        let mut builder = reqwest::Client::builder()
-            .timeout(REQUEST_TIMEOUT)
-            .pool_max_idle_per_host(1024)
-            .http1_only();
-        if let Some(path) = cacert {
-            let pem = std::fs::read(path)
-                .with_context(|| format!("reading the CA certificate {}", path.display()))?;
-            let cert = reqwest::Certificate::from_pem(&pem)
-                .with_context(|| format!("{} is not a PEM certificate", path.display()))?;
-            builder = builder.tls_certs_only([cert]);
-        }
-        if insecure {
-            builder = builder.tls_danger_accept_invalid_certs(true);
-        }
+        let base = base.trim_end_matches('/');
+        let http = Client::new(
+            base,
+            &format!("Bearer {key}"),
+            cacert,
+            insecure,
+            REQUEST_TIMEOUT,
+        )
+        .with_context(|| format!("the base URL {base}"))?;
         Ok(Target {
-            http: builder.build().context("building the HTTP client")?,
-            base: base.trim_end_matches('/').to_owned(),
-            key: key.to_owned(),
+            http,
+            base: base.to_owned(),
             connections: tokio::sync::Semaphore::new(connections),
         })
     }
@@ -67,7 +78,7 @@ impl Target {
     /// Stops early, with the server's words, if the key cannot write.
     pub async fn check_key(&self) -> anyhow::Result<()> {
         let (status, body) = self
-            .call(Method::GET, "/auth/verify", None)
+            .call(Method::Get, "/auth/verify", None)
             .await
             .map_err(|e| anyhow!("cannot reach {}: {e}", self.base))?;
         if status != 200 {
@@ -86,7 +97,7 @@ impl Target {
         method: Method,
         path: &str,
         body: Option<&Value>,
-    ) -> Result<(u16, Value), reqwest::Error> {
+    ) -> Result<(u16, Value), Failure> {
         self.send(method, path, body.map(Value::to_string), true)
             .await
     }
@@ -100,22 +111,16 @@ impl Target {
         path: &str,
         body: Option<String>,
         parse: bool,
-    ) -> Result<(u16, Value), reqwest::Error> {
-        let mut request = self
-            .http
-            .request(method, format!("{}/v1{path}", self.base))
-            .bearer_auth(&self.key);
-        if let Some(body) = body {
-            request = request
-                .header(reqwest::header::CONTENT_TYPE, "application/json")
-                .body(body);
-        }
+    ) -> Result<(u16, Value), Failure> {
+        let path = format!("/v1{path}");
         let _connection = self.connections.acquire().await.expect("never closed");
-        let response = request.send().await?;
-        let status = response.status().as_u16();
-        let bytes = response.bytes().await?;
+        let answer = self
+            .http
+            .request(method.as_str(), &path, body.as_deref().map(str::as_bytes))
+            .await?;
+        let status = answer.status;
         let answer = match parse || !(200..300).contains(&status) {
-            true => serde_json::from_slice(&bytes).unwrap_or(Value::Null),
+            true => serde_json::from_slice(&answer.body).unwrap_or(Value::Null),
             false => Value::Null,
         };
         Ok((status, answer))
@@ -130,9 +135,8 @@ impl Target {
         intended: Instant,
         method: Method,
         path: &str,
-        body: Option<&Value>,
+        body: Option<String>,
     ) -> Option<Value> {
-        let body = body.map(Value::to_string);
         // Only a new load's answer is read (for its id).
         let parse = operation == "create_load";
         let answer = self.send(method, path, body, parse).await;
@@ -147,15 +151,8 @@ impl Target {
                 recorder.record(operation, latency, Outcome::Refused(status, code));
                 None
             }
-            Err(error) => {
-                let kind = if error.is_timeout() {
-                    "timeout"
-                } else if error.is_connect() {
-                    "connect"
-                } else {
-                    "transport"
-                };
-                recorder.record(operation, latency, Outcome::Failed(kind.into()));
+            Err(failure) => {
+                recorder.record(operation, latency, Outcome::Failed(failure.kind().into()));
                 None
             }
         }
@@ -178,10 +175,11 @@ impl Target {
 struct TruckState {
     truck: Truck,
     load_id: String,
-    /// The last fix sent (for duplicates), and its time.
-    last: Option<(Value, DateTime<Utc>)>,
-    /// Fixes kept while offline, and how many more to keep before the upload.
-    buffered: Vec<Value>,
+    /// The last fix sent (its body, for duplicates), and its time.
+    last: Option<(String, DateTime<Utc>)>,
+    /// Fixes kept while offline (batch points, with their load), and how many
+    /// more to keep before the upload.
+    buffered: Vec<String>,
     offline_left: u32,
 }
 
@@ -197,7 +195,7 @@ impl Fleet {
         let mc = rand::rng().random_range(100_000_000u64..999_999_999);
         let carrier = target
             .must(
-                Method::POST,
+                Method::Post,
                 "/carriers",
                 json!({"name": format!("Loadgen Carrier {mc}"), "mc_number": mc.to_string(),
                        "equipment_types": ["dry_van"]}),
@@ -241,7 +239,7 @@ impl Fleet {
 /// A load between the truck's cities, assigned to the carrier and picked up.
 async fn new_load(target: &Target, truck: &Truck, carrier_id: &str) -> anyhow::Result<String> {
     let load = target
-        .must(Method::POST, "/loads", load_body(truck))
+        .must(Method::Post, "/loads", load_body(truck))
         .await?;
     let id = load["data"]["id"]
         .as_str()
@@ -250,13 +248,13 @@ async fn new_load(target: &Target, truck: &Truck, carrier_id: &str) -> anyhow::R
     let path = format!("/loads/{id}/status");
     target
         .must(
-            Method::PATCH,
+            Method::Patch,
             &path,
             json!({"status": "assigned", "carrier_id": carrier_id}),
         )
         .await?;
     target
-        .must(Method::PATCH, &path, json!({"status": "in_transit"}))
+        .must(Method::Patch, &path, json!({"status": "in_transit"}))
         .await?;
     Ok(id)
 }
@@ -416,12 +414,15 @@ async fn send_fix(
                 Some(last) if now <= last => last + chrono::Duration::milliseconds(1),
                 _ => now,
             };
-            let fix = json!({
-                "lat": lat, "lng": lng,
-                "timestamp": crate::domain::timestamp::format(&at),
-                "speed": (state.truck.speed_mph * 10.0).round() / 10.0,
-                "heading": (heading * 10.0).round() / 10.0,
-            });
+            // Written by hand, not through a `Value`: this runs for every
+            // fix, and the generator's CPU is taken from the server's.
+            let fields = format!(
+                r#""lat":{lat},"lng":{lng},"timestamp":"{}","speed":{},"heading":{}}}"#,
+                crate::domain::timestamp::format(&at),
+                (state.truck.speed_mph * 10.0).round() / 10.0,
+                (heading * 10.0).round() / 10.0,
+            );
+            let fix = format!("{{{fields}");
             if !late {
                 state.last = Some((fix.clone(), at));
             }
@@ -430,8 +431,7 @@ async fn send_fix(
                 if state.offline_left == 0 {
                     state.offline_left = scenario.offline_fixes;
                 }
-                let mut point = fix;
-                point["load_id"] = json!(state.load_id);
+                let point = format!(r#"{{"load_id":"{}",{fields}"#, state.load_id);
                 state.buffered.push(point);
                 state.offline_left -= 1;
                 if state.offline_left > 0 {
@@ -441,7 +441,7 @@ async fn send_fix(
                 (
                     "batch",
                     "/tracking/batch".to_owned(),
-                    json!({ "points": points }),
+                    format!(r#"{{"points":[{}]}}"#, points.join(",")),
                 )
             } else {
                 let operation = if late { "fix_late" } else { "fix" };
@@ -454,9 +454,9 @@ async fn send_fix(
             recorder,
             operation,
             intended,
-            Method::POST,
+            Method::Post,
             &path,
-            Some(&body),
+            Some(body),
         )
         .await;
 }
@@ -477,7 +477,7 @@ async fn poll(target: &Target, fleet: &Arc<Fleet>, recorder: &Arc<Recorder>, slo
                 recorder,
                 "poll_tracking",
                 intended,
-                Method::GET,
+                Method::Get,
                 &path,
                 None,
             )
@@ -488,7 +488,7 @@ async fn poll(target: &Target, fleet: &Arc<Fleet>, recorder: &Arc<Recorder>, slo
                 recorder,
                 "list_loads",
                 intended,
-                Method::GET,
+                Method::Get,
                 "/loads?status=in_transit&limit=50",
                 None,
             )
@@ -505,9 +505,9 @@ async fn lifecycle(target: &Target, fleet: &Arc<Fleet>, recorder: &Arc<Recorder>
             recorder,
             "create_load",
             intended,
-            Method::POST,
+            Method::Post,
             "/loads",
-            Some(&load_body(&truck)),
+            Some(load_body(&truck).to_string()),
         )
         .await
     else {
@@ -528,7 +528,14 @@ async fn lifecycle(target: &Target, fleet: &Arc<Fleet>, recorder: &Arc<Recorder>
     for (operation, body) in steps {
         let sent = Instant::now();
         if target
-            .timed(recorder, operation, sent, Method::PATCH, &path, Some(&body))
+            .timed(
+                recorder,
+                operation,
+                sent,
+                Method::Patch,
+                &path,
+                Some(body.to_string()),
+            )
             .await
             .is_none()
         {
