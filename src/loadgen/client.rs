@@ -196,6 +196,67 @@ impl Client {
         }
     }
 
+    /// Opens `path` as a stream (server-sent events) on a connection of its
+    /// own, resuming after `last_event_id`, and hands each piece of its body to
+    /// `each` as it arrives, until the server ends it or `until` comes. Answers
+    /// the status; a refusal's body is not read.
+    pub async fn stream(
+        &self,
+        path: &str,
+        last_event_id: Option<&str>,
+        until: Instant,
+        mut each: impl FnMut(&[u8]),
+    ) -> Result<u16, Failure> {
+        let mut request = format!(
+            "GET {}{path} HTTP/1.1\r\n{}Accept: text/event-stream\r\n",
+            self.path_prefix, self.fixed_headers
+        );
+        if let Some(id) = last_event_id {
+            request.push_str(&format!("Last-Event-ID: {id}\r\n"));
+        }
+        request.push_str("\r\n");
+        let started = Instant::now();
+        let status = std::cell::Cell::new(None);
+        let reading = async {
+            let mut connection = self.connect().await?;
+            let head = connection
+                .send(request.as_bytes())
+                .await
+                .map_err(Attempt::failure)?;
+            status.set(Some(head.status));
+            if head.status != 200 {
+                return Ok(());
+            }
+            match head.body {
+                BodyKind::Chunked => {
+                    while let Some(chunk) =
+                        connection.next_chunk().await.map_err(Attempt::failure)?
+                    {
+                        each(&chunk);
+                    }
+                }
+                _ => {
+                    each(&std::mem::take(&mut connection.buffer));
+                    while connection
+                        .fill()
+                        .await
+                        .map_err(|e| Failure::Transport(e.to_string()))?
+                        > 0
+                    {
+                        each(&std::mem::take(&mut connection.buffer));
+                    }
+                }
+            }
+            Ok::<(), Failure>(())
+        };
+        let ended = tokio::time::timeout_at(until, reading).await;
+        match (ended, status.get()) {
+            (Ok(Ok(())), Some(status)) | (Err(_), Some(status)) => Ok(status),
+            (Ok(Err(failure)), _) => Err(failure),
+            (_, None) => Err(Failure::Timeout(started.elapsed())),
+        }
+    }
+
     fn reused(&self) -> Option<Connection> {
         let mut idle = self.idle.lock().unwrap_or_else(|p| p.into_inner());
         while let Some(connection) = idle.pop() {
@@ -245,6 +306,14 @@ enum Attempt {
     Broken(Failure),
 }
 
+impl Attempt {
+    fn failure(self) -> Failure {
+        match self {
+            Attempt::Unanswered(failure) | Attempt::Broken(failure) => failure,
+        }
+    }
+}
+
 /// What an answer's head says about its body.
 struct Head {
     status: u16,
@@ -264,6 +333,41 @@ impl Connection {
     /// Writes `request` and reads its answer; says whether the connection can
     /// carry another.
     async fn exchange(&mut self, request: &[u8]) -> Result<(Answer, bool), Attempt> {
+        let head = self.send(request).await?;
+        let mut keep = head.keep_alive;
+        let body = match head.body {
+            BodyKind::None => Vec::new(),
+            BodyKind::Length(length) => {
+                while self.buffer.len() < length {
+                    self.fill_or_fail().await?;
+                }
+                self.buffer.drain(..length).collect()
+            }
+            BodyKind::Chunked => {
+                let mut body = Vec::new();
+                while let Some(chunk) = self.next_chunk().await? {
+                    body.extend_from_slice(&chunk);
+                }
+                body
+            }
+            BodyKind::UntilClose => {
+                keep = false;
+                while self.fill().await.map_err(transport)? > 0 {}
+                std::mem::take(&mut self.buffer)
+            }
+        };
+        Ok((
+            Answer {
+                status: head.status,
+                body,
+            },
+            keep,
+        ))
+    }
+
+    /// Writes `request` and reads its answer's head, leaving the body's start
+    /// in the buffer.
+    async fn send(&mut self, request: &[u8]) -> Result<Head, Attempt> {
         let fresh = |e: io::Error| Attempt::Unanswered(Failure::Transport(e.to_string()));
         self.io.write_all(request).await.map_err(fresh)?;
         self.io.flush().await.map_err(fresh)?;
@@ -290,54 +394,28 @@ impl Connection {
             }
         };
         self.buffer.drain(..head.length);
-        let mut keep = head.keep_alive;
-        let body = match head.body {
-            BodyKind::None => Vec::new(),
-            BodyKind::Length(length) => {
-                while self.buffer.len() < length {
-                    self.fill_or_fail().await?;
-                }
-                self.buffer.drain(..length).collect()
-            }
-            BodyKind::Chunked => self.read_chunked().await?,
-            BodyKind::UntilClose => {
-                keep = false;
-                while self.fill().await.map_err(transport)? > 0 {}
-                std::mem::take(&mut self.buffer)
-            }
-        };
-        Ok((
-            Answer {
-                status: head.status,
-                body,
-            },
-            keep,
-        ))
+        Ok(head)
     }
 
-    async fn read_chunked(&mut self) -> Result<Vec<u8>, Attempt> {
-        let mut body = Vec::new();
-        loop {
-            let (start, size) = loop {
-                match httparse::parse_chunk_size(&self.buffer) {
-                    Ok(httparse::Status::Complete(found)) => break found,
-                    Ok(httparse::Status::Partial) => self.fill_or_fail().await?,
-                    Err(_) => return Err(broken("a malformed chunk size")),
-                }
-            };
-            let size = usize::try_from(size).map_err(|_| broken("a chunk too large"))?;
-            // The chunk and its CRLF.
-            while self.buffer.len() < start + size + 2 {
-                self.fill_or_fail().await?;
+    /// The next chunk of a chunked body, `None` after the last.
+    async fn next_chunk(&mut self) -> Result<Option<Vec<u8>>, Attempt> {
+        let (start, size) = loop {
+            match httparse::parse_chunk_size(&self.buffer) {
+                Ok(httparse::Status::Complete(found)) => break found,
+                Ok(httparse::Status::Partial) => self.fill_or_fail().await?,
+                Err(_) => return Err(broken("a malformed chunk size")),
             }
-            body.extend_from_slice(&self.buffer[start..start + size]);
-            self.buffer.drain(..start + size + 2);
-            if size == 0 {
-                // No trailers are sent by the servers this drives; the last
-                // chunk's CRLF was the end.
-                return Ok(body);
-            }
+        };
+        let size = usize::try_from(size).map_err(|_| broken("a chunk too large"))?;
+        // The chunk and its CRLF.
+        while self.buffer.len() < start + size + 2 {
+            self.fill_or_fail().await?;
         }
+        let chunk = self.buffer[start..start + size].to_vec();
+        self.buffer.drain(..start + size + 2);
+        // No trailers are sent by the servers this drives: after the last
+        // (empty) chunk's CRLF the answer is over.
+        Ok((size > 0).then_some(chunk))
     }
 
     /// Reads more into the buffer; 0 at the end of the stream.

@@ -65,6 +65,9 @@ pub struct LoadgenArgs {
     pub duration: Option<u64>,
     #[arg(long)]
     pub dashboards: Option<u32>,
+    /// Dashboards holding the account's live tracking stream.
+    #[arg(long)]
+    pub streams: Option<u32>,
     #[arg(long)]
     pub clients: Option<u32>,
     /// Connections to the service at most (default 64; closed loop: its N).
@@ -103,6 +106,9 @@ impl LoadgenArgs {
         }
         if let Some(v) = self.dashboards {
             s.dashboards = v;
+        }
+        if let Some(v) = self.streams {
+            s.streams = v;
         }
         if let Some(v) = self.clients {
             s.clients = v;
@@ -216,7 +222,7 @@ pub async fn run(args: LoadgenArgs) -> anyhow::Result<()> {
         return Ok(());
     }
     println!(
-        "{} trucks, a fix every {} s ({:.0} fixes/s offered{}), {} dashboards, {} clients; set-up {:.1} s",
+        "{} trucks, a fix every {} s ({:.0} fixes/s offered{}), {} dashboards, {} streams, {} clients; set-up {:.1} s",
         scenario.trucks,
         scenario.fix_every_secs,
         scenario.fix_rate(),
@@ -226,6 +232,7 @@ pub async fn run(args: LoadgenArgs) -> anyhow::Result<()> {
             ", open loop"
         },
         scenario.dashboards,
+        scenario.streams,
         scenario.clients,
         setup_seconds
     );
@@ -266,6 +273,7 @@ fn scenario_echo(scenario: &Scenario) -> ScenarioEcho {
         "closed_loop": scenario.closed_loop,
         "concurrency": scenario.concurrency,
         "dashboards": scenario.dashboards,
+        "streams": scenario.streams,
         "clients": scenario.clients,
         "duplicate_share": scenario.duplicate_share,
         "out_of_order_share": scenario.out_of_order_share,
@@ -291,6 +299,7 @@ async fn ramp(
             fix_every_secs: f64::from(scenario.trucks) / rate,
             duration_secs: scenario.ramp_step_secs,
             dashboards: 0,
+            streams: 0,
             clients: 0,
             closed_loop: false,
             ..scenario.clone()

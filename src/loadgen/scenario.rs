@@ -30,6 +30,12 @@ pub struct Scenario {
     /// list every `poll_every_secs`.
     pub dashboards: u32,
     pub poll_every_secs: f64,
+    /// Dashboards holding the account's live tracking stream (server-sent
+    /// events) for the whole run, as a dispatch board does. Each event is
+    /// recorded as `stream_event`, its "latency" the position's age when it
+    /// arrived (arrival minus the fix's timestamp): late and buffered fixes
+    /// arrive old, and make the tail.
+    pub streams: u32,
     /// API clients, each walking a new load through its life (create, assign,
     /// pick up, deliver) every `lifecycle_every_secs`.
     pub clients: u32,
@@ -66,6 +72,7 @@ impl Default for Scenario {
             offline_fixes: 20,
             dashboards: 5,
             poll_every_secs: 2.0,
+            streams: 0,
             clients: 1,
             lifecycle_every_secs: 5.0,
             connections: 64,

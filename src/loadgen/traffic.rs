@@ -301,7 +301,101 @@ pub async fn drive(
         until,
         |_| lifecycle(target, fleet, recorder),
     );
-    tokio::join!(fixes, polls, lifecycles);
+    let streams = futures_util::future::join_all(
+        (0..scenario.streams).map(|_| hold_stream(target, recorder, until)),
+    );
+    tokio::join!(fixes, polls, lifecycles, streams);
+}
+
+/// A dispatch board's live feed: the account's tracking stream, held until
+/// `until` and resumed (`Last-Event-ID`) if it ends. Each event is recorded
+/// with the age of its position on arrival; a refusal or a broken stream is
+/// recorded as an error of `stream_event`.
+async fn hold_stream(target: &Target, recorder: &Arc<Recorder>, until: Instant) {
+    let mut events = EventStream::default();
+    while Instant::now() < until {
+        let opened = Instant::now();
+        let resume = events.last_id.clone();
+        let ended = target
+            .http
+            .stream("/v1/tracking/stream", resume.as_deref(), until, |bytes| {
+                events.feed(bytes, recorder)
+            })
+            .await;
+        let outcome = match ended {
+            Ok(200) => continue,
+            Ok(status) => Outcome::Refused(status, "-".into()),
+            Err(failure) => Outcome::Failed(failure.kind().into()),
+        };
+        recorder.record("stream_event", opened.elapsed(), outcome);
+        // Not at once: a refused stream would be asked for in a tight loop.
+        tokio::time::sleep_until((Instant::now() + Duration::from_secs(1)).min(until)).await;
+    }
+}
+
+/// Reads server-sent events from a stream's bytes, as they come.
+#[derive(Default)]
+struct EventStream {
+    /// The unfinished line.
+    pending: Vec<u8>,
+    event: String,
+    data: String,
+    id: Option<String>,
+    last_id: Option<String>,
+}
+
+impl EventStream {
+    fn feed(&mut self, bytes: &[u8], recorder: &Recorder) {
+        for &byte in bytes {
+            if byte != b'\n' {
+                self.pending.push(byte);
+                continue;
+            }
+            let line = String::from_utf8_lossy(&self.pending)
+                .trim_end_matches('\r')
+                .to_owned();
+            self.pending.clear();
+            if line.is_empty() {
+                self.dispatch(recorder);
+            } else if let Some(value) = line.strip_prefix("event:") {
+                self.event = value.trim_start().to_owned();
+            } else if let Some(value) = line.strip_prefix("data:") {
+                self.data.push_str(value.trim_start());
+            } else if let Some(value) = line.strip_prefix("id:") {
+                self.id = Some(value.trim_start().to_owned());
+            }
+        }
+    }
+
+    /// An event is complete (a blank line).
+    fn dispatch(&mut self, recorder: &Recorder) {
+        let event = std::mem::take(&mut self.event);
+        let data = std::mem::take(&mut self.data);
+        if let Some(id) = self.id.take() {
+            self.last_id = Some(id);
+        }
+        if event != "tracking.updated" {
+            // `reset` and `overflow` say what was missed; positions come again.
+            return;
+        }
+        let age = serde_json::from_str::<Value>(&data)
+            .ok()
+            .and_then(|d| d["position"]["timestamp"].as_str().map(str::to_owned))
+            .and_then(|t| DateTime::parse_from_rfc3339(&t).ok())
+            .map(|at| Utc::now().signed_duration_since(at));
+        match age {
+            Some(age) => recorder.record(
+                "stream_event",
+                age.to_std().unwrap_or(Duration::ZERO),
+                Outcome::Ok,
+            ),
+            None => recorder.record(
+                "stream_event",
+                Duration::ZERO,
+                Outcome::Failed("malformed event".into()),
+            ),
+        }
+    }
 }
 
 /// Starts `work(slot)` at `rate` per second until `until`, each at its
@@ -541,5 +635,33 @@ async fn lifecycle(target: &Target, fleet: &Arc<Fleet>, recorder: &Arc<Recorder>
         {
             return;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn events_split_anywhere_are_read_whole_and_only_positions_count() {
+        let recorder = Recorder::default();
+        let mut events = EventStream::default();
+        let at = crate::domain::timestamp::format(&Utc::now());
+        let text = format!(
+            "retry: 2000\n\n: keep-alive\n\nid: e-1\r\nevent: tracking.updated\r\ndata: {{\"load_id\":\"load_1\",\"position\":{{\"timestamp\":\"{at}\"}}}}\r\n\r\n\
+             id: e-2\nevent: reset\ndata: {{\"reason\":\"too_old\"}}\n\n\
+             id: e-3\nevent: tracking.updated\ndata: not json\n\n"
+        );
+        // Byte by byte: chunk boundaries fall anywhere.
+        for byte in text.as_bytes() {
+            events.feed(std::slice::from_ref(byte), &recorder);
+        }
+        let counts = recorder.counts();
+        // Two position events: one read (its age recorded), one malformed (an error).
+        assert_eq!(counts, [("stream_event", 2, 1)]);
+        assert_eq!(events.last_id.as_deref(), Some("e-3"));
+        let summary = recorder.summary(Duration::from_secs(1), false);
+        let age = summary.operation("stream_event").expect("recorded").max_ms;
+        assert!(age < 60_000.0, "a fresh position is young: {age} ms");
     }
 }
