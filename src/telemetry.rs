@@ -46,11 +46,44 @@ pub fn init(format: LogFormat) {
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_ansi(ansi)
-        .with_writer(std::io::stderr);
+        .with_writer(|| LossyStderr)
+        // A failed write would otherwise be reported with `eprintln!`, which
+        // panics when stderr cannot be written: the request being handled
+        // lost its connection (a log file on a full disk did that to 190 of
+        // 200 requests). `LossyStderr` never fails; this is the second guard.
+        .log_internal_errors(false);
     let _ = match format {
         LogFormat::Text => builder.try_init(),
         LogFormat::Json => builder.json().try_init(),
     };
+}
+
+/// Log lines that could not be written (stderr's file on a full disk, a
+/// closed pipe): counted, and otherwise dropped.
+pub const LOG_LINES_LOST_METRIC: &str = "freight_log_lines_lost_total";
+
+/// Stderr for log lines, where a write that fails is counted
+/// ([`LOG_LINES_LOST_METRIC`]) and dropped instead of failing: an answer
+/// matters more than its log line, and the service must keep answering
+/// while the disk holding its log is full.
+struct LossyStderr;
+
+impl std::io::Write for LossyStderr {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.write_all(buf).map(|()| buf.len())
+    }
+
+    fn write_all(&mut self, buf: &[u8]) -> std::io::Result<()> {
+        if std::io::stderr().lock().write_all(buf).is_err() {
+            metrics::counter!(LOG_LINES_LOST_METRIC).increment(1);
+        }
+        Ok(())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        let _ = std::io::stderr().flush();
+        Ok(())
+    }
 }
 
 tokio::task_local! {

@@ -1,5 +1,6 @@
 //! `freight serve`.
 
+use std::io::Write;
 use std::time::Duration;
 
 use crate::actors::load_actor::ActorSettings;
@@ -61,11 +62,23 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
     let app = Application::build(settings.clone()).await?;
     if let Some(first) = app.bootstrap_key() {
         // Printed to stdout, not the log, so it is not shipped to log storage.
-        println!(
+        // Not with `println!`, which panics when stdout cannot be written (a
+        // full disk): the service starts anyway, and says how to get a key.
+        let printed = writeln!(
+            std::io::stdout(),
             "First start: created account {} ({}) and an API key with read,write.\n\
              Your API key (shown once, store it now):\n\n    {}\n",
-            first.account.id, first.account.name, first.token
+            first.account.id,
+            first.account.name,
+            first.token
         );
+        if let Err(error) = printed {
+            tracing::warn!(
+                account = %first.account.id,
+                %error,
+                "the first API key could not be printed; make another with `freight keys create`"
+            );
+        }
     }
     let storage = match &settings.scylla {
         None => format!("embedded ({})", settings.data_dir.join("store").display()),

@@ -17,6 +17,7 @@ use crate::server::admin::RESIDENT_ACTORS_METRIC;
 use crate::server::observe::{LATENCY_METRIC, REQUESTS_METRIC};
 use crate::services::live::{DROPPED_METRIC, STREAMS_METRIC};
 use crate::services::tracking::POINTS_METRIC;
+use crate::telemetry::LOG_LINES_LOST_METRIC;
 use crate::webhooks::dispatcher::{BACKLOG_METRIC, DELIVERIES_METRIC};
 
 /// Describes every metric and registers the unlabelled ones, and each label
@@ -77,6 +78,12 @@ pub fn register() {
          attempt is scheduled) or failed (no attempt left)"
     );
 
+    describe_counter!(
+        LOG_LINES_LOST_METRIC,
+        "Log lines that could not be written to stderr (its file's disk full, a closed \
+         pipe) and were dropped; the service goes on answering"
+    );
+
     // Incrementing by zero registers a counter without changing it (a restart
     // of the service starts counters from zero, as Prometheus expects).
     for outcome in ["stored", "duplicate", "refused"] {
@@ -85,7 +92,12 @@ pub fn register() {
     for outcome in ["delivered", "retrying", "failed"] {
         counter!(DELIVERIES_METRIC, "outcome" => outcome).increment(0);
     }
-    for name in [SHED_METRIC, RATE_LIMITED_METRIC, DROPPED_METRIC] {
+    for name in [
+        SHED_METRIC,
+        RATE_LIMITED_METRIC,
+        DROPPED_METRIC,
+        LOG_LINES_LOST_METRIC,
+    ] {
         counter!(name).increment(0);
     }
     for name in [RESIDENT_ACTORS_METRIC, STREAMS_METRIC, BACKLOG_METRIC] {

@@ -95,3 +95,108 @@ async fn metrics_report_requests_gps_points_commits_actors_and_quotas() {
         assert_eq!(response.status(), StatusCode::OK, "{probe}");
     }
 }
+
+/// Stdout and stderr on a full disk (`/dev/full`: every write fails with
+/// ENOSPC), logging at debug so that every request writes log lines: the
+/// service starts, answers every request, and counts the lines it lost. A
+/// failed log write used to panic the worker (tracing-subscriber reports it
+/// with `eprintln!`), and the request lost its connection.
+#[actix_web::test]
+async fn a_log_that_cannot_be_written_costs_no_answer() {
+    use crate::helpers::{free_port, https_client, until_healthy};
+    freight::telemetry::install_crypto_provider();
+    let full = || {
+        std::fs::OpenOptions::new()
+            .write(true)
+            .open("/dev/full")
+            .expect("/dev/full")
+    };
+    let (api, admin) = (free_port(), free_port());
+    let dir = tempfile::tempdir().unwrap();
+    let mut server = tokio::process::Command::new(env!("CARGO_BIN_EXE_freight"))
+        .args(["serve", "--listen", &format!("127.0.0.1:{api}")])
+        .args(["--admin-listen", &format!("127.0.0.1:{admin}")])
+        .arg("--data-dir")
+        .arg(dir.path())
+        .env("RUST_LOG", "debug")
+        // The first start's key cannot be printed either: it starts anyway.
+        .stdout(full())
+        .stderr(full())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let admin_url = format!("http://127.0.0.1:{admin}");
+    assert!(until_healthy(&admin_url).await, "the server did not start");
+    let token = freight::server::admin_token::read(dir.path()).expect("admin token");
+    let plain = reqwest::Client::new();
+    let account: serde_json::Value = plain
+        .post(format!("{admin_url}/admin/v1/accounts"))
+        .bearer_auth(&token)
+        .json(&json!({"name": "Full Disk Co", "plan": "enterprise"}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let key: serde_json::Value = plain
+        .post(format!("{admin_url}/admin/v1/keys"))
+        .bearer_auth(&token)
+        .json(&json!({"account_id": account["data"]["id"], "permissions": ["read", "write"]}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let key = key["data"]["key"].as_str().expect("a key").to_owned();
+
+    let client = https_client(dir.path());
+    let base = format!("https://localhost:{api}/v1");
+    let mut answered = std::collections::BTreeMap::new();
+    for n in 0..200 {
+        let request = match n % 4 {
+            0 => client.get(format!("{base}/loads")),
+            1 => client
+                .post(format!("{base}/loads"))
+                .json(&load_body("TX", "GA")),
+            2 => client
+                .post(format!("{base}/loads"))
+                .json(&json!({"weight": "heavy"})),
+            _ => client.get(format!("{base}/loads/load_nope")),
+        };
+        let status = request
+            .bearer_auth(&key)
+            .send()
+            .await
+            .unwrap_or_else(|e| panic!("request {n} got no answer: {e}"))
+            .status();
+        *answered.entry(status.as_u16()).or_insert(0) += 1;
+    }
+    assert_eq!(
+        answered,
+        [(200, 50), (201, 50), (400, 50), (404, 50)].into(),
+        "every request answered as usual"
+    );
+    assert!(server.try_wait().unwrap().is_none(), "the server is up");
+    let page = plain
+        .get(format!("{admin_url}/metrics"))
+        .bearer_auth(&token)
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    let lost: f64 = page
+        .lines()
+        .find_map(|l| l.strip_prefix("freight_log_lines_lost_total "))
+        .unwrap_or_else(|| panic!("no lost-lines counter in:\n{page}"))
+        .trim()
+        .parse()
+        .unwrap();
+    assert!(
+        lost >= 200.0,
+        "every request's log lines were counted as lost: {lost}"
+    );
+}
