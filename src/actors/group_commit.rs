@@ -20,7 +20,7 @@ use crate::unavailable::Unavailable;
 /// storage absorbs, and a submission is refused at once (503 with
 /// `Retry-After`) rather than held: waiting senders would each hold a request,
 /// its connection and its points, without bound.
-const QUEUE_CAPACITY: usize = 16_384;
+pub const QUEUE_CAPACITY: usize = 16_384;
 /// A batch stops growing at this many points (bounds one batch's memory and latency).
 const MAX_BATCH_POINTS: usize = 8_192;
 

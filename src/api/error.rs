@@ -182,7 +182,17 @@ impl From<Unavailable> for ApiError {
     fn from(error: Unavailable) -> Self {
         // Transient (an actor restarts on the next message) or shutdown: worth a
         // warning, not an error page for someone to chase.
-        tracing::warn!(request_id = %crate::telemetry::request_id(), error = %error_chain(&error), "service part unavailable");
+        // Shedding GPS under overload is counted (`freight_gps_shed_total`), not
+        // logged per request: at thousands a second the log would be the next
+        // thing to overflow.
+        match error {
+            Unavailable::GpsOverloaded => {
+                tracing::debug!(request_id = %crate::telemetry::request_id(), "GPS ingest shed: the commit queue is full")
+            }
+            _ => {
+                tracing::warn!(request_id = %crate::telemetry::request_id(), error = %error_chain(&error), "service part unavailable")
+            }
+        }
         // Another instance's lease ends within its TTL if that instance died;
         // the rest come back at once (an actor restarts on the next message).
         let retry_after = match error {

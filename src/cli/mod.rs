@@ -153,6 +153,11 @@ pub struct ServeArgs {
     /// Seconds without a message after which a load's actor stops (it restarts from storage on demand).
     #[arg(long, env = "FREIGHT_ACTOR_IDLE_SECS", default_value_t = 300, value_parser = clap::value_parser!(u64).range(1..=86_400))]
     pub actor_idle_secs: u64,
+    /// GPS submissions (a fix, or a batch) waiting for the group commit at most;
+    /// beyond them ingest answers 503 with Retry-After rather than queueing
+    /// without bound.
+    #[arg(long, env = "FREIGHT_GPS_QUEUE", default_value_t = crate::actors::group_commit::QUEUE_CAPACITY as u32, value_parser = clap::value_parser!(u32).range(1..=1_048_576))]
+    pub gps_queue: u32,
     /// Let webhook URLs use plain http:// (for receivers on a trusted network or in tests).
     #[arg(long, env = "FREIGHT_WEBHOOKS_ALLOW_HTTP", value_parser = clap::builder::BoolishValueParser::new())]
     pub webhooks_allow_http: bool,

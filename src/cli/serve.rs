@@ -39,6 +39,7 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
         ),
         bootstrap_key: !args.no_bootstrap_key,
         body_limit: args.max_body_bytes,
+        gps_queue: args.gps_queue as usize,
         clock: Clock::system(),
         actors: ActorSettings {
             threads: args.actor_threads.map_or(defaults.threads, usize::from),

@@ -35,6 +35,8 @@ pub struct Settings {
     /// Create an account and key on first start and hand back the key.
     pub bootstrap_key: bool,
     pub body_limit: usize,
+    /// GPS submissions waiting for the group commit at most (see `--gps-queue`).
+    pub gps_queue: usize,
     pub clock: Clock,
     pub actors: ActorSettings,
     pub webhooks: DispatchSettings,
@@ -55,6 +57,7 @@ impl Settings {
             workers: 2,
             bootstrap_key: true,
             body_limit: DEFAULT_BODY_LIMIT,
+            gps_queue: crate::actors::group_commit::QUEUE_CAPACITY,
             clock: Clock::system(),
             actors: ActorSettings {
                 threads: 2,

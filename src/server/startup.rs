@@ -83,6 +83,7 @@ impl Application {
             settings.actors,
             settings.webhooks.clone(),
             settings.live,
+            settings.gps_queue,
         )
         .await
         .context("starting the services")?;
@@ -284,6 +285,7 @@ async fn start_services(
     actors: ActorSettings,
     dispatch: DispatchSettings,
     live: LiveSettings,
+    gps_queue: usize,
 ) -> anyhow::Result<Services> {
     let directory = Arc::new(Directory::new(storage.all_webhooks().await?));
     let notifier = Arc::new(Notifier::default());
@@ -299,8 +301,8 @@ async fn start_services(
         dispatch,
         instance.clone(),
     )?;
-    let (committer, _thread) =
-        GroupCommitter::start(storage.clone()).context("starting the GPS committer thread")?;
+    let (committer, _thread) = GroupCommitter::start_with_capacity(storage.clone(), gps_queue)
+        .context("starting the GPS committer thread")?;
     let registry = Arc::new(LoadRegistry::new(ActorDeps {
         storage: storage.clone(),
         notifier: notifier.clone(),

@@ -510,3 +510,54 @@ async fn the_latest_position_survives_a_restart() {
         .await;
     assert_eq!(status, StatusCode::CREATED);
 }
+
+/// GPS ingest beyond what storage absorbs: with a commit queue of one
+/// submission, bursts of 64 concurrent fixes overflow it. The overflow is
+/// answered at once with 503 and `Retry-After` in the error envelope (nothing
+/// held, so memory stays bounded by the queue), and exactly the acknowledged
+/// fixes are stored.
+#[actix_web::test]
+async fn ingest_beyond_the_commit_queue_is_shed_with_retry_after() {
+    let app = crate::helpers::spawn_app_with(|s| s.gps_queue = 1).await;
+    let id = load_in(&app, "in_transit").await;
+    let url = app.url(&format!("/loads/{id}/tracking"));
+    let clients: Vec<reqwest::Client> = (0..64)
+        .map(|_| crate::helpers::https_client(app.data_dir.path()))
+        .collect();
+    let start = app.clock.now() - Duration::hours(3);
+    let (mut stored, mut shed) = (0u32, 0u32);
+    for round in 0..20i64 {
+        let posts = clients.iter().enumerate().map(|(c, client)| {
+            let t = start + Duration::milliseconds(round * 64 + c as i64);
+            client
+                .post(&url)
+                .bearer_auth(&app.key)
+                .json(&fix(33.0, -95.0, t))
+                .send()
+        });
+        for response in futures_util::future::join_all(posts).await {
+            let response = response.expect("every request is answered");
+            match response.status() {
+                StatusCode::CREATED => stored += 1,
+                StatusCode::SERVICE_UNAVAILABLE => {
+                    shed += 1;
+                    assert_eq!(response.headers()["retry-after"], "1");
+                    let body: Value = response.json().await.unwrap();
+                    assert_eq!(body["success"], false);
+                    assert_eq!(body["error"]["code"], "SERVICE_UNAVAILABLE");
+                }
+                other => panic!("unexpected {other}"),
+            }
+        }
+        if shed > 0 && stored > 0 && round >= 2 {
+            break;
+        }
+    }
+    assert!(shed > 0, "64 at once never overflowed a queue of one");
+    assert!(stored > 0, "nothing got through");
+    let all = history(&app, &id, "limit=1000").await;
+    assert_eq!(
+        all["data"]["total"], stored,
+        "exactly the acknowledged fixes are stored"
+    );
+}
