@@ -79,10 +79,9 @@ pub async fn read_capped(
     declared_len: Option<usize>,
     limit: usize,
 ) -> Result<web::Bytes, ApiError> {
+    // What is left unread of a refused body is read and dropped by the
+    // outermost middleware before the 413 goes out (`server::unread_body`).
     if declared_len.is_some_and(|len| len > limit) {
-        if declared_len.is_some_and(|len| len <= MAX_DISCARDED_BODY) {
-            discard(payload).await;
-        }
         return Err(too_large(limit));
     }
     let mut body = web::BytesMut::with_capacity(declared_len.unwrap_or(1024).min(limit));
@@ -95,7 +94,6 @@ pub async fn read_capped(
             )
         })?;
         if body.len() + chunk.len() > limit {
-            discard(payload).await;
             return Err(too_large(limit));
         }
         body.extend_from_slice(&chunk);
@@ -127,21 +125,6 @@ impl<T: BodyInput + 'static> FromRequest for JsonBody<T> {
             let JsonBytes(body) = bytes.await?;
             parse_json(&body).map(JsonBody)
         })
-    }
-}
-
-/// An oversized body up to this size is read and dropped before the 413 is sent:
-/// a client still sending when the server closes would see a connection reset
-/// instead of the answer. Anything larger is cut off.
-const MAX_DISCARDED_BODY: usize = 8 * 1024 * 1024;
-
-async fn discard(payload: &mut Payload) {
-    let mut seen = 0;
-    while let Some(Ok(chunk)) = payload.next().await {
-        seen += chunk.len();
-        if seen > MAX_DISCARDED_BODY {
-            break;
-        }
     }
 }
 

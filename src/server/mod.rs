@@ -10,3 +10,4 @@ pub mod plain_http;
 pub mod settings;
 pub mod startup;
 pub mod tls;
+pub mod unread_body;

@@ -15,6 +15,7 @@ use actix_web::middleware::Next;
 use metrics::{Counter, Histogram};
 
 use crate::api::auth::{header_refusal, plain_http_refusal};
+use crate::server::unread_body::UnreadBody;
 use crate::telemetry::{RouteId, with_request_id};
 
 pub const REQUEST_ID: &str = "x-request-id";
@@ -118,10 +119,12 @@ fn record(response: &ServiceResponse<impl MessageBody>, method: &'static str, el
 /// request its id (in `X-Request-Id` and in every log line of its handling),
 /// and counts and times every answer, refusals included.
 pub async fn observe<B: MessageBody + 'static>(
-    req: ServiceRequest,
+    mut req: ServiceRequest,
     next: Next<B>,
 ) -> Result<ServiceResponse<EitherBody<B>>, actix_web::Error> {
     let started = Instant::now();
+    // What a refusal leaves of the body is read before the answer goes out.
+    let unread = UnreadBody::watch(&mut req);
     // Bytes: shared by the task-local and the header without a copy.
     let id = bytes::Bytes::from(request_id(&req));
     let method = method_label(req.method());
@@ -139,6 +142,9 @@ pub async fn observe<B: MessageBody + 'static>(
             }
         },
     };
+    if let Some(unread) = unread {
+        unread.drain().await;
+    }
     let elapsed = started.elapsed();
     record(&response, method, elapsed);
     let status = response.status();

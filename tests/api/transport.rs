@@ -6,7 +6,7 @@ use freight::server::settings::ApiTransport;
 use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
 
-use crate::helpers::{assert_error, send, spawn_app, spawn_app_with};
+use crate::helpers::{TestApp, assert_error, send, spawn_app, spawn_app_with};
 
 /// Sends `request` over a plain TCP socket and returns everything the server said.
 fn raw_exchange(port: u16, request: &str) -> String {
@@ -173,4 +173,79 @@ async fn the_first_start_key_is_made_once_and_can_be_turned_off() {
     assert!(quiet.key.is_empty());
     let (_, accounts) = quiet.admin(Method::GET, "/accounts", None).await;
     assert_eq!(accounts["data"]["accounts"], json!([]));
+}
+
+/// Writes `head` and `body` over TLS the way Python's `http.client` and most
+/// SDKs do (the whole body, then read; no `Expect: 100-continue`), and
+/// returns the answer's status line, or why there was none.
+async fn write_all_then_read(app: &TestApp, head: &str, body: &[u8]) -> Result<String, String> {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut roots = rustls::RootCertStore::empty();
+    let pem = std::fs::read(app.data_dir.path().join("tls/cert.pem")).unwrap();
+    use rustls_pki_types::pem::PemObject;
+    for cert in rustls_pki_types::CertificateDer::pem_slice_iter(&pem) {
+        roots.add(cert.unwrap()).unwrap();
+    }
+    let config = rustls::ClientConfig::builder()
+        .with_root_certificates(roots)
+        .with_no_client_auth();
+    let tcp = tokio::net::TcpStream::connect(("127.0.0.1", app.api_port))
+        .await
+        .unwrap();
+    let name = rustls_pki_types::ServerName::try_from("localhost").unwrap();
+    let mut tls = tokio_rustls::TlsConnector::from(std::sync::Arc::new(config))
+        .connect(name, tcp)
+        .await
+        .unwrap();
+    tls.write_all(head.as_bytes())
+        .await
+        .map_err(|e| format!("writing the head: {e}"))?;
+    tls.write_all(body)
+        .await
+        .map_err(|e| format!("writing the body: {e}"))?;
+    tls.flush().await.map_err(|e| format!("flushing: {e}"))?;
+    let mut answer = Vec::new();
+    let mut chunk = [0u8; 4096];
+    while !answer.windows(2).any(|w| w == b"\r\n") {
+        match tls.read(&mut chunk).await {
+            Ok(0) => return Err("the connection ended before an answer".into()),
+            Ok(n) => answer.extend_from_slice(&chunk[..n]),
+            Err(e) => return Err(format!("reading: {e}")),
+        }
+    }
+    let text = String::from_utf8_lossy(&answer);
+    Ok(text.lines().next().unwrap_or_default().to_owned())
+}
+
+/// A refusal that comes before the body is read (a bad key, an unknown route,
+/// a body over the limit) still reaches a client that writes its whole body
+/// before reading: the unread body is read and dropped first. Closing with it
+/// unread reset the connection, and such clients saw a TLS EOF, not the 401.
+#[actix_web::test]
+async fn a_refusal_before_the_body_is_read_still_reaches_the_client() {
+    let app = spawn_app().await;
+    let body = vec![b'a'; 2_000_000];
+    let head = |path: &str, key: &str| {
+        format!(
+            "POST /v1{path} HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer {key}\r\n\
+             Content-Type: application/json\r\nContent-Length: {}\r\n\r\n",
+            body.len()
+        )
+    };
+    for (path, key, status) in [
+        ("/loads", "frk_nope", "401"),
+        ("/tracking/batch", "frk_nope", "401"),
+        ("/nowhere", app.key.as_str(), "404"),
+        ("/loads", app.key.as_str(), "413"),
+    ] {
+        for attempt in 0..3 {
+            let line = write_all_then_read(&app, &head(path, key), &body)
+                .await
+                .unwrap_or_else(|why| panic!("{path} attempt {attempt}: {why}"));
+            assert!(
+                line.starts_with(&format!("HTTP/1.1 {status} ")),
+                "{path}: {line}"
+            );
+        }
+    }
 }
