@@ -501,3 +501,141 @@ async fn a_webhook_made_by_hand_shows_its_signing_secret_once() {
     let (status, listed) = app.get(&format!("/webhooks/{id}")).await;
     assert_eq!(status, StatusCode::NOT_FOUND, "another account's: {listed}");
 }
+
+/// The tenancy sweep for the dashboard: another account, signed in, opens and
+/// posts to every page that names a resource with this account's ids (a load,
+/// a webhook and its delivery, an API key): each is a 404 that shows none of
+/// them, its lists and board show none of them, and afterwards nothing of this
+/// account has changed (its key still works).
+#[actix_web::test]
+async fn another_account_reaches_nothing_of_this_one_by_any_page() {
+    use freight::domain::webhook::UrlPolicy;
+    use freight::webhooks::dispatcher::DispatchSettings;
+    use serde_json::json;
+
+    let receiver = crate::receiver::Receiver::start(200).await;
+    let app = crate::helpers::spawn_app_with(|s| {
+        s.webhooks = DispatchSettings {
+            url_policy: UrlPolicy {
+                allow_http: true,
+                allow_private: true,
+            },
+            ..DispatchSettings::default()
+        }
+    })
+    .await;
+    let (status, hook) = app
+        .post(
+            "/webhooks",
+            json!({"url": format!("{}/hook", receiver.base), "events": ["load.created"]}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{hook}");
+    let webhook = hook["data"]["id"].as_str().unwrap().to_owned();
+    let carrier = app.create_carrier("515151").await["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let load = app.create_load(load_body("TX", "GA")).await["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    receiver
+        .wait_for("the load's delivery", |received| !received.is_empty())
+        .await;
+    let delivery = loop {
+        let (_, log) = app.get(&format!("/webhooks/{webhook}/deliveries")).await;
+        if let Some(first) = log["data"]["deliveries"].as_array().and_then(|d| d.first()) {
+            break first["id"].as_str().unwrap().to_owned();
+        }
+        tokio::task::yield_now().await;
+    };
+    let (_, keys) = app
+        .admin(
+            reqwest::Method::GET,
+            &format!("/accounts/{}/keys", app.account_id),
+            None,
+        )
+        .await;
+    let key = keys["data"]["keys"][0]["id"].as_str().unwrap().to_owned();
+    let snapshot = || async {
+        let mut seen = Vec::new();
+        for path in [
+            format!("/loads/{load}"),
+            format!("/webhooks/{webhook}"),
+            format!("/webhooks/{webhook}/deliveries"),
+            format!("/carriers/{carrier}"),
+        ] {
+            let (status, body) = app.get(&path).await;
+            assert_eq!(status, StatusCode::OK, "{path}: {body}");
+            seen.push(body["data"].clone());
+        }
+        seen
+    };
+    let before = snapshot().await;
+    let ours = [&load, &webhook, &delivery, &carrier, &key];
+
+    let mut browser = Browser::new(&app);
+    browser.register("intruder@example.com").await;
+    let csrf = browser.get("/dashboard/loads/new").await.hidden("csrf");
+    let pages = [
+        format!("/dashboard/loads/{load}"),
+        format!("/dashboard/webhooks/{webhook}"),
+        format!("/dashboard/settings/api-keys/{key}/revoke"),
+    ];
+    for path in &pages {
+        let page = browser.get(path).await;
+        assert_eq!(page.status, StatusCode::NOT_FOUND, "GET {path}");
+        for id in ours {
+            assert!(!page.body.contains(id.as_str()), "GET {path} showed {id}");
+        }
+    }
+    let forms = [
+        (
+            format!("/dashboard/loads/{load}/status"),
+            vec![
+                ("csrf", csrf.as_str()),
+                ("status", "assigned"),
+                ("carrier_id", carrier.as_str()),
+            ],
+        ),
+        (
+            format!("/dashboard/webhooks/{webhook}/deliveries/{delivery}/redeliver"),
+            vec![("csrf", csrf.as_str())],
+        ),
+        (
+            format!("/dashboard/settings/api-keys/{key}/revoke"),
+            vec![("csrf", csrf.as_str())],
+        ),
+    ];
+    for (path, fields) in &forms {
+        let page = browser.post(path, fields).await;
+        assert_eq!(
+            page.status,
+            StatusCode::NOT_FOUND,
+            "POST {path}: {}",
+            page.body
+        );
+        for id in ours {
+            assert!(!page.body.contains(id.as_str()), "POST {path} showed {id}");
+        }
+    }
+    for path in [
+        "/dashboard/loads",
+        "/dashboard/carriers",
+        "/dashboard/webhooks",
+        "/dashboard/board",
+        "/dashboard/board/loads.json",
+        "/dashboard/settings/api-keys",
+    ] {
+        let page = browser.get(path).await;
+        assert_eq!(page.status, StatusCode::OK, "GET {path}");
+        for id in ours {
+            assert!(!page.body.contains(id.as_str()), "{path} listed {id}");
+        }
+    }
+
+    assert_eq!(snapshot().await, before, "nothing of this account changed");
+    let (status, _) = app.get("/loads").await;
+    assert_eq!(status, StatusCode::OK, "this account's key still works");
+}
