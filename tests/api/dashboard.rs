@@ -509,21 +509,10 @@ async fn a_webhook_made_by_hand_shows_its_signing_secret_once() {
 /// account has changed (its key still works).
 #[actix_web::test]
 async fn another_account_reaches_nothing_of_this_one_by_any_page() {
-    use freight::domain::webhook::UrlPolicy;
-    use freight::webhooks::dispatcher::DispatchSettings;
     use serde_json::json;
 
     let receiver = crate::receiver::Receiver::start(200).await;
-    let app = crate::helpers::spawn_app_with(|s| {
-        s.webhooks = DispatchSettings {
-            url_policy: UrlPolicy {
-                allow_http: true,
-                allow_private: true,
-            },
-            ..DispatchSettings::default()
-        }
-    })
-    .await;
+    let app = crate::helpers::spawn_app_with_local_webhooks().await;
     let (status, hook) = app
         .post(
             "/webhooks",
@@ -543,13 +532,7 @@ async fn another_account_reaches_nothing_of_this_one_by_any_page() {
     receiver
         .wait_for("the load's delivery", |received| !received.is_empty())
         .await;
-    let delivery = loop {
-        let (_, log) = app.get(&format!("/webhooks/{webhook}/deliveries")).await;
-        if let Some(first) = log["data"]["deliveries"].as_array().and_then(|d| d.first()) {
-            break first["id"].as_str().unwrap().to_owned();
-        }
-        tokio::task::yield_now().await;
-    };
+    let delivery = crate::helpers::first_delivery(&app, &webhook).await;
     let (_, keys) = app
         .admin(
             reqwest::Method::GET,

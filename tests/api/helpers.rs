@@ -32,6 +32,32 @@ pub async fn spawn_app() -> TestApp {
     spawn_app_with(|_| {}).await
 }
 
+/// A server whose webhooks may reach a local plain-HTTP receiver
+/// (`crate::receiver::Receiver`).
+pub async fn spawn_app_with_local_webhooks() -> TestApp {
+    spawn_app_with(|s| {
+        s.webhooks = freight::webhooks::dispatcher::DispatchSettings {
+            url_policy: freight::domain::webhook::UrlPolicy {
+                allow_http: true,
+                allow_private: true,
+            },
+            ..Default::default()
+        }
+    })
+    .await
+}
+
+/// The id of the first delivery in `webhook`'s log, once there is one.
+pub async fn first_delivery(app: &TestApp, webhook: &str) -> String {
+    loop {
+        let (_, log) = app.get(&format!("/webhooks/{webhook}/deliveries")).await;
+        if let Some(first) = log["data"]["deliveries"].as_array().and_then(|d| d.first()) {
+            return first["id"].as_str().unwrap().to_owned();
+        }
+        tokio::task::yield_now().await;
+    }
+}
+
 /// Starts the server with settings adjusted by `adjust`.
 pub async fn spawn_app_with(adjust: impl FnOnce(&mut Settings)) -> TestApp {
     let data_dir = tempfile::tempdir().expect("temp dir");

@@ -129,26 +129,23 @@ async fn a_log_that_cannot_be_written_costs_no_answer() {
     assert!(until_healthy(&admin_url).await, "the server did not start");
     let token = freight::server::admin_token::read(dir.path()).expect("admin token");
     let plain = reqwest::Client::new();
-    let account: serde_json::Value = plain
-        .post(format!("{admin_url}/admin/v1/accounts"))
-        .bearer_auth(&token)
-        .json(&json!({"name": "Full Disk Co", "plan": "enterprise"}))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
-    let key: serde_json::Value = plain
-        .post(format!("{admin_url}/admin/v1/keys"))
-        .bearer_auth(&token)
-        .json(&json!({"account_id": account["data"]["id"], "permissions": ["read", "write"]}))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let admin_post = |path: &str, body: serde_json::Value| {
+        let request = plain
+            .post(format!("{admin_url}/admin/v1{path}"))
+            .bearer_auth(&token)
+            .json(&body);
+        async move { crate::helpers::send(request).await.1 }
+    };
+    let account = admin_post(
+        "/accounts",
+        json!({"name": "Full Disk Co", "plan": "enterprise"}),
+    )
+    .await;
+    let key = admin_post(
+        "/keys",
+        json!({"account_id": account["data"]["id"], "permissions": ["read", "write"]}),
+    )
+    .await;
     let key = key["data"]["key"].as_str().expect("a key").to_owned();
 
     let client = https_client(dir.path());

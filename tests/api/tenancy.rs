@@ -2,12 +2,10 @@
 //! account with this account's ids. Each answer is a 404 (never the resource,
 //! never a 5xx), and afterwards this account's resources are exactly as before.
 
-use freight::domain::webhook::UrlPolicy;
-use freight::webhooks::dispatcher::DispatchSettings;
 use reqwest::Method;
 use serde_json::{Value, json};
 
-use crate::helpers::{TestApp, load_body, send, spawn_app_with};
+use crate::helpers::{TestApp, first_delivery, load_body, send, spawn_app_with_local_webhooks};
 
 /// This account's view of everything it owns, to compare before and after.
 async fn snapshot(app: &TestApp, ids: &Ids) -> Vec<Value> {
@@ -39,16 +37,7 @@ struct Ids {
 #[actix_web::test]
 async fn another_account_reaches_nothing_of_this_one_by_any_route() {
     let receiver = crate::receiver::Receiver::start(200).await;
-    let app = spawn_app_with(|s| {
-        s.webhooks = DispatchSettings {
-            url_policy: UrlPolicy {
-                allow_http: true,
-                allow_private: true,
-            },
-            ..DispatchSettings::default()
-        }
-    })
-    .await;
+    let app = spawn_app_with_local_webhooks().await;
     // This account: a webhook that got one delivery, a carrier, an assigned load
     // with a fix.
     let (status, hook) = app
@@ -87,13 +76,7 @@ async fn another_account_reaches_nothing_of_this_one_by_any_route() {
     receiver
         .wait_for("the first deliveries", |received| received.len() >= 2)
         .await;
-    let delivery = loop {
-        let (_, log) = app.get(&format!("/webhooks/{webhook}/deliveries")).await;
-        if let Some(first) = log["data"]["deliveries"].as_array().and_then(|d| d.first()) {
-            break first["id"].as_str().unwrap().to_owned();
-        }
-        tokio::task::yield_now().await;
-    };
+    let delivery = first_delivery(&app, &webhook).await;
     let ids = Ids {
         load,
         carrier,
