@@ -221,21 +221,34 @@ pub async fn run(args: LoadgenArgs) -> anyhow::Result<()> {
         println!("{}", serde_json::to_string(&report)?);
         return Ok(());
     }
-    println!(
-        "{} trucks, a fix every {} s ({:.0} fixes/s offered{}), {} dashboards, {} streams, {} clients; set-up {:.1} s",
-        scenario.trucks,
-        scenario.fix_every_secs,
-        scenario.fix_rate(),
-        if scenario.closed_loop {
-            ", closed loop"
-        } else {
-            ", open loop"
-        },
-        scenario.dashboards,
-        scenario.streams,
-        scenario.clients,
-        setup_seconds
-    );
+    if scenario.ramp {
+        // A ramp runs fixes only (see `ramp`): no dashboards, streams or clients.
+        println!(
+            "{} trucks, fixes only: from {:.0}/s, {:.0}/s more every {} s, until p99 passes {} ms; set-up {:.1} s",
+            scenario.trucks,
+            scenario.ramp_start_per_sec,
+            scenario.ramp_step_per_sec,
+            scenario.ramp_step_secs,
+            scenario.p99_bound_ms,
+            setup_seconds
+        );
+    } else {
+        println!(
+            "{} trucks, a fix every {} s ({:.0} fixes/s offered{}), {} dashboards, {} streams, {} clients; set-up {:.1} s",
+            scenario.trucks,
+            scenario.fix_every_secs,
+            scenario.fix_rate(),
+            if scenario.closed_loop {
+                ", closed loop"
+            } else {
+                ", open loop"
+            },
+            scenario.dashboards,
+            scenario.streams,
+            scenario.clients,
+            setup_seconds
+        );
+    }
     if let Some(summary) = &report.summary {
         println!("{:.1} s measured\n{}", summary.seconds, summary.table());
     }

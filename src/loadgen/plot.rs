@@ -19,15 +19,39 @@ const RIGHT: f64 = 70.0;
 const TOP: f64 = 40.0;
 const BOTTOM: f64 = 50.0;
 
+/// The smallest of 1, 2, 2.5 and 5 times a power of ten that is at least
+/// `at_least`: an axis step a reader can add up.
+fn nice_step(at_least: f64) -> f64 {
+    let magnitude = 10f64.powf(at_least.max(f64::MIN_POSITIVE).log10().floor());
+    [1.0, 2.0, 2.5, 5.0, 10.0]
+        .into_iter()
+        .map(|m| m * magnitude)
+        .find(|step| *step >= at_least)
+        .unwrap_or(10.0 * magnitude)
+}
+
+/// A round step for an axis reaching `max`, and how many steps it takes.
+fn axis(max: f64) -> (f64, u32) {
+    let step = nice_step(max / 6.0);
+    (step, ((max / step).ceil() as u32).max(1))
+}
+
 /// The SVG: offered rate across; achieved rate (blue, left axis) and p99 (red,
 /// right axis) up; the bound as a dashed red line.
 pub fn svg(steps: &[Step], p99_bound_ms: f64) -> String {
-    let max_rate = steps
-        .iter()
-        .map(|s| s.offered_per_sec.max(s.achieved_per_sec))
-        .fold(1.0, f64::max)
-        * 1.05;
-    let max_ms = steps.iter().map(|s| s.p99_ms).fold(p99_bound_ms, f64::max) * 1.1;
+    // Each axis in round steps (2,500, 5,000, … rather than 2,940, 5,880, …),
+    // at most six of them, ending at the first step past the data.
+    let (rate_step, rate_ticks) = axis(
+        steps
+            .iter()
+            .map(|s| s.offered_per_sec.max(s.achieved_per_sec))
+            .fold(1.0, f64::max),
+    );
+    let (ms_step, ms_ticks) = axis(steps.iter().map(|s| s.p99_ms).fold(p99_bound_ms, f64::max));
+    let (max_rate, max_ms) = (
+        rate_step * f64::from(rate_ticks),
+        ms_step * f64::from(ms_ticks),
+    );
     let (plot_w, plot_h) = (WIDTH - LEFT - RIGHT, HEIGHT - TOP - BOTTOM);
     let x = |rate: f64| LEFT + rate / max_rate * plot_w;
     let y_rate = |rate: f64| TOP + plot_h - rate / max_rate * plot_h;
@@ -56,10 +80,8 @@ pub fn svg(steps: &[Step], p99_bound_ms: f64) -> String {
         LEFT + plot_w,
         TOP + plot_h
     );
-    for i in 0..=5 {
-        let f = f64::from(i) / 5.0;
-        let rate = max_rate * f;
-        let ms = max_ms * f;
+    for i in 0..=rate_ticks {
+        let rate = rate_step * f64::from(i);
         let _ = write!(
             out,
             r#"<text x="{}" y="{}" text-anchor="middle">{rate:.0}</text>"#,
@@ -72,11 +94,18 @@ pub fn svg(steps: &[Step], p99_bound_ms: f64) -> String {
             LEFT - 6.0,
             y_rate(rate) + 4.0
         );
+    }
+    for i in 0..=ms_ticks {
+        let ms = ms_step * f64::from(i);
         let _ = write!(
             out,
-            r##"<text x="{}" y="{}" fill="#c0392b">{ms:.1}</text>"##,
+            r##"<text x="{}" y="{}" fill="#c0392b">{}</text>"##,
             LEFT + plot_w + 6.0,
-            y_ms(ms) + 4.0
+            y_ms(ms) + 4.0,
+            // At most two decimals, none when whole (steps of 0.25 ms and up).
+            format!("{ms:.2}")
+                .trim_end_matches('0')
+                .trim_end_matches('.')
         );
     }
     let _ = write!(
@@ -140,6 +169,26 @@ pub fn svg(steps: &[Step], p99_bound_ms: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn axes_end_just_past_the_data() {
+        assert_eq!(axis(14_700.0), (2500.0, 6));
+        assert_eq!(axis(204.3), (50.0, 5));
+        assert_eq!(axis(50.0), (10.0, 5));
+        assert_eq!(axis(3.6), (1.0, 4));
+    }
+
+    #[test]
+    fn axis_steps_are_round() {
+        assert_eq!(nice_step(588.0), 1000.0);
+        assert_eq!(nice_step(2940.0), 5000.0);
+        assert_eq!(nice_step(1800.0), 2000.0);
+        assert_eq!(nice_step(44.2), 50.0);
+        assert_eq!(nice_step(11.0), 20.0);
+        assert_eq!(nice_step(2.2), 2.5);
+        assert_eq!(nice_step(0.3), 0.5);
+        assert_eq!(nice_step(100.0), 100.0);
+    }
 
     #[test]
     fn the_plot_has_both_lines_and_the_bound() {
