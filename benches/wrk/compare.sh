@@ -36,7 +36,7 @@ for line in sys.stdin:
     if m.get("reason") == "compiler-artifact" and m.get("executable") and m["target"]["name"] == "bare_handler":
         print(m["executable"])')
 [ -n "$BARE" ] || { echo "the build failed; run: cargo build --profile bench --bin freight --bench bare_handler" >&2; exit 1; }
-FREIGHT=target/release/freight
+FREIGHT=${FREIGHT:-target/release/freight}
 
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 

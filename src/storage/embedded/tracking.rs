@@ -2,7 +2,7 @@
 
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
-use fjall::PersistMode;
+use fjall::{Keyspace, PersistMode};
 
 use super::webhooks::encode_events;
 use super::{EmbeddedStore, Inner, keys, unavailable};
@@ -14,15 +14,43 @@ use crate::storage::{PointRange, StorageError, StorageResult, TrackingStore};
 /// past this the memory is dropped and rebuilt as points arrive.
 const NEWEST_POINTS_CAPACITY: usize = 262_144;
 
-/// The time of the load's newest stored point, if it has any (one reverse seek).
+/// How a load's points are keyed in one keyspace.
+type PointKey = fn(&LoadId, &DateTime<Utc>) -> Vec<u8>;
+
+/// The keyspaces a load's points may be in, each with its key layout: the
+/// current one and, in an older data directory, the legacy one.
+fn layouts(s: &Inner) -> impl Iterator<Item = (&Keyspace, PointKey)> {
+    std::iter::once((&s.points, keys::point as PointKey)).chain(
+        s.legacy_points
+            .as_ref()
+            .map(|legacy| (legacy, keys::legacy_point as PointKey)),
+    )
+}
+
+/// The time of the load's newest stored point, if it has any (one reverse seek
+/// per layout).
 fn newest_stored(s: &Inner, load: &LoadId) -> StorageResult<Option<u64>> {
-    match s.points.prefix(load.as_str()).next_back() {
-        Some(guard) => {
+    let mut newest = None;
+    for (points, key) in layouts(s) {
+        // The load's keys share everything before their 8 time bytes.
+        let prefix = key(load, &DateTime::<Utc>::UNIX_EPOCH);
+        let prefix = &prefix[..prefix.len() - 8];
+        if let Some(guard) = points.prefix(prefix).next_back() {
             let key = guard.key().map_err(unavailable)?;
-            Ok(keys::point_micros(&key))
+            newest = newest.max(keys::point_micros(&key));
         }
-        None => Ok(None),
     }
+    Ok(newest)
+}
+
+/// Whether the load has a point stored at exactly `at`, in any layout.
+fn stored_at(s: &Inner, load: &LoadId, at: &DateTime<Utc>) -> StorageResult<bool> {
+    for (points, key) in layouts(s) {
+        if points.contains_key(key(load, at)).map_err(unavailable)? {
+            return Ok(true);
+        }
+    }
+    Ok(false)
 }
 
 #[async_trait]
@@ -54,7 +82,7 @@ impl TrackingStore for EmbeddedStore {
                 // stream) cannot be a duplicate: no lookup needed.
                 let later = known.is_none_or(|known| at > known);
                 let duplicate = in_batch.contains(&key)
-                    || (!later && s.points.contains_key(&key).map_err(unavailable)?);
+                    || (!later && stored_at(s, &point.load_id, &point.fix.timestamp)?);
                 if duplicate {
                     outcomes.push(Appended::Duplicate);
                 } else {
@@ -80,27 +108,38 @@ impl TrackingStore for EmbeddedStore {
     }
 
     async fn load_points(&self, load: &LoadId, range: PointRange) -> StorageResult<Vec<GpsFix>> {
-        let start = keys::point(load, &range.from);
-        let mut end = keys::point(load, &range.to);
-        if let Some(before) = range.before {
-            end = end.min(keys::point(load, &before));
-        }
-        let exclusive_end = range.before.is_some_and(|b| b <= range.to);
+        let load = load.clone();
         self.run(move |s| {
             let mut out = Vec::with_capacity(range.limit.min(1024));
-            if start > end {
-                return Ok(out);
+            let mut layouts_read = 0;
+            for (points, key) in layouts(s) {
+                layouts_read += 1;
+                let start = key(&load, &range.from);
+                let mut end = key(&load, &range.to);
+                if let Some(before) = range.before {
+                    end = end.min(key(&load, &before));
+                }
+                if start > end {
+                    continue;
+                }
+                let exclusive_end = range.before.is_some_and(|b| b <= range.to);
+                let scan = if exclusive_end {
+                    points.range(start..end)
+                } else {
+                    points.range(start..=end)
+                };
+                for guard in scan.rev().take(range.limit) {
+                    let (key, value) = guard.into_inner().map_err(unavailable)?;
+                    let fix = keys::decode_point(&key, &value)
+                        .ok_or_else(|| StorageError::corrupt("unreadable GPS point"))?;
+                    out.push(fix);
+                }
             }
-            let scan = if exclusive_end {
-                s.points.range(start..end)
-            } else {
-                s.points.range(start..=end)
-            };
-            for guard in scan.rev().take(range.limit) {
-                let (key, value) = guard.into_inner().map_err(unavailable)?;
-                let fix = keys::decode_point(&key, &value)
-                    .ok_or_else(|| StorageError::corrupt("unreadable GPS point"))?;
-                out.push(fix);
+            if layouts_read > 1 {
+                // Newest first across both layouts; a timestamp is stored in one
+                // of them only (appends check both), so nothing merges.
+                out.sort_by_key(|fix| std::cmp::Reverse(fix.timestamp));
+                out.truncate(range.limit);
             }
             Ok(out)
         })
@@ -113,19 +152,189 @@ impl TrackingStore for EmbeddedStore {
         from: DateTime<Utc>,
         to: DateTime<Utc>,
     ) -> StorageResult<u64> {
-        let start = keys::point(load, &from);
-        let end = keys::point(load, &to);
+        let load = load.clone();
         self.run(move |s| {
-            if start > end {
-                return Ok(0);
-            }
             let mut count = 0u64;
-            for guard in s.points.range(start..=end) {
-                guard.key().map_err(unavailable)?;
-                count += 1;
+            for (points, key) in layouts(s) {
+                let (start, end) = (key(&load, &from), key(&load, &to));
+                if start > end {
+                    continue;
+                }
+                for guard in points.range(start..=end) {
+                    guard.key().map_err(unavailable)?;
+                    count += 1;
+                }
             }
             Ok(count)
         })
         .await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use chrono::{Duration, TimeZone};
+
+    use super::*;
+
+    fn fix(at: DateTime<Utc>, lat: f64) -> GpsFix {
+        GpsFix {
+            timestamp: at,
+            lat,
+            lng: -96.8,
+            speed_mph: Some(55.0),
+            heading_deg: None,
+        }
+    }
+
+    fn point(load: &LoadId, fix: GpsFix) -> TrackingPoint {
+        TrackingPoint {
+            load_id: load.clone(),
+            fix,
+            event: None,
+        }
+    }
+
+    /// A data directory whose points were written in the legacy layout, as the
+    /// store before `gps_points` wrote them.
+    fn write_legacy(path: &std::path::Path, points: &[(LoadId, GpsFix)]) {
+        let db = fjall::Database::builder(path).open().unwrap();
+        let legacy = db
+            .keyspace("points", fjall::KeyspaceCreateOptions::default)
+            .unwrap();
+        for (load, fix) in points {
+            legacy
+                .insert(
+                    keys::legacy_point(load, &fix.timestamp),
+                    keys::encode_point(fix),
+                )
+                .unwrap();
+        }
+        db.persist(PersistMode::SyncAll).unwrap();
+    }
+
+    #[tokio::test]
+    async fn points_of_the_legacy_layout_are_read_merged_and_still_count_as_duplicates() {
+        let dir = tempfile::tempdir().unwrap();
+        let base = Utc.with_ymd_and_hms(2026, 11, 20, 12, 0, 0).unwrap();
+        let at = |minutes: i64| base + Duration::minutes(minutes);
+        let (load, other) = (LoadId::generate(), LoadId::generate());
+        // Legacy points at minutes 0, 10 and 20, and one of another load.
+        write_legacy(
+            dir.path(),
+            &[
+                (load.clone(), fix(at(0), 1.0)),
+                (load.clone(), fix(at(10), 2.0)),
+                (load.clone(), fix(at(20), 3.0)),
+                (other.clone(), fix(at(30), 9.0)),
+            ],
+        );
+
+        let store = EmbeddedStore::open(dir.path()).await.unwrap();
+        let times = |fixes: Vec<GpsFix>| fixes.iter().map(|f| f.timestamp).collect::<Vec<_>>();
+        assert_eq!(
+            times(
+                store
+                    .load_points(&load, PointRange::latest(10))
+                    .await
+                    .unwrap()
+            ),
+            [at(20), at(10), at(0)]
+        );
+
+        // A legacy timestamp again is a duplicate, whether it is the newest or not;
+        // a later fix and one between legacy ones are stored in the new layout.
+        let outcomes = store
+            .append_points(vec![
+                point(&load, fix(at(20), 7.0)),
+                point(&load, fix(at(10), 7.0)),
+                point(&load, fix(at(25), 4.0)),
+                point(&load, fix(at(5), 5.0)),
+            ])
+            .await
+            .unwrap();
+        assert_eq!(
+            outcomes,
+            [
+                Appended::Duplicate,
+                Appended::Duplicate,
+                Appended::Stored,
+                Appended::Stored
+            ]
+        );
+        // After a restart (no remembered newest point) the legacy ones still count.
+        drop(store);
+        let store = EmbeddedStore::open(dir.path()).await.unwrap();
+        assert_eq!(
+            store
+                .append_points(vec![point(&load, fix(at(0), 7.0))])
+                .await
+                .unwrap(),
+            [Appended::Duplicate]
+        );
+
+        // Reads merge both layouts newest first, within the range and the limit.
+        let all = store
+            .load_points(&load, PointRange::latest(10))
+            .await
+            .unwrap();
+        assert_eq!(times(all.clone()), [at(25), at(20), at(10), at(5), at(0)]);
+        assert_eq!(
+            all.iter().map(|f| f.lat).collect::<Vec<_>>(),
+            [4.0, 3.0, 2.0, 5.0, 1.0],
+            "the first stored value of each timestamp is kept"
+        );
+        assert_eq!(
+            times(
+                store
+                    .load_points(&load, PointRange::latest(3))
+                    .await
+                    .unwrap()
+            ),
+            [at(25), at(20), at(10)]
+        );
+        let page = PointRange {
+            from: at(5),
+            to: at(25),
+            before: Some(at(20)),
+            limit: 2,
+        };
+        assert_eq!(
+            times(store.load_points(&load, page).await.unwrap()),
+            [at(10), at(5)]
+        );
+        assert_eq!(store.count_points(&load, at(0), at(20)).await.unwrap(), 4);
+        assert_eq!(store.count_points(&load, at(1), at(24)).await.unwrap(), 3);
+        // The other load's legacy point stays its own.
+        assert_eq!(
+            times(
+                store
+                    .load_points(&other, PointRange::latest(10))
+                    .await
+                    .unwrap()
+            ),
+            [at(30)]
+        );
+        assert_eq!(
+            store
+                .append_points(vec![point(&other, fix(at(30), 1.0))])
+                .await
+                .unwrap(),
+            [Appended::Duplicate]
+        );
+    }
+
+    #[tokio::test]
+    async fn a_new_data_directory_has_no_legacy_points_keyspace() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = EmbeddedStore::open(dir.path()).await.unwrap();
+        let load = LoadId::generate();
+        store
+            .append_points(vec![point(&load, fix(Utc::now(), 1.0))])
+            .await
+            .unwrap();
+        let inner = store.shared.current().unwrap();
+        assert!(inner.legacy_points.is_none());
+        assert!(!inner.db.keyspace_exists(super::super::LEGACY_POINTS));
     }
 }
