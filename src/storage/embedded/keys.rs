@@ -119,13 +119,20 @@ pub fn load_id_from_index_key(key: &[u8]) -> Option<LoadId> {
     LoadId::parse(std::str::from_utf8(&key[start..]).ok()?)
 }
 
-/// `load key ‖ timestamp (µs since the epoch, big-endian)`: one load's points are
+/// `load part ‖ timestamp (µs since the epoch, big-endian)`: one load's points are
 /// contiguous and in time order, so "latest N" and a time range are one scan.
-pub fn point(load: &LoadId, at: &DateTime<Utc>) -> Vec<u8> {
-    let mut key = Vec::with_capacity(POINT_LOAD_KEY_LEN + 8);
-    key.extend_from_slice(&point_load_key(load));
+/// The load part is [`point_load_key`] in `gps_points`, [`legacy_point_load_key`]
+/// in an older data directory's `points`.
+pub fn point_key(load_part: &[u8], at: &DateTime<Utc>) -> Vec<u8> {
+    let mut key = Vec::with_capacity(load_part.len() + 8);
+    key.extend_from_slice(load_part);
     key.extend_from_slice(&point_time(at));
     key
+}
+
+/// A point's key in the current layout (`gps_points`).
+pub fn point(load: &LoadId, at: &DateTime<Utc>) -> Vec<u8> {
+    point_key(&point_load_key(load), at)
 }
 
 /// Length of a load's part of its point keys.
@@ -144,13 +151,11 @@ pub fn point_load_key(load: &LoadId) -> [u8; POINT_LOAD_KEY_LEN] {
     key
 }
 
-/// A point's key in the layout data directories written before November 2026
-/// use for their `points` keyspace (`load id ‖ timestamp`); read, never written.
-pub fn legacy_point(load: &LoadId, at: &DateTime<Utc>) -> Vec<u8> {
-    let mut key = Vec::with_capacity(load.as_str().len() + 8);
-    key.extend_from_slice(load.as_str().as_bytes());
-    key.extend_from_slice(&point_time(at));
-    key
+/// A load's part of its point keys in the layout data directories written before
+/// November 2026 use for their `points` keyspace: the load id as it is; read,
+/// never written.
+pub fn legacy_point_load_key(load: &LoadId) -> &[u8] {
+    load.as_str().as_bytes()
 }
 
 /// The time part of a point key, as a number (microseconds since 1970).

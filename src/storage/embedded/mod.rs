@@ -66,7 +66,7 @@ struct Inner {
     /// GPS time series, see [`keys::point`].
     points: Keyspace,
     /// The GPS time series of a data directory written before the current key
-    /// layout (see [`keys::legacy_point`]), when it holds any points: read
+    /// layout (see [`keys::legacy_point_load_key`]), when it holds any points: read
     /// alongside `points`, never written. Converting it at start would read the
     /// whole series, which start-up must not do.
     legacy_points: Option<Keyspace>,

@@ -14,28 +14,38 @@ use crate::storage::{PointRange, StorageError, StorageResult, TrackingStore};
 /// past this the memory is dropped and rebuilt as points arrive.
 const NEWEST_POINTS_CAPACITY: usize = 262_144;
 
-/// How a load's points are keyed in one keyspace.
-type PointKey = fn(&LoadId, &DateTime<Utc>) -> Vec<u8>;
+/// One load's points in one keyspace: every key is `prefix ‖ time`.
+struct LoadPoints<'a> {
+    keyspace: &'a Keyspace,
+    prefix: Vec<u8>,
+}
 
-/// The keyspaces a load's points may be in, each with its key layout: the
-/// current one and, in an older data directory, the legacy one.
-fn layouts(s: &Inner) -> impl Iterator<Item = (&Keyspace, PointKey)> {
-    std::iter::once((&s.points, keys::point as PointKey)).chain(
-        s.legacy_points
-            .as_ref()
-            .map(|legacy| (legacy, keys::legacy_point as PointKey)),
-    )
+impl LoadPoints<'_> {
+    fn key(&self, at: &DateTime<Utc>) -> Vec<u8> {
+        keys::point_key(&self.prefix, at)
+    }
+}
+
+/// Where a load's points may be: the current keyspace and, in an older data
+/// directory, the legacy one, each with its key layout.
+fn layouts<'a>(s: &'a Inner, load: &LoadId) -> impl Iterator<Item = LoadPoints<'a>> {
+    let current = LoadPoints {
+        keyspace: &s.points,
+        prefix: keys::point_load_key(load).to_vec(),
+    };
+    let legacy = s.legacy_points.as_ref().map(|keyspace| LoadPoints {
+        keyspace,
+        prefix: keys::legacy_point_load_key(load).to_vec(),
+    });
+    std::iter::once(current).chain(legacy)
 }
 
 /// The time of the load's newest stored point, if it has any (one reverse seek
 /// per layout).
 fn newest_stored(s: &Inner, load: &LoadId) -> StorageResult<Option<u64>> {
     let mut newest = None;
-    for (points, key) in layouts(s) {
-        // The load's keys share everything before their 8 time bytes.
-        let prefix = key(load, &DateTime::<Utc>::UNIX_EPOCH);
-        let prefix = &prefix[..prefix.len() - 8];
-        if let Some(guard) = points.prefix(prefix).next_back() {
+    for points in layouts(s, load) {
+        if let Some(guard) = points.keyspace.prefix(&points.prefix).next_back() {
             let key = guard.key().map_err(unavailable)?;
             newest = newest.max(keys::point_micros(&key));
         }
@@ -45,8 +55,12 @@ fn newest_stored(s: &Inner, load: &LoadId) -> StorageResult<Option<u64>> {
 
 /// Whether the load has a point stored at exactly `at`, in any layout.
 fn stored_at(s: &Inner, load: &LoadId, at: &DateTime<Utc>) -> StorageResult<bool> {
-    for (points, key) in layouts(s) {
-        if points.contains_key(key(load, at)).map_err(unavailable)? {
+    for points in layouts(s, load) {
+        if points
+            .keyspace
+            .contains_key(points.key(at))
+            .map_err(unavailable)?
+        {
             return Ok(true);
         }
     }
@@ -112,21 +126,21 @@ impl TrackingStore for EmbeddedStore {
         self.run(move |s| {
             let mut out = Vec::with_capacity(range.limit.min(1024));
             let mut layouts_read = 0;
-            for (points, key) in layouts(s) {
+            let exclusive_end = range.before.is_some_and(|b| b <= range.to);
+            for points in layouts(s, &load) {
                 layouts_read += 1;
-                let start = key(&load, &range.from);
-                let mut end = key(&load, &range.to);
+                let start = points.key(&range.from);
+                let mut end = points.key(&range.to);
                 if let Some(before) = range.before {
-                    end = end.min(key(&load, &before));
+                    end = end.min(points.key(&before));
                 }
                 if start > end {
                     continue;
                 }
-                let exclusive_end = range.before.is_some_and(|b| b <= range.to);
                 let scan = if exclusive_end {
-                    points.range(start..end)
+                    points.keyspace.range(start..end)
                 } else {
-                    points.range(start..=end)
+                    points.keyspace.range(start..=end)
                 };
                 for guard in scan.rev().take(range.limit) {
                     let (key, value) = guard.into_inner().map_err(unavailable)?;
@@ -155,12 +169,12 @@ impl TrackingStore for EmbeddedStore {
         let load = load.clone();
         self.run(move |s| {
             let mut count = 0u64;
-            for (points, key) in layouts(s) {
-                let (start, end) = (key(&load, &from), key(&load, &to));
+            for points in layouts(s, &load) {
+                let (start, end) = (points.key(&from), points.key(&to));
                 if start > end {
                     continue;
                 }
-                for guard in points.range(start..=end) {
+                for guard in points.keyspace.range(start..=end) {
                     guard.key().map_err(unavailable)?;
                     count += 1;
                 }
@@ -195,6 +209,12 @@ mod tests {
         }
     }
 
+    async fn append_one(store: &EmbeddedStore, load: &LoadId, fix: GpsFix) -> Appended {
+        let mut outcomes = store.append_points(vec![point(load, fix)]).await.unwrap();
+        assert_eq!(outcomes.len(), 1);
+        outcomes.remove(0)
+    }
+
     /// A data directory whose points were written in the legacy layout, as the
     /// store before `gps_points` wrote them.
     fn write_legacy(path: &std::path::Path, points: &[(LoadId, GpsFix)]) {
@@ -205,7 +225,7 @@ mod tests {
         for (load, fix) in points {
             legacy
                 .insert(
-                    keys::legacy_point(load, &fix.timestamp),
+                    keys::point_key(keys::legacy_point_load_key(load), &fix.timestamp),
                     keys::encode_point(fix),
                 )
                 .unwrap();
@@ -266,11 +286,8 @@ mod tests {
         drop(store);
         let store = EmbeddedStore::open(dir.path()).await.unwrap();
         assert_eq!(
-            store
-                .append_points(vec![point(&load, fix(at(0), 7.0))])
-                .await
-                .unwrap(),
-            [Appended::Duplicate]
+            append_one(&store, &load, fix(at(0), 7.0)).await,
+            Appended::Duplicate
         );
 
         // Reads merge both layouts newest first, within the range and the limit.
@@ -316,11 +333,8 @@ mod tests {
             [at(30)]
         );
         assert_eq!(
-            store
-                .append_points(vec![point(&other, fix(at(30), 1.0))])
-                .await
-                .unwrap(),
-            [Appended::Duplicate]
+            append_one(&store, &other, fix(at(30), 1.0)).await,
+            Appended::Duplicate
         );
     }
 
@@ -329,10 +343,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let store = EmbeddedStore::open(dir.path()).await.unwrap();
         let load = LoadId::generate();
-        store
-            .append_points(vec![point(&load, fix(Utc::now(), 1.0))])
-            .await
-            .unwrap();
+        append_one(&store, &load, fix(Utc::now(), 1.0)).await;
         let inner = store.shared.current().unwrap();
         assert!(inner.legacy_points.is_none());
         assert!(!inner.db.keyspace_exists(super::super::LEGACY_POINTS));
