@@ -12,6 +12,7 @@ pub mod actors;
 pub mod api;
 pub mod cli;
 pub mod clock;
+pub mod cpu_placement;
 pub mod dashboard;
 pub mod domain;
 pub mod geo;

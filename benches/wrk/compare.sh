@@ -12,7 +12,11 @@
 # (default 8), LOADS (loads the fixes spread over, default 1000), ONLY
 # (`ingest`, `reads` or `bulk`: that comparison alone), PERF (set: record each
 # freight run with `perf record -g` into target/perf/<shape>-<workers>w.data,
-# for `perf report -i`; recording costs the server some throughput).
+# for `perf report -i`; recording costs the server some throughput), FREIGHT (the
+# freight binary to measure, default target/release/freight; a wrapper script
+# that sets FREIGHT_* variables and execs it compares settings), PERF_ARGS
+# (perf record's sampling options, default `-g`; e.g. `--call-graph dwarf -F 200`
+# for call chains through code built without frame pointers).
 # Shapes: 1 server worker with wrk -t1 -c32 (the headline), and 2 workers with
 # wrk -t2 -c256; bulk (batches of 1,000 fixes over 1,000 loads) at 1 worker
 # with wrk -t1 -c32, where points/s is 1,000 times the requests/s shown. The machine is shared and noisy: compare the ratios of one run.
@@ -76,7 +80,7 @@ run() {
   local perf_pid=""
   if [ -n "${PERF:-}" ] && [ "$5" = "$FREIGHT_PID" ]; then
     mkdir -p target/perf
-    perf record -q -g -p "$5" -o "target/perf/$6.data" -- sleep "$SECONDS_PER_RUN" 2>/dev/null &
+    perf record -q ${PERF_ARGS:--g} -p "$5" -o "target/perf/$6.data" -- sleep "$SECONDS_PER_RUN" 2>/dev/null &
     perf_pid=$!
   fi
   WRK_LOADS="$WORK/loads" WRK_KEY="$KEY" wrk --latency -t"$3" -c"$4" -d"${SECONDS_PER_RUN}s" \

@@ -50,6 +50,16 @@ impl GroupCommitter {
         storage: Arc<dyn TrackingStore>,
         capacity: usize,
     ) -> std::io::Result<(Self, std::thread::JoinHandle<()>)> {
+        Self::start_placed(storage, capacity, || {})
+    }
+
+    /// [`Self::start_with_capacity`], running `place` first on the committer's
+    /// thread (the server keeps it off the HTTP workers' CPUs with it).
+    pub fn start_placed(
+        storage: Arc<dyn TrackingStore>,
+        capacity: usize,
+        place: impl FnOnce() + Send + 'static,
+    ) -> std::io::Result<(Self, std::thread::JoinHandle<()>)> {
         let (queue, receiver) = mpsc::channel(capacity);
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
@@ -57,6 +67,7 @@ impl GroupCommitter {
         let thread = std::thread::Builder::new()
             .name("freight-gps-commit".into())
             .spawn(move || {
+                place();
                 crate::storage::mark_thread_may_block();
                 runtime.block_on(run(storage, receiver));
             })?;

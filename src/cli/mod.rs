@@ -141,6 +141,10 @@ pub struct ServeArgs {
     /// HTTP worker threads [default: one per CPU core].
     #[arg(long, env = "FREIGHT_WORKERS", value_parser = clap::value_parser!(u16).range(1..=512))]
     pub workers: Option<u16>,
+    /// With fewer workers than CPUs, keep each worker on a CPU of its own and
+    /// the GPS committer on the others (`off`: the scheduler places them).
+    #[arg(long, env = "FREIGHT_CPU_PINNING", value_enum, default_value = "auto")]
+    pub cpu_pinning: crate::cpu_placement::CpuPinning,
     /// Do not create an account and API key on first start.
     #[arg(long, env = "FREIGHT_NO_BOOTSTRAP_KEY", value_parser = clap::builder::BoolishValueParser::new())]
     pub no_bootstrap_key: bool,

@@ -37,6 +37,7 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
             || std::thread::available_parallelism().map_or(1, |n| n.get()),
             usize::from,
         ),
+        cpu_pinning: args.cpu_pinning,
         bootstrap_key: !args.no_bootstrap_key,
         body_limit: args.max_body_bytes,
         gps_queue: args.gps_queue as usize,

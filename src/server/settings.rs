@@ -7,6 +7,7 @@ use super::tls::TlsSource;
 use crate::actors::load_actor::ActorSettings;
 use crate::api::extract::DEFAULT_BODY_LIMIT;
 use crate::clock::Clock;
+use crate::cpu_placement::CpuPinning;
 use crate::services::live::LiveSettings;
 use crate::webhooks::dispatcher::DispatchSettings;
 
@@ -32,6 +33,9 @@ pub struct Settings {
     pub scylla: Option<crate::storage::scylla::ScyllaConfig>,
     pub transport: ApiTransport,
     pub workers: usize,
+    /// Whether workers and the GPS committer get CPUs of their own (see
+    /// `cpu_placement`).
+    pub cpu_pinning: CpuPinning,
     /// Create an account and key on first start and hand back the key.
     pub bootstrap_key: bool,
     pub body_limit: usize,
@@ -55,6 +59,9 @@ impl Settings {
             scylla: None,
             transport: ApiTransport::Tls(TlsSource::SelfSigned),
             workers: 2,
+            // Tests start many servers in one process; they pin nothing unless
+            // a test asks for it.
+            cpu_pinning: CpuPinning::Off,
             bootstrap_key: true,
             body_limit: DEFAULT_BODY_LIMIT,
             gps_queue: crate::actors::group_commit::QUEUE_CAPACITY,

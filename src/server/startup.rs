@@ -25,6 +25,7 @@ use crate::actors::registry::LoadRegistry;
 use crate::api::auth::TransportPolicy;
 use crate::api::extract::BodyLimit;
 use crate::clock::Clock;
+use crate::cpu_placement::CpuPlacement;
 use crate::routes;
 use crate::server::settings::{ApiTransport, Settings};
 use crate::services::live::{LiveHub, LiveSettings};
@@ -77,6 +78,10 @@ impl Application {
             },
         };
         let storage = storage::open(&config).await.context("opening storage")?;
+        let placement = CpuPlacement::plan(settings.cpu_pinning, settings.workers).map(Arc::new);
+        if let Some(placement) = &placement {
+            tracing::info!("{}", placement.describe());
+        }
         let services = start_services(
             storage,
             settings.clock.clone(),
@@ -84,6 +89,7 @@ impl Application {
             settings.webhooks.clone(),
             settings.live,
             settings.gps_queue,
+            placement.clone(),
         )
         .await
         .context("starting the services")?;
@@ -96,7 +102,7 @@ impl Application {
             .with_context(|| format!("binding the admin listener to {}", settings.admin_listen))?;
         let admin_addr = admin_listener.local_addr()?;
 
-        let api = api_server(&settings, &services, api_listener)?;
+        let api = api_server(&settings, &services, api_listener, placement)?;
         let admin = admin_server(&services, token, admin_listener)?;
         // Last, once nothing else can fail: a first-start key that is created but
         // never printed would be lost for good.
@@ -170,6 +176,7 @@ fn api_server(
     settings: &Settings,
     services: &Services,
     listener: TcpListener,
+    placement: Option<Arc<CpuPlacement>>,
 ) -> anyhow::Result<Server> {
     let live = services.tracking.live().clone();
     let services = services.clone();
@@ -218,14 +225,24 @@ fn api_server(
         ApiTransport::Tls(source) => {
             let tls = tls::server_config(source, &settings.data_dir)?;
             builder.listen("freight-api", listener, move || {
+                place_worker(&placement);
                 plain_http::https_only(http!().rustls_0_23((*tls).clone()))
             })?
         }
-        ApiTransport::BehindTlsProxy => {
-            builder.listen("freight-api", listener, move || http!().tcp())?
-        }
+        ApiTransport::BehindTlsProxy => builder.listen("freight-api", listener, move || {
+            place_worker(&placement);
+            http!().tcp()
+        })?,
     };
     Ok(builder.run())
+}
+
+/// Called where each worker starts (actix-server makes a worker's services on
+/// the worker's own thread).
+fn place_worker(placement: &Option<Arc<CpuPlacement>>) {
+    if let Some(placement) = placement {
+        placement.place_worker();
+    }
 }
 
 /// Ends the live tracking streams when the API server starts a graceful
@@ -286,6 +303,7 @@ async fn start_services(
     dispatch: DispatchSettings,
     live: LiveSettings,
     gps_queue: usize,
+    placement: Option<Arc<CpuPlacement>>,
 ) -> anyhow::Result<Services> {
     let directory = Arc::new(Directory::new(storage.all_webhooks().await?));
     let notifier = Arc::new(Notifier::default());
@@ -301,7 +319,12 @@ async fn start_services(
         dispatch,
         instance.clone(),
     )?;
-    let (committer, _thread) = GroupCommitter::start_with_capacity(storage.clone(), gps_queue)
+    let (committer, _thread) =
+        GroupCommitter::start_placed(storage.clone(), gps_queue, move || {
+            if let Some(placement) = placement {
+                placement.place_committer();
+            }
+        })
         .context("starting the GPS committer thread")?;
     let registry = Arc::new(LoadRegistry::new(ActorDeps {
         storage: storage.clone(),

@@ -230,9 +230,12 @@ impl UserService {
 async fn blocking<T: Send + 'static>(
     work: impl FnOnce() -> T + Send + 'static,
 ) -> Result<T, Unavailable> {
-    tokio::task::spawn_blocking(work)
-        .await
-        .map_err(Unavailable::task)
+    tokio::task::spawn_blocking(|| {
+        crate::cpu_placement::widen_inherited();
+        work()
+    })
+    .await
+    .map_err(Unavailable::task)
 }
 
 fn hash(password: &str) -> String {

@@ -197,3 +197,59 @@ async fn a_log_that_cannot_be_written_costs_no_answer() {
         "every request's log lines were counted as lost: {lost}"
     );
 }
+
+/// The CPUs each of this process's threads named `name` may run on, from /proc.
+fn cpus_of_threads(name: &str) -> Vec<Vec<usize>> {
+    let mut found = Vec::new();
+    for task in std::fs::read_dir("/proc/self/task").unwrap().flatten() {
+        let comm = std::fs::read_to_string(task.path().join("comm")).unwrap_or_default();
+        if comm.trim_end() != name {
+            continue;
+        }
+        let status = std::fs::read_to_string(task.path().join("status")).unwrap_or_default();
+        let Some(list) = status
+            .lines()
+            .find_map(|line| line.strip_prefix("Cpus_allowed_list:"))
+        else {
+            continue;
+        };
+        // "0-2,5": ranges and single CPUs.
+        let cpus = list
+            .trim()
+            .split(',')
+            .flat_map(|part| {
+                let (first, last) = part.split_once('-').unwrap_or((part, part));
+                first.parse::<usize>().unwrap()..=last.parse::<usize>().unwrap()
+            })
+            .collect();
+        found.push(cpus);
+    }
+    found
+}
+
+#[actix_web::test]
+async fn with_fewer_workers_than_cpus_the_committer_runs_off_the_workers_cpu() {
+    use freight::cpu_placement::{CpuPinning, allowed_cpus};
+    let allowed = allowed_cpus().unwrap();
+    if allowed.len() < 2 {
+        eprintln!("skipped: placement needs two CPUs, this process may use {allowed:?}");
+        return;
+    }
+    let app = crate::helpers::spawn_app_with(|settings| {
+        settings.workers = 1;
+        settings.cpu_pinning = CpuPinning::Auto;
+    })
+    .await;
+    // Answered: the worker has started (and placed itself).
+    let (status, _) = app.get("/loads").await;
+    assert_eq!(status, StatusCode::OK);
+    // Other tests' servers in this process pin nothing: the worker is kept on
+    // the first CPU, the committer on the rest.
+    let committers = cpus_of_threads("freight-gps-com");
+    assert!(
+        committers.contains(&allowed[1..].to_vec()),
+        "{committers:?}"
+    );
+    let workers = cpus_of_threads("actix-rt|system");
+    assert!(workers.contains(&vec![allowed[0]]), "{workers:?}");
+}

@@ -307,6 +307,7 @@ impl EmbeddedStore {
         }
         let shared = self.shared.clone();
         tokio::task::spawn_blocking(move || {
+            crate::cpu_placement::widen_inherited();
             let done = work(&inner);
             drop(inner);
             shared.check(&done);
