@@ -136,6 +136,25 @@ const IS_CROCKFORD: [bool; 256] = {
     table
 };
 
+/// Each Crockford character's value (0 for any other byte: ids are checked
+/// when made, so decoding has nothing left to refuse).
+const CROCKFORD_VALUE: [u8; 256] = {
+    let mut table = [0u8; 256];
+    let mut i = 0;
+    while i < CROCKFORD.len() {
+        table[CROCKFORD[i] as usize] = i as u8;
+        i += 1;
+    }
+    table
+};
+
+/// The 128-bit value a suffix spells (the inverse of `encode`).
+fn decode(suffix: &[u8]) -> u128 {
+    suffix.iter().fold(0u128, |value, &b| {
+        (value << 5) | u128::from(CROCKFORD_VALUE[usize::from(b)])
+    })
+}
+
 fn is_valid_suffix(suffix: &str) -> bool {
     suffix.len() == SUFFIX_LEN
         && suffix.bytes().all(|b| IS_CROCKFORD[usize::from(b)])
@@ -176,6 +195,13 @@ macro_rules! prefixed_id {
 
             pub fn as_str(&self) -> &str {
                 self.0.as_str()
+            }
+
+            /// The ULID the suffix spells: creation millisecond in the top 48
+            /// bits, then 80 random (or counted) bits.
+            #[allow(dead_code)] // not every kind of id needs its number
+            pub(crate) fn ulid(&self) -> u128 {
+                decode(&self.as_str().as_bytes()[$prefix.len()..])
             }
 
             /// An id read back from this service's own storage, where only ids that
@@ -266,6 +292,17 @@ mod tests {
         }
         let parsed = LoadId::parse(ids[0].as_str()).expect("own id parses");
         assert_eq!(parsed, ids[0]);
+    }
+
+    #[test]
+    fn an_id_decodes_to_the_ulid_it_was_made_from() {
+        for value in [0u128, 1, (1 << 80) - 1, 1 << 80, u128::MAX] {
+            let id = LoadId::from_suffix(&encode(value)).unwrap();
+            assert_eq!(id.ulid(), value, "{id}");
+        }
+        let id = LoadId::generate();
+        let ms = (id.ulid() >> 80) as i64;
+        assert!((chrono::Utc::now().timestamp_millis() - ms).abs() < 60_000);
     }
 
     #[test]

@@ -65,11 +65,11 @@ struct Inner {
 
     /// GPS time series, see [`keys::point`].
     points: Keyspace,
-    /// The GPS time series of a data directory written before the current key
-    /// layout (see [`keys::legacy_point_load_key`]), when it holds any points: read
-    /// alongside `points`, never written. Converting it at start would read the
-    /// whole series, which start-up must not do.
-    legacy_points: Option<Keyspace>,
+    /// The GPS time series of a data directory written in an older key layout
+    /// (see [`keys::OlderPointLayout`]), those that hold any points: read
+    /// alongside `points`, never written. Converting them at start would read
+    /// the whole series, which start-up must not do.
+    older_points: Vec<(Keyspace, keys::OlderPointLayout)>,
 
     /// The outbox: event id (time-ordered) → event.
     events: Keyspace,
@@ -220,8 +220,8 @@ fn open_inner(path: &Path) -> StorageResult<Inner> {
             .map(|_| std::sync::Mutex::new(()))
             .collect(),
         carriers: keyspace("carriers").map_err(unavailable)?,
-        points: keyspace("gps_points").map_err(unavailable)?,
-        legacy_points: legacy_points(&db)?,
+        points: keyspace(POINTS).map_err(unavailable)?,
+        older_points: older_points(&db)?,
         events: keyspace("events").map_err(unavailable)?,
         load_events: keyspace("load_events").map_err(unavailable)?,
         webhooks: keyspace("webhooks").map_err(unavailable)?,
@@ -243,20 +243,25 @@ fn open_inner(path: &Path) -> StorageResult<Inner> {
     Ok(inner)
 }
 
-/// The legacy `points` keyspace, if this data directory has one with points in it.
-fn legacy_points(db: &Database) -> StorageResult<Option<Keyspace>> {
-    if !db.keyspace_exists(LEGACY_POINTS) {
-        return Ok(None);
+/// The keyspaces of older point layouts this data directory has points in.
+fn older_points(db: &Database) -> StorageResult<Vec<(Keyspace, keys::OlderPointLayout)>> {
+    let mut found = Vec::new();
+    for (name, layout) in keys::OlderPointLayout::ALL {
+        if !db.keyspace_exists(name) {
+            continue;
+        }
+        let points = db
+            .keyspace(name, KeyspaceCreateOptions::default)
+            .map_err(unavailable)?;
+        if points.first_key_value().is_some() {
+            found.push((points, layout));
+        }
     }
-    let points = db
-        .keyspace(LEGACY_POINTS, KeyspaceCreateOptions::default)
-        .map_err(unavailable)?;
-    let empty = points.first_key_value().is_none();
-    Ok((!empty).then_some(points))
+    Ok(found)
 }
 
-/// The keyspace name of the GPS time series in the layout before `gps_points`.
-const LEGACY_POINTS: &str = "points";
+/// The keyspace name of the GPS time series (see [`keys::point`]).
+const POINTS: &str = "gps_track";
 
 impl EmbeddedStore {
     /// Writes one record durably into the keyspace `pick` selects.

@@ -27,17 +27,17 @@ impl LoadPoints<'_> {
 }
 
 /// Where a load's points may be: the current keyspace and, in an older data
-/// directory, the legacy one, each with its key layout.
+/// directory, the keyspaces of older layouts, each with its key layout.
 fn layouts<'a>(s: &'a Inner, load: &LoadId) -> impl Iterator<Item = LoadPoints<'a>> {
     let current = LoadPoints {
         keyspace: &s.points,
         prefix: keys::point_load_key(load).to_vec(),
     };
-    let legacy = s.legacy_points.as_ref().map(|keyspace| LoadPoints {
+    let older = s.older_points.iter().map(|(keyspace, layout)| LoadPoints {
         keyspace,
-        prefix: keys::legacy_point_load_key(load).to_vec(),
+        prefix: layout.load_part(load),
     });
-    std::iter::once(current).chain(legacy)
+    std::iter::once(current).chain(older)
 }
 
 /// The time of the load's newest stored point, if it has any (one reverse seek
@@ -150,8 +150,8 @@ impl TrackingStore for EmbeddedStore {
                 }
             }
             if layouts_read > 1 {
-                // Newest first across both layouts; a timestamp is stored in one
-                // of them only (appends check both), so nothing merges.
+                // Newest first across the layouts; a timestamp is stored in one
+                // of them only (appends check all), so nothing merges.
                 out.sort_by_key(|fix| std::cmp::Reverse(fix.timestamp));
                 out.truncate(range.limit);
             }
@@ -190,6 +190,7 @@ mod tests {
     use chrono::{Duration, TimeZone};
 
     use super::*;
+    use crate::storage::embedded::keys::OlderPointLayout;
 
     fn fix(at: DateTime<Utc>, lat: f64) -> GpsFix {
         GpsFix {
@@ -215,17 +216,19 @@ mod tests {
         outcomes.remove(0)
     }
 
-    /// A data directory whose points were written in the legacy layout, as the
-    /// store before `gps_points` wrote them.
-    fn write_legacy(path: &std::path::Path, points: &[(LoadId, GpsFix)]) {
+    /// A data directory with points in older layouts' keyspaces, as the store
+    /// wrote them before `gps_track`.
+    fn write_older(path: &std::path::Path, points: &[(OlderPointLayout, LoadId, GpsFix)]) {
         let db = fjall::Database::builder(path).open().unwrap();
-        let legacy = db
-            .keyspace("points", fjall::KeyspaceCreateOptions::default)
-            .unwrap();
-        for (load, fix) in points {
-            legacy
+        for (layout, load, fix) in points {
+            let (name, _) = OlderPointLayout::ALL
+                .into_iter()
+                .find(|(_, l)| l == layout)
+                .unwrap();
+            db.keyspace(name, fjall::KeyspaceCreateOptions::default)
+                .unwrap()
                 .insert(
-                    keys::point_key(keys::legacy_point_load_key(load), &fix.timestamp),
+                    keys::point_key(&layout.load_part(load), &fix.timestamp),
                     keys::encode_point(fix),
                 )
                 .unwrap();
@@ -234,19 +237,21 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn points_of_the_legacy_layout_are_read_merged_and_still_count_as_duplicates() {
+    async fn points_of_older_layouts_are_read_merged_and_still_count_as_duplicates() {
         let dir = tempfile::tempdir().unwrap();
         let base = Utc.with_ymd_and_hms(2026, 11, 20, 12, 0, 0).unwrap();
         let at = |minutes: i64| base + Duration::minutes(minutes);
         let (load, other) = (LoadId::generate(), LoadId::generate());
-        // Legacy points at minutes 0, 10 and 20, and one of another load.
-        write_legacy(
+        // Older points at minutes 0 and 10 in the first layout, 20 in the
+        // second, and one of another load.
+        let (first, second) = (OlderPointLayout::LoadId, OlderPointLayout::UlidText);
+        write_older(
             dir.path(),
             &[
-                (load.clone(), fix(at(0), 1.0)),
-                (load.clone(), fix(at(10), 2.0)),
-                (load.clone(), fix(at(20), 3.0)),
-                (other.clone(), fix(at(30), 9.0)),
+                (first, load.clone(), fix(at(0), 1.0)),
+                (first, load.clone(), fix(at(10), 2.0)),
+                (second, load.clone(), fix(at(20), 3.0)),
+                (second, other.clone(), fix(at(30), 9.0)),
             ],
         );
 
@@ -262,8 +267,8 @@ mod tests {
             [at(20), at(10), at(0)]
         );
 
-        // A legacy timestamp again is a duplicate, whether it is the newest or not;
-        // a later fix and one between legacy ones are stored in the new layout.
+        // An older layout's timestamp again is a duplicate, whether it is the newest or not;
+        // a later fix and one between older ones are stored in the new layout.
         let outcomes = store
             .append_points(vec![
                 point(&load, fix(at(20), 7.0)),
@@ -282,7 +287,7 @@ mod tests {
                 Appended::Stored
             ]
         );
-        // After a restart (no remembered newest point) the legacy ones still count.
+        // After a restart (no remembered newest point) the older ones still count.
         drop(store);
         let store = EmbeddedStore::open(dir.path()).await.unwrap();
         assert_eq!(
@@ -322,7 +327,7 @@ mod tests {
         );
         assert_eq!(store.count_points(&load, at(0), at(20)).await.unwrap(), 4);
         assert_eq!(store.count_points(&load, at(1), at(24)).await.unwrap(), 3);
-        // The other load's legacy point stays its own.
+        // The other load's older point stays its own.
         assert_eq!(
             times(
                 store
@@ -339,13 +344,15 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn a_new_data_directory_has_no_legacy_points_keyspace() {
+    async fn a_new_data_directory_has_no_older_points_keyspace() {
         let dir = tempfile::tempdir().unwrap();
         let store = EmbeddedStore::open(dir.path()).await.unwrap();
         let load = LoadId::generate();
         append_one(&store, &load, fix(Utc::now(), 1.0)).await;
         let inner = store.shared.current().unwrap();
-        assert!(inner.legacy_points.is_none());
-        assert!(!inner.db.keyspace_exists(super::super::LEGACY_POINTS));
+        assert!(inner.older_points.is_empty());
+        for (name, _) in OlderPointLayout::ALL {
+            assert!(!inner.db.keyspace_exists(name), "{name}");
+        }
     }
 }
