@@ -7,16 +7,17 @@
 //! woken thread next to the thread that woke it. Left to itself, the committer
 //! kept landing on the busy worker's CPU and preempting it there, while the
 //! other CPU ran the client or nothing. Measured with wrk at 1 worker on 2
-//! CPUs, 32 connections of single fixes, alternating rounds: 19.2k-20.9k fixes/s
-//! pinned against 14.0k-16.3k unpinned (BENCHMARKS.md).
+//! CPUs, 32 connections of single fixes (`benches/wrk/compare.sh`, the same
+//! build with `FREIGHT_CPU_PINNING=off` and without, alternating): ingest at a
+//! median 0.40 of the bare handler pinned, 0.365 unpinned (BENCHMARKS.md).
 //!
 //! With as many workers as CPUs (the default worker count) nothing is pinned:
 //! every CPU has a worker and the committer has no CPU of its own to go to.
 //!
 //! A thread starts with the CPUs of the thread that created it, so the threads
 //! a worker starts for blocking work (tokio's blocking pool: storage calls,
-//! password hashing) would stay on the worker's CPU; they call
-//! [`widen_inherited`] and run anywhere again.
+//! password hashing) would stay on the worker's CPU; blocking work goes through
+//! [`spawn_blocking`], which lets them run anywhere again.
 
 use std::cell::Cell;
 use std::sync::OnceLock;
@@ -41,7 +42,8 @@ pub enum CpuPinning {
     Off,
 }
 
-/// The CPUs (as the kernel numbers them) each kind of thread is kept on.
+/// The CPUs (as the kernel numbers them) each kind of thread is kept on; both
+/// empty when nothing is pinned.
 #[derive(Debug)]
 pub struct CpuPlacement {
     workers: Vec<usize>,
@@ -52,38 +54,55 @@ pub struct CpuPlacement {
 
 impl CpuPlacement {
     /// The placement of `workers` HTTP workers over the CPUs this process may
-    /// run on; `None` when nothing is to be pinned.
-    pub fn plan(pinning: CpuPinning, workers: usize) -> Option<Self> {
-        match pinning {
+    /// run on.
+    pub fn plan(pinning: CpuPinning, workers: usize) -> Self {
+        let allowed = match pinning {
             CpuPinning::Off => None,
-            CpuPinning::Auto => {
-                let allowed = allowed_cpus()?;
-                let placement = Self::over(&allowed, workers)?;
-                PROCESS_CPUS.get_or_init(|| allowed);
-                Some(placement)
-            }
+            CpuPinning::Auto => allowed_cpus(),
+        };
+        let placement = Self::over(allowed.as_deref().unwrap_or_default(), workers);
+        if placement.pins()
+            && let Some(allowed) = allowed
+        {
+            PROCESS_CPUS.get_or_init(|| allowed);
+        }
+        placement
+    }
+
+    /// Workers take the first CPUs, one each, and the committer the rest; with
+    /// no CPU left over, nothing is pinned.
+    fn over(allowed: &[usize], workers: usize) -> Self {
+        let (workers, committer) = if workers >= 1 && allowed.len() > workers {
+            (allowed[..workers].to_vec(), allowed[workers..].to_vec())
+        } else {
+            Default::default()
+        };
+        Self {
+            workers,
+            committer,
+            placed: AtomicUsize::new(0),
         }
     }
 
-    /// Workers take the first CPUs, one each; the committer has the rest.
-    fn over(allowed: &[usize], workers: usize) -> Option<Self> {
-        (workers >= 1 && allowed.len() > workers).then(|| Self {
-            workers: allowed[..workers].to_vec(),
-            committer: allowed[workers..].to_vec(),
-            placed: AtomicUsize::new(0),
-        })
+    /// Whether any thread is kept on CPUs.
+    pub fn pins(&self) -> bool {
+        !self.workers.is_empty()
     }
 
     /// Keeps the calling thread, a worker starting, on the next worker CPU (a
     /// worker restarted after a panic shares one).
     pub fn place_worker(&self) {
-        let n = self.placed.fetch_add(1, Ordering::Relaxed);
-        pin_current_thread(&self.workers[n % self.workers.len()..][..1]);
+        if self.pins() {
+            let n = self.placed.fetch_add(1, Ordering::Relaxed);
+            pin_current_thread(std::slice::from_ref(&self.workers[n % self.workers.len()]));
+        }
     }
 
     /// Keeps the calling thread, the committer, off the workers' CPUs.
     pub fn place_committer(&self) {
-        pin_current_thread(&self.committer);
+        if self.pins() {
+            pin_current_thread(&self.committer);
+        }
     }
 
     /// For the start-up log line.
@@ -95,10 +114,22 @@ impl CpuPlacement {
     }
 }
 
+/// `tokio::task::spawn_blocking`, for every piece of blocking work: the pool's
+/// thread may have been started by a pinned worker, and is let run on every
+/// CPU of the process again first.
+pub fn spawn_blocking<T: Send + 'static>(
+    work: impl FnOnce() -> T + Send + 'static,
+) -> tokio::task::JoinHandle<T> {
+    tokio::task::spawn_blocking(|| {
+        widen_inherited();
+        work()
+    })
+}
+
 /// Lets a thread that may have inherited a pinned thread's CPU run on every CPU
 /// of the process again. Cheap after the first call in a thread (one
 /// thread-local read); does nothing while nothing is pinned.
-pub fn widen_inherited() {
+fn widen_inherited() {
     if SETTLED.replace(true) {
         return;
     }
@@ -152,13 +183,13 @@ mod tests {
 
     #[test]
     fn fewer_workers_than_cpus_get_a_cpu_each_and_the_committer_the_rest() {
-        let placement = CpuPlacement::over(&[0, 1, 2, 3], 1).unwrap();
+        let placement = CpuPlacement::over(&[0, 1, 2, 3], 1);
         assert_eq!(
             (placement.workers, placement.committer),
             (vec![0], vec![1, 2, 3])
         );
         // The CPUs the process may use, whatever their numbers (taskset -c 2,5,7).
-        let placement = CpuPlacement::over(&[2, 5, 7], 2).unwrap();
+        let placement = CpuPlacement::over(&[2, 5, 7], 2);
         assert_eq!(
             (placement.workers, placement.committer),
             (vec![2, 5], vec![7])
@@ -167,10 +198,15 @@ mod tests {
 
     #[test]
     fn as_many_workers_as_cpus_or_more_pin_nothing() {
-        assert!(CpuPlacement::over(&[0, 1], 2).is_none());
-        assert!(CpuPlacement::over(&[0, 1], 8).is_none());
-        assert!(CpuPlacement::over(&[0], 1).is_none());
-        assert!(CpuPlacement::plan(CpuPinning::Off, 1).is_none());
+        assert!(!CpuPlacement::over(&[0, 1], 2).pins());
+        assert!(!CpuPlacement::over(&[0, 1], 8).pins());
+        assert!(!CpuPlacement::over(&[0], 1).pins());
+        assert!(!CpuPlacement::plan(CpuPinning::Off, 1).pins());
+        // Placing threads by a placement that pins nothing leaves them as they are.
+        let allowed = allowed_cpus().unwrap();
+        let nothing = CpuPlacement::over(&[0, 1], 2);
+        assert_eq!(placed_on(|| nothing.place_worker()), allowed);
+        assert_eq!(placed_on(|| nothing.place_committer()), allowed);
     }
 
     /// The CPUs a thread that places itself by `place` is then allowed.
@@ -194,7 +230,7 @@ mod tests {
         }
         // One CPU left for the committer, a worker on each of the others.
         let workers = allowed.len() - 1;
-        let placement = CpuPlacement::over(&allowed, workers).unwrap();
+        let placement = CpuPlacement::over(&allowed, workers);
         for n in 0..=workers {
             // The last one is a worker restarted: it shares the first CPU.
             let expected = allowed[n % workers];

@@ -78,8 +78,8 @@ impl Application {
             },
         };
         let storage = storage::open(&config).await.context("opening storage")?;
-        let placement = CpuPlacement::plan(settings.cpu_pinning, settings.workers).map(Arc::new);
-        if let Some(placement) = &placement {
+        let placement = Arc::new(CpuPlacement::plan(settings.cpu_pinning, settings.workers));
+        if placement.pins() {
             tracing::info!("{}", placement.describe());
         }
         let services = start_services(
@@ -176,10 +176,12 @@ fn api_server(
     settings: &Settings,
     services: &Services,
     listener: TcpListener,
-    placement: Option<Arc<CpuPlacement>>,
+    placement: Arc<CpuPlacement>,
 ) -> anyhow::Result<Server> {
     let live = services.tracking.live().clone();
     let services = services.clone();
+    // actix-server makes each worker's services on the worker's own thread: the
+    // listener's factory below is where a worker places itself.
     let body_limit = BodyLimit(settings.body_limit);
     let policy = match settings.transport {
         ApiTransport::Tls(_) => TransportPolicy::DirectTls,
@@ -225,24 +227,16 @@ fn api_server(
         ApiTransport::Tls(source) => {
             let tls = tls::server_config(source, &settings.data_dir)?;
             builder.listen("freight-api", listener, move || {
-                place_worker(&placement);
+                placement.place_worker();
                 plain_http::https_only(http!().rustls_0_23((*tls).clone()))
             })?
         }
         ApiTransport::BehindTlsProxy => builder.listen("freight-api", listener, move || {
-            place_worker(&placement);
+            placement.place_worker();
             http!().tcp()
         })?,
     };
     Ok(builder.run())
-}
-
-/// Called where each worker starts (actix-server makes a worker's services on
-/// the worker's own thread).
-fn place_worker(placement: &Option<Arc<CpuPlacement>>) {
-    if let Some(placement) = placement {
-        placement.place_worker();
-    }
 }
 
 /// Ends the live tracking streams when the API server starts a graceful
@@ -303,7 +297,7 @@ async fn start_services(
     dispatch: DispatchSettings,
     live: LiveSettings,
     gps_queue: usize,
-    placement: Option<Arc<CpuPlacement>>,
+    placement: Arc<CpuPlacement>,
 ) -> anyhow::Result<Services> {
     let directory = Arc::new(Directory::new(storage.all_webhooks().await?));
     let notifier = Arc::new(Notifier::default());
@@ -321,9 +315,7 @@ async fn start_services(
     )?;
     let (committer, _thread) =
         GroupCommitter::start_placed(storage.clone(), gps_queue, move || {
-            if let Some(placement) = placement {
-                placement.place_committer();
-            }
+            placement.place_committer()
         })
         .context("starting the GPS committer thread")?;
     let registry = Arc::new(LoadRegistry::new(ActorDeps {

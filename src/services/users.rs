@@ -230,12 +230,9 @@ impl UserService {
 async fn blocking<T: Send + 'static>(
     work: impl FnOnce() -> T + Send + 'static,
 ) -> Result<T, Unavailable> {
-    tokio::task::spawn_blocking(|| {
-        crate::cpu_placement::widen_inherited();
-        work()
-    })
-    .await
-    .map_err(Unavailable::task)
+    crate::cpu_placement::spawn_blocking(work)
+        .await
+        .map_err(Unavailable::task)
 }
 
 fn hash(password: &str) -> String {

@@ -170,10 +170,15 @@ pub enum OlderPointLayout {
 }
 
 impl OlderPointLayout {
-    pub const ALL: [(&'static str, OlderPointLayout); 2] = [
-        ("points", OlderPointLayout::LoadId),
-        ("gps_points", OlderPointLayout::UlidText),
-    ];
+    pub const ALL: [OlderPointLayout; 2] = [OlderPointLayout::LoadId, OlderPointLayout::UlidText];
+
+    /// The keyspace its points are in.
+    pub fn keyspace(self) -> &'static str {
+        match self {
+            OlderPointLayout::LoadId => "points",
+            OlderPointLayout::UlidText => "gps_points",
+        }
+    }
 
     pub fn load_part(self, load: &LoadId) -> Vec<u8> {
         match self {

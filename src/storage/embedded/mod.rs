@@ -174,7 +174,7 @@ fn decode<T: DeserializeOwned>(bytes: &[u8]) -> StorageResult<T> {
 impl EmbeddedStore {
     pub async fn open(path: &Path) -> StorageResult<Self> {
         let path = path.to_owned();
-        tokio::task::spawn_blocking(move || Self::open_blocking(&path))
+        crate::cpu_placement::spawn_blocking(move || Self::open_blocking(&path))
             .await
             .map_err(unavailable)?
     }
@@ -246,12 +246,12 @@ fn open_inner(path: &Path) -> StorageResult<Inner> {
 /// The keyspaces of older point layouts this data directory has points in.
 fn older_points(db: &Database) -> StorageResult<Vec<(Keyspace, keys::OlderPointLayout)>> {
     let mut found = Vec::new();
-    for (name, layout) in keys::OlderPointLayout::ALL {
-        if !db.keyspace_exists(name) {
+    for layout in keys::OlderPointLayout::ALL {
+        if !db.keyspace_exists(layout.keyspace()) {
             continue;
         }
         let points = db
-            .keyspace(name, KeyspaceCreateOptions::default)
+            .keyspace(layout.keyspace(), KeyspaceCreateOptions::default)
             .map_err(unavailable)?;
         if points.first_key_value().is_some() {
             found.push((points, layout));
@@ -311,8 +311,7 @@ impl EmbeddedStore {
             return done;
         }
         let shared = self.shared.clone();
-        tokio::task::spawn_blocking(move || {
-            crate::cpu_placement::widen_inherited();
+        crate::cpu_placement::spawn_blocking(move || {
             let done = work(&inner);
             drop(inner);
             shared.check(&done);

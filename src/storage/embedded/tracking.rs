@@ -125,10 +125,8 @@ impl TrackingStore for EmbeddedStore {
         let load = load.clone();
         self.run(move |s| {
             let mut out = Vec::with_capacity(range.limit.min(1024));
-            let mut layouts_read = 0;
             let exclusive_end = range.before.is_some_and(|b| b <= range.to);
             for points in layouts(s, &load) {
-                layouts_read += 1;
                 let start = points.key(&range.from);
                 let mut end = points.key(&range.to);
                 if let Some(before) = range.before {
@@ -149,7 +147,7 @@ impl TrackingStore for EmbeddedStore {
                     out.push(fix);
                 }
             }
-            if layouts_read > 1 {
+            if !s.older_points.is_empty() {
                 // Newest first across the layouts; a timestamp is stored in one
                 // of them only (appends check all), so nothing merges.
                 out.sort_by_key(|fix| std::cmp::Reverse(fix.timestamp));
@@ -216,16 +214,21 @@ mod tests {
         outcomes.remove(0)
     }
 
+    /// The times of the load's newest `n` points, newest first.
+    async fn latest(store: &EmbeddedStore, load: &LoadId, n: usize) -> Vec<DateTime<Utc>> {
+        let fixes = store
+            .load_points(load, PointRange::latest(n))
+            .await
+            .unwrap();
+        fixes.iter().map(|f| f.timestamp).collect()
+    }
+
     /// A data directory with points in older layouts' keyspaces, as the store
     /// wrote them before `gps_track`.
     fn write_older(path: &std::path::Path, points: &[(OlderPointLayout, LoadId, GpsFix)]) {
         let db = fjall::Database::builder(path).open().unwrap();
         for (layout, load, fix) in points {
-            let (name, _) = OlderPointLayout::ALL
-                .into_iter()
-                .find(|(_, l)| l == layout)
-                .unwrap();
-            db.keyspace(name, fjall::KeyspaceCreateOptions::default)
+            db.keyspace(layout.keyspace(), fjall::KeyspaceCreateOptions::default)
                 .unwrap()
                 .insert(
                     keys::point_key(&layout.load_part(load), &fix.timestamp),
@@ -257,15 +260,7 @@ mod tests {
 
         let store = EmbeddedStore::open(dir.path()).await.unwrap();
         let times = |fixes: Vec<GpsFix>| fixes.iter().map(|f| f.timestamp).collect::<Vec<_>>();
-        assert_eq!(
-            times(
-                store
-                    .load_points(&load, PointRange::latest(10))
-                    .await
-                    .unwrap()
-            ),
-            [at(20), at(10), at(0)]
-        );
+        assert_eq!(latest(&store, &load, 10).await, [at(20), at(10), at(0)]);
 
         // An older layout's timestamp again is a duplicate, whether it is the newest or not;
         // a later fix and one between older ones are stored in the new layout.
@@ -306,15 +301,7 @@ mod tests {
             [4.0, 3.0, 2.0, 5.0, 1.0],
             "the first stored value of each timestamp is kept"
         );
-        assert_eq!(
-            times(
-                store
-                    .load_points(&load, PointRange::latest(3))
-                    .await
-                    .unwrap()
-            ),
-            [at(25), at(20), at(10)]
-        );
+        assert_eq!(latest(&store, &load, 3).await, [at(25), at(20), at(10)]);
         let page = PointRange {
             from: at(5),
             to: at(25),
@@ -328,15 +315,7 @@ mod tests {
         assert_eq!(store.count_points(&load, at(0), at(20)).await.unwrap(), 4);
         assert_eq!(store.count_points(&load, at(1), at(24)).await.unwrap(), 3);
         // The other load's older point stays its own.
-        assert_eq!(
-            times(
-                store
-                    .load_points(&other, PointRange::latest(10))
-                    .await
-                    .unwrap()
-            ),
-            [at(30)]
-        );
+        assert_eq!(latest(&store, &other, 10).await, [at(30)]);
         assert_eq!(
             append_one(&store, &other, fix(at(30), 1.0)).await,
             Appended::Duplicate
@@ -351,8 +330,8 @@ mod tests {
         append_one(&store, &load, fix(Utc::now(), 1.0)).await;
         let inner = store.shared.current().unwrap();
         assert!(inner.older_points.is_empty());
-        for (name, _) in OlderPointLayout::ALL {
-            assert!(!inner.db.keyspace_exists(name), "{name}");
+        for layout in OlderPointLayout::ALL {
+            assert!(!inner.db.keyspace_exists(layout.keyspace()), "{layout:?}");
         }
     }
 }

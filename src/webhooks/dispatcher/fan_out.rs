@@ -297,7 +297,7 @@ async fn prepare_beside(
     events: Vec<Event>,
     now: DateTime<Utc>,
 ) -> Result<FanOut, Unavailable> {
-    tokio::task::spawn_blocking(move || FanOut::prepare(&directory, events, now))
+    crate::cpu_placement::spawn_blocking(move || FanOut::prepare(&directory, events, now))
         .await
         .map_err(Unavailable::task)
 }
