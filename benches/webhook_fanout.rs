@@ -128,7 +128,7 @@ fn main() {
             profile_window("bare", "disable");
             bare_rates.push(rate);
             bare_cpus.push(cpu);
-            bare_busiest.push(busiest(&threads_before, &thread_cpu()) / events as f64);
+            bare_busiest.push(busiest(&threads_before, &thread_cpu()).per(events));
             if let Some((_, handles, _, _)) = last.take() {
                 stop(handles).await;
             }
@@ -161,7 +161,7 @@ fn main() {
                 first.lock().unwrap().take().expect("deliveries arrived");
             let draining = first_delivery.elapsed();
             drain_cpus.push((cpu_seconds() - first_cpu) / events as f64);
-            drain_busiest.push(busiest(&first_threads, &thread_cpu()) / events as f64);
+            drain_busiest.push(busiest(&first_threads, &thread_cpu()).per(events));
             drain_rates.push(events as f64 / draining.as_secs_f64());
             println!(
                 "  round {}: bare {:>7.0} POSTs/s, freight drain {:>7.0} deliveries/s ({draining:.2?} from the first delivery; start-up {startup:.2?})",
@@ -182,7 +182,7 @@ fn main() {
         let paired_ratio = median(&mut paired);
         let (bare_rate, drain_rate) = (median(&mut bare_rates), median(&mut drain_rates));
         let (bare_cpu, drain_cpu) = (median(&mut bare_cpus), median(&mut drain_cpus));
-        let (bare_busiest, drain_busiest) = (median(&mut bare_busiest), median(&mut drain_busiest));
+        let (bare_busiest, drain_busiest) = (Sched::median(bare_busiest), Sched::median(drain_busiest));
 
         // Live: create loads through the service and wait for their deliveries.
         let before = count.load(Ordering::Relaxed);
@@ -225,9 +225,14 @@ fn main() {
         );
         println!(
             "  CPU per delivery of the busiest thread (the sender's, for both): bare {:.1} µs, freight {:.1} µs = {:.2}x",
-            bare_busiest * 1e6,
-            drain_busiest * 1e6,
-            drain_busiest / bare_busiest
+            bare_busiest.cpu * 1e6,
+            drain_busiest.cpu * 1e6,
+            drain_busiest.cpu / bare_busiest.cpu
+        );
+        println!(
+            "  time that thread was ready but waited for a CPU, per delivery: bare {:.1} µs, freight {:.1} µs",
+            bare_busiest.waiting * 1e6,
+            drain_busiest.waiting * 1e6,
         );
         println!(
             "  freight, live            {live_rate:>9.0} deliveries/s  ({live:.2?}; loads committed in {committed:.2?})"
@@ -382,8 +387,35 @@ async fn write_backlog(
     ids
 }
 
-/// CPU seconds used so far by each thread of this process.
-type ThreadCpu = HashMap<String, f64>;
+/// What the scheduler says of one thread (`/proc/.../schedstat`): seconds run
+/// on a CPU, and seconds spent ready to run but waiting for one.
+#[derive(Clone, Copy, Default)]
+struct Sched {
+    cpu: f64,
+    waiting: f64,
+}
+
+impl Sched {
+    fn per(self, n: usize) -> Self {
+        Sched {
+            cpu: self.cpu / n as f64,
+            waiting: self.waiting / n as f64,
+        }
+    }
+
+    /// The medians of each field.
+    fn median(all: Vec<Sched>) -> Sched {
+        let mut cpu: Vec<f64> = all.iter().map(|s| s.cpu).collect();
+        let mut waiting: Vec<f64> = all.iter().map(|s| s.waiting).collect();
+        Sched {
+            cpu: median(&mut cpu),
+            waiting: median(&mut waiting),
+        }
+    }
+}
+
+/// The scheduler's figures so far for each thread of this process.
+type ThreadCpu = HashMap<String, Sched>;
 
 fn thread_cpu() -> ThreadCpu {
     let Ok(tasks) = std::fs::read_dir("/proc/self/task") else {
@@ -392,21 +424,35 @@ fn thread_cpu() -> ThreadCpu {
     tasks
         .flatten()
         .filter_map(|task| {
-            let stat = std::fs::read_to_string(task.path().join("stat")).ok()?;
+            let stat = std::fs::read_to_string(task.path().join("schedstat")).ok()?;
+            let mut fields = stat.split_whitespace().map(|f| f.parse::<f64>().ok());
+            let (Some(Some(run)), Some(Some(wait))) = (fields.next(), fields.next()) else {
+                return None;
+            };
             Some((
                 task.file_name().to_string_lossy().into_owned(),
-                stat_cpu_seconds(&stat),
+                Sched {
+                    cpu: run / 1e9,
+                    waiting: wait / 1e9,
+                },
             ))
         })
         .collect()
 }
 
-/// The CPU seconds of the thread that used the most between two readings.
-fn busiest(before: &ThreadCpu, after: &ThreadCpu) -> f64 {
+/// The figures, between two readings, of the thread that ran the most.
+fn busiest(before: &ThreadCpu, after: &ThreadCpu) -> Sched {
     after
         .iter()
-        .map(|(tid, cpu)| cpu - before.get(tid).copied().unwrap_or(0.0))
-        .fold(0.0, f64::max)
+        .map(|(tid, now)| {
+            let then = before.get(tid).copied().unwrap_or_default();
+            Sched {
+                cpu: now.cpu - then.cpu,
+                waiting: now.waiting - then.waiting,
+            }
+        })
+        .max_by(|a, b| a.cpu.total_cmp(&b.cpu))
+        .unwrap_or_default()
 }
 
 /// CPU time this process has used (user + system), in seconds.
