@@ -133,16 +133,19 @@ impl SharedState {
     /// group commit is durable, `None` if it failed. Stored fixes among the latest
     /// become the load's latest positions. Called exactly once per admission.
     /// With `snapshot`, answers the tracking state once they are applied (for the
-    /// live streams, which show the ETA).
+    /// live streams, which show the ETA). `finished`: when the commit ended, the
+    /// load's last activity (read once per request: a bulk one touches a
+    /// thousand loads).
     pub fn record_stored(
         &self,
         fixes: &[GpsFix],
         outcomes: Option<&[Appended]>,
         snapshot: bool,
+        finished: Instant,
     ) -> Option<TrackingState> {
         let mut shared = self.lock();
         shared.in_flight = shared.in_flight.saturating_sub(1);
-        shared.last_active = Instant::now();
+        shared.last_active = finished;
         let outcomes = outcomes?;
         let State::Active(tracked) = &mut shared.state else {
             return None;
@@ -437,9 +440,15 @@ mod tests {
         // latest position.
         let fixes = [fix(1), fix(3), fix(2)];
         let outcomes = [Appended::Stored, Appended::Duplicate, Appended::Stored];
-        let state = shared.record_stored(&fixes, Some(&outcomes), true).unwrap();
+        let state = shared
+            .record_stored(&fixes, Some(&outcomes), true, Instant::now())
+            .unwrap();
         assert_eq!(state.recent, vec![fix(2), fix(1)]);
-        assert!(shared.record_stored(&[fix(9)], None, true).is_none());
+        assert!(
+            shared
+                .record_stored(&[fix(9)], None, true, Instant::now())
+                .is_none()
+        );
         assert_eq!(shared.lock().in_flight, 0);
         assert_eq!(shared.try_read(&account).unwrap().unwrap().recent.len(), 2);
     }
@@ -462,7 +471,7 @@ mod tests {
         // A stored fix makes the kept view stale, and a render of the older
         // state that finishes late is not kept.
         shared.try_admit(&account, 1, false).unwrap().unwrap();
-        shared.record_stored(&[fix(5)], Some(&[Appended::Stored]), false);
+        shared.record_stored(&[fix(5)], Some(&[Appended::Stored]), false, Instant::now());
         let second = stale_version(shared.try_view(&account));
         assert_ne!(first, second);
         shared.keep_view(first, Bytes::from_static(b"late"));
@@ -473,11 +482,16 @@ mod tests {
         shared.keep_view(second, Bytes::from_static(b"v2"));
         let newer: Vec<GpsFix> = (0..RECENT_FIXES as i64 + 1).map(|s| fix(100 + s)).collect();
         shared.try_admit(&account, 11, false).unwrap().unwrap();
-        shared.record_stored(&newer, Some(&[Appended::Stored; RECENT_FIXES + 1]), false);
+        shared.record_stored(
+            &newer,
+            Some(&[Appended::Stored; RECENT_FIXES + 1]),
+            false,
+            Instant::now(),
+        );
         shared.try_admit(&account, 1, false).unwrap().unwrap();
         let third = stale_version(shared.try_view(&account));
         shared.keep_view(third, Bytes::from_static(b"v3"));
-        shared.record_stored(&[fix(0)], Some(&[Appended::Stored]), false);
+        shared.record_stored(&[fix(0)], Some(&[Appended::Stored]), false, Instant::now());
         assert!(matches!(
             shared.try_view(&account),
             Some(Ok(View::Current(view))) if view == "v3"

@@ -1,6 +1,6 @@
 //! ISO 8601 UTC timestamps as the API exchanges them.
 
-use chrono::{DateTime, SecondsFormat, Timelike, Utc};
+use chrono::{DateTime, Datelike, SecondsFormat, Timelike, Utc};
 
 /// Parses an RFC 3339 timestamp (the strict profile of ISO 8601) that is in UTC:
 /// it ends in `Z` or `+00:00`. Anything else is refused rather than guessed at,
@@ -40,11 +40,11 @@ pub fn parse_utc(raw: &str) -> Result<DateTime<Utc>, String> {
     if parsed.offset().local_minus_utc() != 0 {
         return Err("must be in UTC (end in Z or +00:00)".into());
     }
-    let year = parsed.format("%Y").to_string().parse::<i32>().unwrap_or(0);
-    if !(2000..=2100).contains(&year) {
+    // The offset is zero, so the UTC year is the year as written.
+    let utc = parsed.with_timezone(&Utc);
+    if !(2000..=2100).contains(&utc.year()) {
         return Err("must be between the years 2000 and 2100".into());
     }
-    let utc = parsed.with_timezone(&Utc);
     if utc.nanosecond() >= 1_000_000_000 {
         return Err(
             "must not be a leap second (:60): send 23:59:59.999Z or the next second".into(),
@@ -175,6 +175,26 @@ mod tests {
             "1970-01-01T00:00:00Z",
         ] {
             assert!(parse_utc(raw).is_err(), "{raw} should be refused");
+        }
+    }
+
+    #[test]
+    fn years_2000_to_2100_inclusive() {
+        for raw in [
+            "2000-01-01T00:00:00Z",
+            "2100-12-31T23:59:59.999999Z",
+            "2100-12-31T23:59:59+00:00",
+        ] {
+            assert!(parse_utc(raw).is_ok(), "{raw}");
+        }
+        for raw in [
+            "1999-12-31T23:59:59.999999Z",
+            "2101-01-01T00:00:00Z",
+            "0001-01-01T00:00:00Z",
+            "9999-12-31T23:59:59Z",
+        ] {
+            let refused = parse_utc(raw).unwrap_err();
+            assert!(refused.contains("2000 and 2100"), "{raw}: {refused}");
         }
     }
 

@@ -3,7 +3,6 @@
 //! streams before anyone is answered. Runs as a task of its own (see
 //! `TrackingService::record_many`).
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
 use futures_util::stream::{self, StreamExt};
@@ -20,6 +19,7 @@ use crate::domain::ids::{AccountId, LoadId};
 use crate::domain::load::LoadStatus;
 use crate::domain::tracking::{Appended, GpsFix, TrackingPoint, TrackingState};
 use crate::services::live::{LiveHub, Update};
+use crate::shared_map::FastHashMap;
 use crate::views::tracking::{PointView, TrackingUpdate, eta};
 use crate::webhooks::directory::Directory;
 use crate::webhooks::notifier::Notifier;
@@ -121,17 +121,26 @@ fn by_load(mut fixes: Vec<(LoadId, GpsFix)>) -> Vec<LoadFixes> {
             fixes: vec![fix],
         }];
     }
-    let mut groups: HashMap<LoadId, LoadFixes> = HashMap::new();
+    // A bulk request usually carries one fix for each of many loads: the map is
+    // sized for that at once and hashes with foldhash (SipHash, regrowth and
+    // each group's vectors growing from empty were a seventh of a 1,000-load
+    // request's time on the worker).
+    let mut place: FastHashMap<LoadId, usize> =
+        FastHashMap::with_capacity_and_hasher(fixes.len(), Default::default());
+    let mut groups: Vec<LoadFixes> = Vec::with_capacity(fixes.len());
     for (index, (load, fix)) in fixes.into_iter().enumerate() {
-        let group = groups.entry(load.clone()).or_insert_with(|| LoadFixes {
-            load,
-            indexes: Vec::new(),
-            fixes: Vec::new(),
+        let at = *place.entry(load.clone()).or_insert_with(|| {
+            groups.push(LoadFixes {
+                load,
+                indexes: Vec::with_capacity(1),
+                fixes: Vec::with_capacity(1),
+            });
+            groups.len() - 1
         });
-        group.indexes.push(index);
-        group.fixes.push(fix);
+        groups[at].indexes.push(index);
+        groups[at].fixes.push(fix);
     }
-    groups.into_values().collect()
+    groups
 }
 
 /// Has each load's actor admit its fixes: under its lock where it allows, else
@@ -220,6 +229,7 @@ async fn commit(
     };
     // The committer checks that storage answered one outcome per point.
     let stored = writer.committer.append(points).await;
+    let finished = tokio::time::Instant::now();
     // Checked once per request: while nobody streams, an atomic load.
     let live = stored.is_ok() && writer.live.listening(account);
     let mut published = Vec::new();
@@ -251,7 +261,7 @@ async fn commit(
                     .unwrap_or_default(),
             });
         }
-        let snapshot = state.record_stored(&fixes, mine.as_deref().ok(), live);
+        let snapshot = state.record_stored(&fixes, mine.as_deref().ok(), live, finished);
         if live {
             states.push(snapshot);
         }
