@@ -36,12 +36,23 @@ pub async fn points_are_ordered_deduplicated_and_ranged(store: &dyn Storage) {
         .unwrap();
     use Appended::{Duplicate, Stored};
     assert_eq!(outcomes, [Stored, Stored, Stored, Duplicate, Stored]);
-    // A repeat across batches keeps the first point.
+    // A repeat across batches keeps the first point; a point older than its
+    // load's newest that was never stored is stored.
     let again = store
-        .append_points(vec![point(&load, 20, 7.0), point(&load, 40, 5.0)])
+        .append_points(vec![
+            point(&load, 20, 7.0),
+            point(&other, 5, 8.0),
+            point(&load, 40, 5.0),
+            point(&other, 15, 0.0),
+        ])
         .await
         .unwrap();
-    assert_eq!(again, [Duplicate, Stored]);
+    assert_eq!(again, [Duplicate, Stored, Stored, Duplicate]);
+    let others = store
+        .load_points(&other, PointRange::latest(10))
+        .await
+        .unwrap();
+    assert_eq!(others, [fix(15, 4.0), fix(5, 8.0)]);
 
     let all = store
         .load_points(&load, PointRange::latest(100))
