@@ -6,7 +6,8 @@
 //! median, over rounds, of the drain's rate over the bare loop's in that round:
 //! - the bare loop: `BENCH_EVENTS` POSTs of a load.created-sized body, with
 //!   `BENCH_CONCURRENCY` requests at a time, one client;
-//! - backlog drain: the same number of events committed to the outbox while the
+//! - backlog drain (`BENCH_WRITE_SPACING_US` sets the dispatcher's
+//!   `write_spacing`): the same number of events committed to the outbox while the
 //!   service was down, then the service started over it; the clock runs from the
 //!   first delivery to the last (read outbox, fan out, sign, send, durable
 //!   delivery log) with the same number of requests at a time.
@@ -144,6 +145,10 @@ fn main() {
                 max_in_flight: concurrency,
                 max_per_webhook: concurrency,
                 send_threads: env_or("BENCH_SEND_THREADS", DispatchSettings::default().send_threads),
+                write_spacing: Duration::from_micros(env_or(
+                    "BENCH_WRITE_SPACING_US",
+                    DispatchSettings::default().write_spacing.as_micros() as usize,
+                ) as u64),
                 ..DispatchSettings::default()
             };
             let before = count.load(Ordering::Relaxed);

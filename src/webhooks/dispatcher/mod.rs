@@ -15,8 +15,9 @@
 //! overflows, recorded deliveries stay in storage and are read back, soonest
 //! first, as the window drains; fresh ones always stay in memory (fan-out pauses
 //! while the window is half full, which bounds them). Attempt outcomes are
-//! written in batches (one atomic write for whatever finished while the previous
-//! write was syncing), and a delivery counts as in flight until its outcome is
+//! written in batches (one atomic write for whatever finished since the one
+//! before, at most one every `write_spacing` while they keep coming), and a
+//! delivery counts as in flight until its outcome is
 //! durable, so a reload never sends it twice at once. A slow or dead receiver
 //! holds at most `max_per_webhook` requests and never slows GPS ingest or other
 //! receivers.
@@ -93,6 +94,10 @@ pub struct DispatchSettings {
     /// Threads that send requests (and sign them); 0 sends from the dispatcher's
     /// own thread.
     pub send_threads: usize,
+    /// While outcomes keep coming, a write of them begins at most this often
+    /// (see `recording::WRITE_SPACING`, the default); zero begins each as soon
+    /// as the one before it is durable.
+    pub write_spacing: Duration,
 }
 
 impl Default for DispatchSettings {
@@ -108,6 +113,7 @@ impl Default for DispatchSettings {
             // wake-ups than they gained (22% of a bare loop at 128 in flight, against
             // 40% from the dispatcher's own thread). Worth trying on larger machines.
             send_threads: 0,
+            write_spacing: recording::WRITE_SPACING,
         }
     }
 }

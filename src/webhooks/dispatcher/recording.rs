@@ -26,14 +26,25 @@ pub(super) struct Outcome {
     pub(super) first_record: bool,
 }
 
+/// While outcomes keep coming, a write begins at most this often: each write
+/// ends in an fdatasync (ext4 allocates the new blocks then, and the kernel's
+/// writeback and the sync cost more than the write itself), so under a steady
+/// stream one write per few milliseconds carries a hundred outcomes instead of
+/// thirty. A write after a quiet spell begins at once. The wait adds nothing to
+/// sending: a request's slot frees when its answer arrives, not when its outcome
+/// is durable; a crash in the window re-sends those deliveries (at least once,
+/// under the same webhook id, as after any crash).
+pub(super) const WRITE_SPACING: std::time::Duration = std::time::Duration::from_millis(5);
+
 /// Outcomes in one write at most: ScyllaDB refuses a logged batch over 1 MB
 /// (about 1,500 outcomes); this keeps a write near its 128 KB warning, and
 /// costs the embedded store an fdatasync per 512 outcomes under a backlog.
 const MAX_WRITE_OUTCOMES: usize = 512;
 
 /// What the next write carries, and whether one is running. Writes go one at a
-/// time, each taking whatever finished while the one before was syncing (up to
-/// `MAX_WRITE_OUTCOMES`): one synced write per batch rather than one per attempt.
+/// time, each taking whatever finished since the one before (up to
+/// `MAX_WRITE_OUTCOMES`), spaced by `DispatchSettings::write_spacing`: one synced
+/// write per batch rather than one per attempt.
 #[derive(Default)]
 pub(super) struct WriteQueue {
     outcomes: std::collections::VecDeque<Outcome>,
@@ -45,6 +56,10 @@ pub(super) struct WriteQueue {
     pushed: u64,
     taken: u64,
     writing: bool,
+    /// When the last write began (see `WRITE_SPACING`).
+    last_begun: Option<tokio::time::Instant>,
+    /// A timer will begin the next write: no other needs arming.
+    paced: bool,
 }
 
 impl WriteQueue {
@@ -63,6 +78,22 @@ impl WriteQueue {
         self.outcomes.is_empty() && !self.writing
     }
 
+    /// How long the next write should wait, at `now`, to begin `spacing` after
+    /// the last one began; `None`: it may begin now (the last began long
+    /// enough ago, or a full write's worth waits already), or nothing waits.
+    fn wait_before_next(
+        &self,
+        now: tokio::time::Instant,
+        spacing: std::time::Duration,
+    ) -> Option<std::time::Duration> {
+        let nothing_waits = self.outcomes.is_empty() && self.fanned_out.is_empty();
+        if nothing_waits || self.outcomes.len() >= MAX_WRITE_OUTCOMES {
+            return None;
+        }
+        let next = self.last_begun? + spacing;
+        (next > now).then(|| next - now)
+    }
+
     /// What waits (up to `MAX_WRITE_OUTCOMES` outcomes, and the markers whose
     /// outcomes are all in this write or before), for a write to begin; `None`
     /// while one runs or when nothing waits.
@@ -71,6 +102,7 @@ impl WriteQueue {
             return None;
         }
         self.writing = true;
+        self.last_begun = Some(tokio::time::Instant::now());
         let take = self.outcomes.len().min(MAX_WRITE_OUTCOMES);
         let outcomes: Vec<Outcome> = self.outcomes.drain(..take).collect();
         self.taken += take as u64;
@@ -121,8 +153,26 @@ impl Dispatcher {
     }
 
     /// Writes the outcomes waiting, and marks fanned out the events whose last
-    /// fresh delivery is among them (or that are waiting for it), in one write.
+    /// fresh delivery is among them (or that are waiting for it), in one write;
+    /// or, within `write_spacing` of the last write's start, arms a timer that
+    /// does (draining for shutdown writes at once).
     pub(super) fn write_outcomes(&mut self, ctx: &mut Context<Self>) {
+        if self.writes.writing || self.writes.paced {
+            return;
+        }
+        let draining = matches!(self.mode, super::Mode::Draining(_));
+        if !draining
+            && let Some(wait) = self
+                .writes
+                .wait_before_next(tokio::time::Instant::now(), self.settings.write_spacing)
+        {
+            self.writes.paced = true;
+            ctx.run_later(wait, |actor, ctx| {
+                actor.writes.paced = false;
+                actor.write_outcomes(ctx);
+            });
+            return;
+        }
         let Some((outcomes, waiting)) = self.writes.begin() else {
             return;
         };
@@ -369,5 +419,33 @@ mod tests {
         assert_eq!(marks, [late]);
         queue.end();
         assert!(queue.begin().is_none());
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn writes_begin_at_once_after_a_quiet_spell_and_then_keep_their_spacing() {
+        let mut queue = WriteQueue::default();
+        let now = tokio::time::Instant::now();
+        queue.push(outcome());
+        let first = queue.wait_before_next(now, WRITE_SPACING);
+        assert_eq!(first, None, "nothing written yet: at once");
+        assert!(queue.begin().is_some());
+        queue.end();
+        let idle = queue.wait_before_next(now, WRITE_SPACING);
+        assert_eq!(idle, None, "nothing waits: nothing to time");
+        queue.push(outcome());
+        let soon = now + std::time::Duration::from_millis(2);
+        assert_eq!(
+            queue.wait_before_next(soon, WRITE_SPACING),
+            Some(WRITE_SPACING - std::time::Duration::from_millis(2))
+        );
+        assert_eq!(
+            queue.wait_before_next(now + WRITE_SPACING, WRITE_SPACING),
+            None
+        );
+        // A full write's worth does not wait.
+        for _ in 1..MAX_WRITE_OUTCOMES {
+            queue.push(outcome());
+        }
+        assert_eq!(queue.wait_before_next(soon, WRITE_SPACING), None);
     }
 }
