@@ -5,6 +5,13 @@
 //! There is no fixed linger: under light load a point is written at once (lowest
 //! latency), and under heavy load batches grow by themselves to whatever arrived
 //! during one sync (highest throughput).
+//!
+//! Writing a batch and waiting for its sync happen on two threads: the
+//! committer writes a batch into the store's journal and memtable and hands it
+//! to the syncer, which waits for the fdatasync that covers it and answers its
+//! callers; meanwhile the committer already writes the next batch, so the disk
+//! syncs back to back instead of idling while each batch is prepared. Batches
+//! are written and answered in the order they were taken.
 
 use std::sync::Arc;
 
@@ -12,7 +19,7 @@ use tokio::sync::{mpsc, oneshot};
 
 use super::LoadError;
 use crate::domain::tracking::{Appended, TrackingPoint};
-use crate::storage::{StorageError, StorageResult, TrackingStore};
+use crate::storage::{PendingSync, StorageError, TrackingStore};
 use crate::telemetry::error_chain;
 use crate::unavailable::Unavailable;
 
@@ -26,7 +33,35 @@ const MAX_BATCH_POINTS: usize = 8_192;
 
 struct Submission {
     points: Vec<TrackingPoint>,
-    reply: oneshot::Sender<StorageResult<Vec<Appended>>>,
+    then: Completion,
+}
+
+/// What becomes of a submission once its batch is durable, or has failed: run
+/// exactly once with the submission's outcomes, on the committer's threads
+/// (before the next batch is answered), whatever happens to the caller meanwhile.
+/// Dropped unrun (the committer gone), it runs with `GpsCommitter` unavailable.
+pub struct Completion(Option<Then>);
+
+type Then = Box<dyn FnOnce(Result<Vec<Appended>, LoadError>) + Send>;
+
+impl Completion {
+    pub fn new(then: impl FnOnce(Result<Vec<Appended>, LoadError>) + Send + 'static) -> Self {
+        Completion(Some(Box::new(then)))
+    }
+
+    fn run(mut self, outcomes: Result<Vec<Appended>, LoadError>) {
+        if let Some(then) = self.0.take() {
+            then(outcomes);
+        }
+    }
+}
+
+impl Drop for Completion {
+    fn drop(&mut self) {
+        if let Some(then) = self.0.take() {
+            then(Err(Unavailable::GpsCommitter.into()));
+        }
+    }
 }
 
 /// Handle to the committer task; cheap to clone.
@@ -64,31 +99,61 @@ impl GroupCommitter {
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()?;
+        let (written, to_sync) = std::sync::mpsc::sync_channel(WRITTEN_CAPACITY);
+        let syncer = std::thread::Builder::new().name("freight-gps-sync".into());
         let thread = std::thread::Builder::new()
             .name("freight-gps-commit".into())
             .spawn(move || {
                 place();
                 crate::storage::mark_thread_may_block();
-                runtime.block_on(run(storage, receiver));
+                // Started from here, the syncer shares the committer's CPUs.
+                let syncer = match syncer.spawn(move || {
+                    crate::storage::mark_thread_may_block();
+                    sync(to_sync);
+                }) {
+                    Ok(syncer) => syncer,
+                    Err(error) => {
+                        tracing::error!(%error, "could not start the GPS syncer thread; GPS ingest is unavailable");
+                        return;
+                    }
+                };
+                runtime.block_on(run(storage, receiver, written));
+                // The syncer answers what was written, then ends with the channel.
+                let _ = syncer.join();
             })?;
         Ok((Self { queue }, thread))
+    }
+
+    /// Stores `points` (of any loads), then runs `then` with their outcomes once
+    /// they are durable. Refused at once when the queue is full (see
+    /// `QUEUE_CAPACITY`): `then` runs here and now with the refusal.
+    pub fn submit(&self, points: Vec<TrackingPoint>, then: Completion) {
+        let Err(refused) = self.queue.try_send(Submission { points, then }) else {
+            return;
+        };
+        let (submission, why) = match refused {
+            mpsc::error::TrySendError::Full(submission) => {
+                metrics::counter!(SHED_METRIC).increment(1);
+                (submission, Unavailable::GpsOverloaded)
+            }
+            mpsc::error::TrySendError::Closed(submission) => {
+                (submission, Unavailable::GpsCommitter)
+            }
+        };
+        submission.then.run(Err(why.into()));
     }
 
     /// Stores `points` (of any loads) and returns once they are durable; refused
     /// at once when the queue is full (see `QUEUE_CAPACITY`).
     pub async fn append(&self, points: Vec<TrackingPoint>) -> Result<Vec<Appended>, LoadError> {
         let (reply, answer) = oneshot::channel();
-        self.queue
-            .try_send(Submission { points, reply })
-            .map_err(|refused| match refused {
-                mpsc::error::TrySendError::Full(_) => {
-                    metrics::counter!(SHED_METRIC).increment(1);
-                    Unavailable::GpsOverloaded
-                }
-                mpsc::error::TrySendError::Closed(_) => Unavailable::GpsCommitter,
-            })?;
-        let stored = answer.await.map_err(|_| Unavailable::GpsCommitter)?;
-        Ok(stored?)
+        self.submit(
+            points,
+            Completion::new(move |outcomes| {
+                let _ = reply.send(outcomes);
+            }),
+        );
+        answer.await.map_err(|_| Unavailable::GpsCommitter)?
     }
 }
 
@@ -98,7 +163,24 @@ pub const COMMIT_SECONDS_METRIC: &str = "freight_gps_commit_seconds";
 /// GPS submissions refused because the committer's queue was full.
 pub const SHED_METRIC: &str = "freight_gps_shed_total";
 
-async fn run(storage: Arc<dyn TrackingStore>, mut queue: mpsc::Receiver<Submission>) {
+/// Batches written and waiting for their sync. Past this many the committer
+/// waits for the syncer (and the queue in front of it fills, then sheds).
+const WRITTEN_CAPACITY: usize = 64;
+
+/// A batch in the store, not yet known to be durable.
+struct Written {
+    pending: PendingSync,
+    outcomes: Vec<Appended>,
+    /// Each caller's share of `outcomes`, in order, with what follows it.
+    callers: Vec<(usize, Completion)>,
+    started: std::time::Instant,
+}
+
+async fn run(
+    storage: Arc<dyn TrackingStore>,
+    mut queue: mpsc::Receiver<Submission>,
+    written: std::sync::mpsc::SyncSender<Written>,
+) {
     while let Some(first) = queue.recv().await {
         let mut batch = vec![first];
         let mut points = batch[0].points.len();
@@ -111,47 +193,83 @@ async fn run(storage: Arc<dyn TrackingStore>, mut queue: mpsc::Receiver<Submissi
                 Err(_) => break,
             }
         }
-        commit(&*storage, batch).await;
+        if let Some(batch) = write(&*storage, batch).await
+            && written.send(batch).is_err()
+        {
+            // The syncer is gone (it cannot panic short of a bug); its callers
+            // hear that the committer is unavailable as their answers drop.
+            tracing::error!("the GPS syncer has stopped; GPS ingest is unavailable");
+            return;
+        }
     }
 }
 
-async fn commit(storage: &dyn TrackingStore, batch: Vec<Submission>) {
-    let mut sizes = Vec::with_capacity(batch.len());
-    let mut replies = Vec::with_capacity(batch.len());
+/// Writes one batch; a batch the store refused is answered here and then.
+async fn write(storage: &dyn TrackingStore, batch: Vec<Submission>) -> Option<Written> {
+    let mut callers = Vec::with_capacity(batch.len());
     let mut points = Vec::new();
     for submission in batch {
-        sizes.push(submission.points.len());
-        replies.push(submission.reply);
+        callers.push((submission.points.len(), submission.then));
         points.extend(submission.points);
     }
     let expected = points.len();
     metrics::histogram!(BATCH_POINTS_METRIC).record(expected as f64);
     let started = std::time::Instant::now();
-    let stored = storage.append_points(points).await;
-    metrics::histogram!(COMMIT_SECONDS_METRIC).record(started.elapsed().as_secs_f64());
-    let stored = stored.and_then(|outcomes| {
-        if outcomes.len() == expected {
-            Ok(outcomes)
-        } else {
-            Err(StorageError::corrupt(format!(
-                "the store answered {} outcomes for {expected} points",
-                outcomes.len()
-            )))
-        }
-    });
+    let stored = storage
+        .write_points(points)
+        .await
+        .and_then(|(outcomes, pending)| {
+            if outcomes.len() == expected {
+                Ok((outcomes, pending))
+            } else {
+                Err(StorageError::corrupt(format!(
+                    "the store answered {} outcomes for {expected} points",
+                    outcomes.len()
+                )))
+            }
+        });
     match stored {
-        Ok(outcomes) => {
-            let mut outcomes = outcomes.into_iter();
-            for (size, reply) in sizes.into_iter().zip(replies) {
-                let _ = reply.send(Ok(outcomes.by_ref().take(size).collect()));
-            }
-        }
+        Ok((outcomes, pending)) => Some(Written {
+            pending,
+            outcomes,
+            callers,
+            started,
+        }),
         Err(error) => {
-            tracing::error!(error = %error_chain(&error), "GPS batch failed; its points were not stored");
-            for reply in replies {
-                let _ = reply.send(Err(error.clone()));
-            }
+            failed(&error, callers);
+            None
         }
+    }
+}
+
+/// The syncer: waits for each written batch to be durable, in order, and
+/// answers its callers. One sync covers every batch written before it began,
+/// so the batches after the first of a group wait for nothing.
+fn sync(written: std::sync::mpsc::Receiver<Written>) {
+    for batch in written {
+        let Written {
+            pending,
+            outcomes,
+            callers,
+            started,
+        } = batch;
+        let durable = pending.wait();
+        metrics::histogram!(COMMIT_SECONDS_METRIC).record(started.elapsed().as_secs_f64());
+        if let Err(error) = durable {
+            failed(&error, callers);
+            continue;
+        }
+        let mut outcomes = outcomes.into_iter();
+        for (size, then) in callers {
+            then.run(Ok(outcomes.by_ref().take(size).collect()));
+        }
+    }
+}
+
+fn failed(error: &StorageError, callers: Vec<(usize, Completion)>) {
+    tracing::error!(error = %error_chain(error), "GPS batch failed; its points were not stored");
+    for (_, then) in callers {
+        then.run(Err(error.clone().into()));
     }
 }
 
@@ -165,7 +283,7 @@ mod tests {
     use super::*;
     use crate::domain::ids::LoadId;
     use crate::domain::tracking::GpsFix;
-    use crate::storage::PointRange;
+    use crate::storage::{PointRange, StorageResult};
 
     /// A store whose writes wait until the test lets them through.
     struct Gated {
@@ -257,6 +375,116 @@ mod tests {
         assert_eq!(
             committer.append(vec![point()]).await.unwrap(),
             [Appended::Stored]
+        );
+    }
+
+    /// A store whose writes return at once and whose syncs wait until the test
+    /// lets each one through (or fail, while `fail_syncs` is set).
+    struct SlowSyncs {
+        written: std::sync::atomic::AtomicUsize,
+        syncs: Arc<std::sync::Mutex<std::sync::mpsc::Receiver<bool>>>,
+    }
+
+    #[async_trait]
+    impl TrackingStore for SlowSyncs {
+        async fn append_points(&self, _: Vec<TrackingPoint>) -> StorageResult<Vec<Appended>> {
+            unreachable!("the committer writes and syncs in two halves")
+        }
+        async fn write_points(
+            &self,
+            points: Vec<TrackingPoint>,
+        ) -> StorageResult<(Vec<Appended>, PendingSync)> {
+            self.written
+                .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            let syncs = self.syncs.clone();
+            let pending = PendingSync::new(move || {
+                let succeed = syncs.lock().unwrap().recv().expect("the test decides");
+                if succeed {
+                    Ok(())
+                } else {
+                    Err(StorageError::corrupt("the sync failed"))
+                }
+            });
+            Ok((vec![Appended::Stored; points.len()], pending))
+        }
+        async fn load_points(&self, _: &LoadId, _: PointRange) -> StorageResult<Vec<GpsFix>> {
+            Ok(Vec::new())
+        }
+        async fn count_points(
+            &self,
+            _: &LoadId,
+            _: DateTime<Utc>,
+            _: DateTime<Utc>,
+        ) -> StorageResult<u64> {
+            Ok(0)
+        }
+    }
+
+    #[tokio::test]
+    async fn the_next_batch_is_written_while_the_last_one_syncs_and_nobody_hears_before_their_sync()
+    {
+        let (let_sync, syncs) = std::sync::mpsc::channel();
+        let store = Arc::new(SlowSyncs {
+            written: std::sync::atomic::AtomicUsize::new(0),
+            syncs: Arc::new(std::sync::Mutex::new(syncs)),
+        });
+        let (committer, thread) = GroupCommitter::start(store.clone()).unwrap();
+        let written = || store.written.load(std::sync::atomic::Ordering::SeqCst);
+        // Waits (a bounded real time: a committer that syncs before writing the
+        // next batch would never get there) until `n` batches are written.
+        let written_reaches = |n: usize| {
+            tokio::time::timeout(std::time::Duration::from_secs(10), async move {
+                while written() < n {
+                    tokio::task::yield_now().await;
+                }
+            })
+        };
+        let (first_done, mut first) = oneshot::channel();
+        committer.submit(
+            vec![point()],
+            Completion::new(move |outcomes| {
+                let _ = first_done.send(outcomes);
+            }),
+        );
+        written_reaches(1)
+            .await
+            .expect("the first batch is written");
+        // The first batch waits for its sync; the second is written meanwhile.
+        let second = tokio::spawn({
+            let committer = committer.clone();
+            async move { committer.append(vec![point(), point()]).await }
+        });
+        written_reaches(2)
+            .await
+            .expect("the second batch is written while the first waits for its sync");
+        assert!(first.try_recv().is_err(), "answered before its sync");
+        assert!(!second.is_finished(), "answered before its sync");
+        // The first sync fails: only its caller hears it; the second succeeds.
+        let_sync.send(false).unwrap();
+        let first = first.await.unwrap();
+        assert!(matches!(first, Err(LoadError::Storage(_))), "{first:?}");
+        assert!(!second.is_finished(), "answered before its sync");
+        let_sync.send(true).unwrap();
+        assert_eq!(
+            second.await.unwrap().unwrap(),
+            [Appended::Stored, Appended::Stored]
+        );
+        // With every handle gone the committer and its syncer end.
+        drop(committer);
+        thread.join().unwrap();
+    }
+
+    #[test]
+    fn a_completion_the_committer_never_ran_still_runs_once_with_the_committer_unavailable() {
+        let (ran, heard) = std::sync::mpsc::channel();
+        drop(Completion::new(move |outcomes| ran.send(outcomes).unwrap()));
+        let heard: Vec<_> = heard.try_iter().collect();
+        assert!(
+            matches!(
+                heard.as_slice(),
+                [Err(LoadError::Unavailable(Unavailable::GpsCommitter))]
+            ),
+            "{heard:?}"
         );
     }
 }

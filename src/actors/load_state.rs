@@ -133,9 +133,10 @@ impl SharedState {
     /// group commit is durable, `None` if it failed. Stored fixes among the latest
     /// become the load's latest positions. Called exactly once per admission.
     /// With `snapshot`, answers the tracking state once they are applied (for the
-    /// live streams, which show the ETA). `finished`: when the commit ended, the
-    /// load's last activity (read once per request: a bulk one touches a
-    /// thousand loads).
+    /// live streams, which show the ETA). `finished`: the load's last activity,
+    /// the time the request was handed to the committer (read once per
+    /// request: a bulk one touches a thousand loads; and the committer's
+    /// threads have no runtime clock).
     pub fn record_stored(
         &self,
         fixes: &[GpsFix],

@@ -1,15 +1,20 @@
 //! The write path of GPS fixes: admitted by their loads' actors, committed in
 //! one group commit, reported back to the actors and published to the live
-//! streams before anyone is answered. Runs as a task of its own (see
-//! `TrackingService::record_many`).
+//! streams before anyone is answered.
+//!
+//! Once its fixes are admitted, a request hands everything that must follow
+//! to the group committer (a `Completion`): the actors hear what became of
+//! their fixes even if the client goes away, and that work runs on the
+//! committer's threads rather than the HTTP worker's.
 
 use std::sync::Arc;
 
 use futures_util::stream::{self, StreamExt};
+use tokio::sync::oneshot;
 
 use super::count_points;
 use crate::actors::LoadError;
-use crate::actors::group_commit::GroupCommitter;
+use crate::actors::group_commit::{Completion, GroupCommitter};
 use crate::actors::load_actor::AdmitFixes;
 use crate::actors::load_state::{Admission, SharedState};
 use crate::actors::registry::LoadRegistry;
@@ -20,6 +25,7 @@ use crate::domain::load::LoadStatus;
 use crate::domain::tracking::{Appended, GpsFix, TrackingPoint, TrackingState};
 use crate::services::live::{LiveHub, Update};
 use crate::shared_map::FastHashMap;
+use crate::unavailable::Unavailable;
 use crate::views::tracking::{PointView, TrackingUpdate, eta};
 use crate::webhooks::directory::Directory;
 use crate::webhooks::notifier::Notifier;
@@ -66,16 +72,59 @@ struct Stored {
     fixes: Vec<GpsFix>,
 }
 
-pub(super) async fn record_detached(
-    writer: Writer,
-    account: AccountId,
+/// Each fix's outcome, in input order.
+type Answer = Vec<Result<Appended, LoadError>>;
+
+pub(super) async fn record(
+    writer: &Writer,
+    account: &AccountId,
     fixes: Vec<(LoadId, GpsFix)>,
-) -> Vec<Result<Appended, LoadError>> {
+) -> Answer {
     // `tracking.updated` events are written only while someone subscribes to them:
     // they would double the GPS write volume for nobody.
-    let events = writer.directory.wants(&account, EventType::TrackingUpdated);
+    let events = writer.directory.wants(account, EventType::TrackingUpdated);
     let count = fixes.len();
-    let admissions = admit(&writer.registry, &account, by_load(fixes), events).await;
+    let (decided, deferred) = admit_now(&writer.registry, account, by_load(fixes), events);
+    let answered = if deferred.is_empty() {
+        // Every actor decided under its lock (the usual case): nothing is
+        // awaited between admitting and handing over to the committer.
+        submit(writer, account.clone(), count, decided, events).await
+    } else {
+        // The loads admitted so far must reach the committer even if this
+        // future is dropped while the rest are admitted by message: a task
+        // of its own carries them.
+        let writer = writer.clone();
+        let account = account.clone();
+        let task = actix_rt::spawn(async move {
+            let mut decided = decided;
+            decided.extend(admit_by_message(&writer.registry, &account, deferred, events).await);
+            submit(&writer, account, count, decided, events).await
+        });
+        match task.await {
+            Ok(answered) => answered,
+            Err(join) => return refused(count, LoadError::Unavailable(Unavailable::task(join))),
+        }
+    };
+    let outcomes = answered
+        .unwrap_or_else(|_| refused(count, LoadError::Unavailable(Unavailable::GpsCommitter)));
+    count_points(&outcomes);
+    outcomes
+}
+
+fn refused(count: usize, error: LoadError) -> Answer {
+    (0..count).map(|_| Err(error.clone())).collect()
+}
+
+/// Hands the admitted fixes to the group committer, with what must follow
+/// their commit; the answer arrives once that has run.
+fn submit(
+    writer: &Writer,
+    account: AccountId,
+    count: usize,
+    admissions: Vec<(LoadFixes, Result<Admission, LoadError>)>,
+    events: bool,
+) -> oneshot::Receiver<Answer> {
+    let (reply, answer) = oneshot::channel();
     let mut outcomes: Outcomes = (0..count).map(|_| None).collect();
     let mut admitted = Vec::new();
     let mut points = Vec::with_capacity(count);
@@ -99,15 +148,40 @@ pub(super) async fn record_detached(
             }
         }
     }
-    if !admitted.is_empty() {
-        commit(&writer, &account, points, admitted, events, &mut outcomes).await;
+    if admitted.is_empty() {
+        let _ = reply.send(finish(outcomes));
+        return answer;
     }
-    let outcomes: Vec<Result<Appended, LoadError>> = outcomes
+    // The events go to the dispatcher too, once stored (a duplicate's are not).
+    let emitted: Vec<Option<Event>> = match events {
+        true => points.iter().map(|p| p.event.clone()).collect(),
+        false => Vec::new(),
+    };
+    let after = AfterCommit {
+        live: writer.live.clone(),
+        notifier: writer.notifier.clone(),
+        account,
+        admitted,
+        emitted,
+        // The loads' last activity: taken here, on the caller's clock (tests
+        // pause it), a commit's length before the commit ends.
+        active: tokio::time::Instant::now(),
+    };
+    writer.committer.submit(
+        points,
+        Completion::new(move |stored| {
+            after.run(stored, &mut outcomes);
+            let _ = reply.send(finish(outcomes));
+        }),
+    );
+    answer
+}
+
+fn finish(outcomes: Outcomes) -> Answer {
+    outcomes
         .into_iter()
         .map(|o| o.unwrap_or(Err(LoadError::NotFound)))
-        .collect();
-    count_points(&outcomes);
-    outcomes
+        .collect()
 }
 
 /// The fixes grouped by load, each remembering its place in the request.
@@ -143,43 +217,55 @@ fn by_load(mut fixes: Vec<(LoadId, GpsFix)>) -> Vec<LoadFixes> {
     groups
 }
 
-/// Has each load's actor admit its fixes: under its lock where it allows, else
-/// by a message, a bounded number of loads at once.
-async fn admit(
+/// A load's fixes with its actor's decision on them.
+type Decided = Vec<(LoadFixes, Result<Admission, LoadError>)>;
+
+fn admit_request(account: &AccountId, group: &LoadFixes, events: bool) -> AdmitFixes {
+    AdmitFixes {
+        account: account.clone(),
+        fixes: group.fixes.len() as u32,
+        events,
+    }
+}
+
+/// Has each load's actor admit its fixes under its lock where it allows; the
+/// loads whose actors must decide themselves come back undecided.
+fn admit_now(
     registry: &LoadRegistry,
     account: &AccountId,
     groups: Vec<LoadFixes>,
     events: bool,
-) -> Vec<(LoadFixes, Result<Admission, LoadError>)> {
-    let request = |group: &LoadFixes| AdmitFixes {
-        account: account.clone(),
-        fixes: group.fixes.len() as u32,
-        events,
-    };
+) -> (Decided, Vec<LoadFixes>) {
     let mut decided = Vec::with_capacity(groups.len());
     let mut deferred = Vec::new();
     for group in groups {
-        match registry.try_admit(&group.load, &request(&group)) {
+        match registry.try_admit(&group.load, &admit_request(account, &group, events)) {
             Some(admitted) => decided.push((group, admitted)),
             None => deferred.push(group),
         }
     }
-    if !deferred.is_empty() {
-        let messaged: Vec<_> = stream::iter(deferred)
-            .map(|group| async move {
-                // `try_admit` could not decide: the actor does, by message.
-                let admitted = registry
-                    .send(&group.load, request(&group))
-                    .await
-                    .and_then(|r| r);
-                (group, admitted)
-            })
-            .buffer_unordered(MAX_CONCURRENT_ADMISSIONS)
-            .collect()
-            .await;
-        decided.extend(messaged);
-    }
-    decided
+    (decided, deferred)
+}
+
+/// Has each load's actor admit its fixes by message (starting it if needed),
+/// a bounded number of loads at once.
+async fn admit_by_message(
+    registry: &LoadRegistry,
+    account: &AccountId,
+    deferred: Vec<LoadFixes>,
+    events: bool,
+) -> Decided {
+    stream::iter(deferred)
+        .map(|group| async move {
+            let admitted = registry
+                .send(&group.load, admit_request(account, &group, events))
+                .await
+                .and_then(|r| r);
+            (group, admitted)
+        })
+        .buffer_unordered(MAX_CONCURRENT_ADMISSIONS)
+        .collect()
+        .await
 }
 
 /// The points to store for one load's admitted fixes, with their events when
@@ -210,77 +296,79 @@ fn points_of<'a>(
         })
 }
 
-/// Commits the admitted points in one group commit, records in each actor's state
-/// what became of its fixes (before anyone is answered, so a read right after the
-/// answer sees them), publishes the stored ones to the account's live streams (if it has
-/// any) and hands the stored points' events to the dispatcher.
-async fn commit(
-    writer: &Writer,
-    account: &AccountId,
-    points: Vec<TrackingPoint>,
+/// What follows a request's commit: each actor records what became of its
+/// fixes (before anyone is answered, so a read right after the answer sees
+/// them), the stored ones go to the account's live streams (if it has any),
+/// and the stored points' events to the dispatcher.
+struct AfterCommit {
+    live: LiveHub,
+    notifier: Arc<Notifier>,
+    account: AccountId,
     admitted: Vec<Admitted>,
-    events: bool,
-    outcomes: &mut Outcomes,
-) {
-    // The events go to the dispatcher too, once stored (a duplicate's are not).
-    let emitted: Vec<Option<Event>> = match events {
-        true => points.iter().map(|p| p.event.clone()).collect(),
-        false => Vec::new(),
-    };
-    // The committer checks that storage answered one outcome per point.
-    let stored = writer.committer.append(points).await;
-    let finished = tokio::time::Instant::now();
-    // Checked once per request: while nobody streams, an atomic load.
-    let live = stored.is_ok() && writer.live.listening(account);
-    let mut published = Vec::new();
-    let mut results = stored.as_ref().map(|all| all.iter().copied());
-    let mut states = Vec::with_capacity(if live { admitted.len() } else { 0 });
-    for Admitted {
-        state,
-        load,
-        status,
-        indexes,
-        fixes,
-    } in admitted
-    {
-        let mine: Result<Vec<Appended>, LoadError> = results
-            .as_mut()
-            .map(|all| all.by_ref().take(fixes.len()).collect())
-            .map_err(|error| (*error).clone());
-        for (n, index) in indexes.into_iter().enumerate() {
-            outcomes[index] = Some(mine.as_ref().map(|mine| mine[n]).map_err(Clone::clone));
+    emitted: Vec<Option<Event>>,
+    active: tokio::time::Instant,
+}
+
+impl AfterCommit {
+    fn run(self, stored: Result<Vec<Appended>, LoadError>, outcomes: &mut Outcomes) {
+        let AfterCommit {
+            live: hub,
+            notifier,
+            account,
+            admitted,
+            emitted,
+            active,
+        } = self;
+        // Checked once per request: while nobody streams, an atomic load.
+        let live = stored.is_ok() && hub.listening(&account);
+        let mut published = Vec::new();
+        let mut results = stored.as_ref().map(|all| all.iter().copied());
+        let mut states = Vec::with_capacity(if live { admitted.len() } else { 0 });
+        for Admitted {
+            state,
+            load,
+            status,
+            indexes,
+            fixes,
+        } in admitted
+        {
+            let mine: Result<Vec<Appended>, LoadError> = results
+                .as_mut()
+                .map(|all| all.by_ref().take(fixes.len()).collect())
+                .map_err(|error| (*error).clone());
+            for (n, index) in indexes.into_iter().enumerate() {
+                outcomes[index] = Some(mine.as_ref().map(|mine| mine[n]).map_err(Clone::clone));
+            }
+            if live {
+                // One per notice, in the same order, to be matched with its answer.
+                published.push(Stored {
+                    load,
+                    status,
+                    fixes: mine
+                        .as_ref()
+                        .map(|mine| stored_only(&fixes, mine))
+                        .unwrap_or_default(),
+                });
+            }
+            let snapshot = state.record_stored(&fixes, mine.as_deref().ok(), live, active);
+            if live {
+                states.push(snapshot);
+            }
         }
         if live {
-            // One per notice, in the same order, to be matched with its answer.
-            published.push(Stored {
-                load,
-                status,
-                fixes: mine
-                    .as_ref()
-                    .map(|mine| stored_only(&fixes, mine))
-                    .unwrap_or_default(),
-            });
+            hub.publish(&account, updates(published, states.into_iter()));
         }
-        let snapshot = state.record_stored(&fixes, mine.as_deref().ok(), live, finished);
-        if live {
-            states.push(snapshot);
-        }
-    }
-    if live {
-        writer
-            .live
-            .publish(account, updates(published, states.into_iter()));
-    }
-    if let Ok(stored) = &stored
-        && events
-    {
-        let committed: Vec<Event> = emitted
-            .into_iter()
-            .zip(stored)
-            .filter_map(|(event, appended)| event.filter(|_| *appended == Appended::Stored))
-            .collect();
-        if !committed.is_empty() {
-            writer.notifier.events_committed(committed);
+        if let Ok(stored) = &stored
+            && !emitted.is_empty()
+        {
+            let committed: Vec<Event> = emitted
+                .into_iter()
+                .zip(stored)
+                .filter_map(|(event, appended)| event.filter(|_| *appended == Appended::Stored))
+                .collect();
+            if !committed.is_empty() {
+                notifier.events_committed(committed);
+            }
         }
     }
 }

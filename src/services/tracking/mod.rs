@@ -7,7 +7,7 @@ mod tests;
 
 use std::sync::Arc;
 
-use self::ingest::{Writer, record_detached};
+use self::ingest::Writer;
 use super::live::{LiveHub, LiveStream, Resume};
 use super::loads::LoadError;
 use crate::actors::group_commit::GroupCommitter;
@@ -17,7 +17,6 @@ use crate::domain::ids::{AccountId, LoadId};
 use crate::domain::tracking::TrackingState;
 use crate::domain::tracking::{Appended, GpsFix};
 use crate::storage::{PointRange, Storage};
-use crate::unavailable::Unavailable;
 use crate::webhooks::directory::Directory;
 use crate::webhooks::notifier::Notifier;
 
@@ -88,14 +87,7 @@ impl TrackingService {
         account: &AccountId,
         fixes: Vec<(LoadId, GpsFix)>,
     ) -> Vec<Result<Appended, LoadError>> {
-        let count = fixes.len();
-        // Detached before anything is admitted: an actor that admitted fixes must
-        // hear how they ended even if the client goes away and this future is dropped.
-        let task = actix_rt::spawn(record_detached(self.writer.clone(), account.clone(), fixes));
-        task.await.unwrap_or_else(|join| {
-            let error = LoadError::Unavailable(Unavailable::task(join));
-            (0..count).map(|_| Err(error.clone())).collect()
-        })
+        ingest::record(&self.writer, account, fixes).await
     }
 
     /// The load's tracking state from its actor (no storage read if resident).

@@ -80,7 +80,6 @@ async fn idle_actors_stop_and_come_back_from_storage_with_nothing_lost() {
     let storage: Arc<dyn Storage> = Arc::new(EmbeddedStore::open(dir.path()).await.unwrap());
     let load = moving_load(&*storage).await;
     let (registry, tracking) = registry(storage.clone());
-    tokio::time::pause();
 
     let fix = GpsFix {
         timestamp: Utc::now(),
@@ -89,12 +88,16 @@ async fn idle_actors_stop_and_come_back_from_storage_with_nothing_lost() {
         speed_mph: Some(50.0),
         heading_deg: Some(90.0),
     };
+    // Written before time is paused: the commit runs on the committer's
+    // threads, and a paused clock would leap ahead while this runtime waits
+    // for them with nothing else to do.
     let stored = tracking
         .record(&load.account_id, &load.id, fix)
         .await
         .unwrap();
     assert_eq!(stored, Appended::Stored);
     assert!(registry.is_resident(&load.id));
+    tokio::time::pause();
 
     // Activity keeps it; silence for the idle timeout stops it.
     tokio::time::advance(IDLE - Duration::from_secs(1)).await;

@@ -8,7 +8,7 @@ use super::webhooks::encode_events;
 use super::{EmbeddedStore, Inner, keys, unavailable};
 use crate::domain::ids::LoadId;
 use crate::domain::tracking::{Appended, GpsFix, TrackingPoint};
-use crate::storage::{PointRange, StorageError, StorageResult, TrackingStore};
+use crate::storage::{PendingSync, PointRange, StorageError, StorageResult, TrackingStore};
 
 /// Loads whose newest stored point time is remembered (about 64 bytes each);
 /// past this the memory is dropped and rebuilt as points arrive.
@@ -67,70 +67,98 @@ fn stored_at(s: &Inner, load: &LoadId, at: &DateTime<Utc>) -> StorageResult<bool
     Ok(false)
 }
 
+/// Writes the points into the journal and the memtable (not yet synced):
+/// their outcomes, and the write's place for `wait_durable`.
+fn write_points(s: &Inner, points: Vec<TrackingPoint>) -> StorageResult<(Vec<Appended>, u64)> {
+    // The points go into the batch, and so into the memtable's skiplist,
+    // in key order: each insert then walks the path the one before it
+    // warmed in the cache, instead of a random one (the inserts were half
+    // the committer's time under bulk ingest). The sort is stable, so of
+    // two equal keys the first sent is stored and the second is its
+    // duplicate; and a load's fixes come in time order, so a batch that
+    // holds two requests out of order needs no lookups for the later one.
+    let mut order: Vec<(Vec<u8>, usize)> = points
+        .iter()
+        .enumerate()
+        .map(|(n, point)| (keys::point(&point.load_id, &point.fix.timestamp), n))
+        .collect();
+    order.sort_by(|a, b| a.0.cmp(&b.0));
+    let mut outcomes = vec![Appended::Stored; points.len()];
+    let mut batch = fjall::OwnedWriteBatch::with_capacity(s.db.clone(), points.len())
+        .durability(Some(PersistMode::Buffer));
+    // Held until the batch is written: nothing can store a key between
+    // its check and the write.
+    let mut newest = s.newest_points.lock().unwrap_or_else(|p| p.into_inner());
+    if newest.len() > NEWEST_POINTS_CAPACITY {
+        newest.clear();
+    }
+    // The key before this one in the order, to find equal keys.
+    let mut previous: Vec<u8> = Vec::new();
+    for (key, n) in order {
+        let point = &points[n];
+        let at = keys::point_micros(&key).unwrap_or(0);
+        let known = match newest.get(&point.load_id) {
+            Some(known) => *known,
+            None => {
+                let stored = newest_stored(s, &point.load_id)?;
+                newest.insert(point.load_id.clone(), stored);
+                stored
+            }
+        };
+        // A fix later than the load's newest stored point (the usual GPS
+        // stream) cannot be a duplicate: no lookup needed.
+        let later = known.is_none_or(|known| at > known);
+        let duplicate =
+            previous == key || (!later && stored_at(s, &point.load_id, &point.fix.timestamp)?);
+        previous.clear();
+        previous.extend_from_slice(&key);
+        if duplicate {
+            outcomes[n] = Appended::Duplicate;
+            continue;
+        }
+        if let Some(event) = &point.event {
+            s.add_events(&mut batch, encode_events(std::slice::from_ref(event))?);
+        }
+        batch.insert(&s.points, key, keys::encode_point(&point.fix));
+        // Raised before the write is durable: if it fails, the bound is
+        // only too high, which costs lookups, never a missed duplicate.
+        if later {
+            newest.insert(point.load_id.clone(), Some(at));
+        }
+    }
+    let written = s.write_batch(batch);
+    drop(newest);
+    Ok((outcomes, written?))
+}
+
 #[async_trait]
 impl TrackingStore for EmbeddedStore {
     async fn append_points(&self, points: Vec<TrackingPoint>) -> StorageResult<Vec<Appended>> {
         self.run(move |s| {
-            // The points go into the batch, and so into the memtable's skiplist,
-            // in key order: each insert then walks the path the one before it
-            // warmed in the cache, instead of a random one (the inserts were half
-            // the committer's time under bulk ingest). The sort is stable, so of
-            // two equal keys the first sent is stored and the second is its
-            // duplicate; and a load's fixes come in time order, so a batch that
-            // holds two requests out of order needs no lookups for the later one.
-            let mut order: Vec<(Vec<u8>, usize)> = points
-                .iter()
-                .enumerate()
-                .map(|(n, point)| (keys::point(&point.load_id, &point.fix.timestamp), n))
-                .collect();
-            order.sort_by(|a, b| a.0.cmp(&b.0));
-            let mut outcomes = vec![Appended::Stored; points.len()];
-            let mut batch = fjall::OwnedWriteBatch::with_capacity(s.db.clone(), points.len())
-                .durability(Some(PersistMode::Buffer));
-            // Held until the batch is written: nothing can store a key between
-            // its check and the write.
-            let mut newest = s.newest_points.lock().unwrap_or_else(|p| p.into_inner());
-            if newest.len() > NEWEST_POINTS_CAPACITY {
-                newest.clear();
-            }
-            // The key before this one in the order, to find equal keys.
-            let mut previous: Vec<u8> = Vec::new();
-            for (key, n) in order {
-                let point = &points[n];
-                let at = keys::point_micros(&key).unwrap_or(0);
-                let known = match newest.get(&point.load_id) {
-                    Some(known) => *known,
-                    None => {
-                        let stored = newest_stored(s, &point.load_id)?;
-                        newest.insert(point.load_id.clone(), stored);
-                        stored
-                    }
-                };
-                // A fix later than the load's newest stored point (the usual GPS
-                // stream) cannot be a duplicate: no lookup needed.
-                let later = known.is_none_or(|known| at > known);
-                let duplicate = previous == key
-                    || (!later && stored_at(s, &point.load_id, &point.fix.timestamp)?);
-                previous.clear();
-                previous.extend_from_slice(&key);
-                if duplicate {
-                    outcomes[n] = Appended::Duplicate;
-                    continue;
-                }
-                if let Some(event) = &point.event {
-                    s.add_events(&mut batch, encode_events(std::slice::from_ref(event))?);
-                }
-                batch.insert(&s.points, key, keys::encode_point(&point.fix));
-                // Raised before the write is durable: if it fails, the bound is
-                // only too high, which costs lookups, never a missed duplicate.
-                if later {
-                    newest.insert(point.load_id.clone(), Some(at));
-                }
-            }
-            let written = s.write_batch(batch);
-            drop(newest);
-            s.wait_durable(written?)?;
+            let (outcomes, written) = write_points(s, points)?;
+            s.wait_durable(written)?;
             Ok(outcomes)
+        })
+        .await
+    }
+
+    async fn write_points(
+        &self,
+        points: Vec<TrackingPoint>,
+    ) -> StorageResult<(Vec<Appended>, PendingSync)> {
+        let shared = self.shared.clone();
+        self.run_on(move |s| {
+            let (outcomes, written) = write_points(s, points)?;
+            // The sync is waited for on the store the points went into, even
+            // if it has been reopened since.
+            let store = s.clone();
+            let pending = PendingSync::new(move || {
+                let done = store.wait_durable(written);
+                drop(store);
+                shared.check(&done);
+                done
+            });
+            Ok((outcomes, pending))
         })
         .await
     }
