@@ -3,8 +3,10 @@
 # handler (benches/support/bare.rs: actix-web, the same TLS certificate, the
 # same body parsed, nothing else), measured by wrk, an independent client in a
 # process of its own. Rounds alternate bare, freight, bare, freight; each pair is
-# printed (with each server's CPU time per request, from /proc), then the
-# median of the pairs' ratios.
+# printed (with each server's CPU time per request, from /proc, over all its
+# threads and for its busiest thread alone: with 1 worker, the HTTP worker),
+# then the median of the pairs' ratios. CPU per request varies far less between
+# runs than requests/s on a shared machine: compare builds by it first.
 #
 #   benches/wrk/compare.sh            # about 4 minutes; needs wrk (apt-get install wrk)
 #
@@ -72,10 +74,14 @@ stop() { kill "$FREIGHT_PID" "$BARE_PID"; wait "$FREIGHT_PID" "$BARE_PID" 2>/dev
 # CPU time (user + system, clock ticks) process $1 has used so far.
 cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 
+# Each thread of process $1 with the CPU time (ns, from schedstat) it has used so far.
+thread_ns() { for t in /proc/"$1"/task/*; do echo "${t##*/} $(awk '{print $1}' "$t/schedstat" 2>/dev/null || echo 0)"; done | sort; }
+
 # wrk against port $1 (served by process $5) with script $2, threads $3,
 # connections $4, named $6 (for PERF): "requests/s p99-ms server-CPU-us-per-request".
 run() {
   local before after
+  thread_ns "$5" >"$WORK/threads.before"
   before=$(cpu_ticks "$5")
   local perf_pid=""
   if [ -n "${PERF:-}" ] && [ "$5" = "$FREIGHT_PID" ]; then
@@ -86,11 +92,14 @@ run() {
   WRK_LOADS="$WORK/loads" WRK_KEY="$KEY" wrk --latency -t"$3" -c"$4" -d"${SECONDS_PER_RUN}s" \
     -s "benches/wrk/$2" "https://localhost:$1" >"$WORK/wrk.out"
   after=$(cpu_ticks "$5")
+  thread_ns "$5" >"$WORK/threads.after"
   [ -z "$perf_pid" ] || wait "$perf_pid"
   if grep -q "Non-2xx" "$WORK/wrk.out"; then
     echo "wrk saw refusals:" >&2; cat "$WORK/wrk.out" >&2; exit 1
   fi
-  python3 - "$WORK/wrk.out" "$((after - before))" "$(getconf CLK_TCK)" <<'PY'
+  local busiest
+  busiest=$(join "$WORK/threads.before" "$WORK/threads.after" | awk '{d = $3 - $2; if (d > m) m = d} END {printf "%.0f", m}')
+  python3 - "$WORK/wrk.out" "$((after - before))" "$(getconf CLK_TCK)" "$busiest" <<'PY'
 import re, sys
 text = open(sys.argv[1]).read()
 rate = float(re.search(r"Requests/sec:\s+([\d.]+)", text).group(1))
@@ -98,7 +107,8 @@ requests = int(re.search(r"(\d+) requests in", text).group(1))
 value, unit = re.search(r"\s99%\s+([\d.]+)(us|ms|s)", text).groups()
 p99 = float(value) * {"us": 0.001, "ms": 1, "s": 1000}[unit]
 cpu_us = int(sys.argv[2]) / int(sys.argv[3]) * 1e6 / max(requests, 1)
-print(f"{rate:.0f} {p99:.2f} {cpu_us:.1f}")
+busiest_us = int(sys.argv[4]) / 1000 / max(requests, 1)
+print(f"{rate:.0f} {p99:.2f} {cpu_us:.1f} {busiest_us:.1f}")
 PY
 }
 
@@ -108,13 +118,13 @@ compare() {
   if [ -n "${ONLY:-}" ] && [ "$ONLY" != "$what" ]; then return; fi
   local ratios=()
   for round in $(seq "$ROUNDS"); do
-    read -r bare_rate bare_p99 bare_cpu < <(run "$BARE_PORT" "$script" "$threads" "$connections" "$BARE_PID")
-    read -r freight_rate freight_p99 freight_cpu < <(run "$API_PORT" "$script" "$threads" "$connections" "$FREIGHT_PID" "$what-${workers}w")
+    read -r bare_rate bare_p99 bare_cpu bare_busiest < <(run "$BARE_PORT" "$script" "$threads" "$connections" "$BARE_PID")
+    read -r freight_rate freight_p99 freight_cpu freight_busiest < <(run "$API_PORT" "$script" "$threads" "$connections" "$FREIGHT_PID" "$what-${workers}w")
     local ratio
     ratio=$(python3 -c "print(f'{$freight_rate/$bare_rate:.2f}')")
     ratios+=("$ratio")
-    printf '  %s round %d: bare %6s/s p99 %6s ms %5s us cpu | freight %6s/s p99 %6s ms %5s us cpu | ratio %s\n' \
-      "$what" "$round" "$bare_rate" "$bare_p99" "$bare_cpu" "$freight_rate" "$freight_p99" "$freight_cpu" "$ratio"
+    printf '  %s round %d: bare %6s/s p99 %6s ms %5s us cpu (%s busiest thread) | freight %6s/s p99 %6s ms %5s us cpu (%s busiest thread) | ratio %s\n' \
+      "$what" "$round" "$bare_rate" "$bare_p99" "$bare_cpu" "$bare_busiest" "$freight_rate" "$freight_p99" "$freight_cpu" "$freight_busiest" "$ratio"
   done
   printf '%s, %s worker(s), wrk -t%s -c%s: median ratio %s\n' "$what" "$workers" "$threads" "$connections" \
     "$(printf '%s\n' "${ratios[@]}" | sort -n | sed -n "$(( (${#ratios[@]} + 1) / 2 ))p")"
