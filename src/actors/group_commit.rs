@@ -285,6 +285,28 @@ mod tests {
     use crate::domain::tracking::GpsFix;
     use crate::storage::{PointRange, StorageResult};
 
+    /// `impl TrackingStore` for a test store that is only written to: the
+    /// given write methods, and reads that find nothing.
+    macro_rules! write_only_store {
+        ($store:ty { $($writes:tt)* }) => {
+            #[async_trait]
+            impl TrackingStore for $store {
+                $($writes)*
+                async fn load_points(&self, _: &LoadId, _: PointRange) -> StorageResult<Vec<GpsFix>> {
+                    Ok(Vec::new())
+                }
+                async fn count_points(
+                    &self,
+                    _: &LoadId,
+                    _: DateTime<Utc>,
+                    _: DateTime<Utc>,
+                ) -> StorageResult<u64> {
+                    Ok(0)
+                }
+            }
+        };
+    }
+
     /// A store whose writes wait until the test lets them through.
     struct Gated {
         open: tokio::sync::Semaphore,
@@ -293,8 +315,7 @@ mod tests {
         stored: Mutex<usize>,
     }
 
-    #[async_trait]
-    impl TrackingStore for Gated {
+    write_only_store!(Gated {
         async fn append_points(&self, points: Vec<TrackingPoint>) -> StorageResult<Vec<Appended>> {
             self.entered
                 .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
@@ -302,18 +323,7 @@ mod tests {
             *self.stored.lock().unwrap() += points.len();
             Ok(vec![Appended::Stored; points.len()])
         }
-        async fn load_points(&self, _: &LoadId, _: PointRange) -> StorageResult<Vec<GpsFix>> {
-            Ok(Vec::new())
-        }
-        async fn count_points(
-            &self,
-            _: &LoadId,
-            _: DateTime<Utc>,
-            _: DateTime<Utc>,
-        ) -> StorageResult<u64> {
-            Ok(0)
-        }
-    }
+    });
 
     fn point() -> TrackingPoint {
         TrackingPoint {
@@ -385,8 +395,7 @@ mod tests {
         syncs: Arc<std::sync::Mutex<std::sync::mpsc::Receiver<bool>>>,
     }
 
-    #[async_trait]
-    impl TrackingStore for SlowSyncs {
+    write_only_store!(SlowSyncs {
         async fn append_points(&self, _: Vec<TrackingPoint>) -> StorageResult<Vec<Appended>> {
             unreachable!("the committer writes and syncs in two halves")
         }
@@ -407,18 +416,7 @@ mod tests {
             });
             Ok((vec![Appended::Stored; points.len()], pending))
         }
-        async fn load_points(&self, _: &LoadId, _: PointRange) -> StorageResult<Vec<GpsFix>> {
-            Ok(Vec::new())
-        }
-        async fn count_points(
-            &self,
-            _: &LoadId,
-            _: DateTime<Utc>,
-            _: DateTime<Utc>,
-        ) -> StorageResult<u64> {
-            Ok(0)
-        }
-    }
+    });
 
     #[tokio::test]
     async fn the_next_batch_is_written_while_the_last_one_syncs_and_nobody_hears_before_their_sync()

@@ -50,7 +50,7 @@ pub fn register() {
     describe_histogram!(
         COMMIT_SECONDS_METRIC,
         Unit::Seconds,
-        "Time one group commit of GPS fixes took to be durable"
+        "Time from writing one group commit of GPS fixes to its being durable (its sync, and any wait for the sync before it)"
     );
     describe_counter!(
         RATE_LIMITED_METRIC,
