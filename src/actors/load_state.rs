@@ -133,20 +133,17 @@ impl SharedState {
     /// group commit is durable, `None` if it failed. Stored fixes among the latest
     /// become the load's latest positions. Called exactly once per admission.
     /// With `snapshot`, answers the tracking state once they are applied (for the
-    /// live streams, which show the ETA). `finished`: the load's last activity,
-    /// the time the request was handed to the committer (read once per
-    /// request: a bulk one touches a thousand loads; and the committer's
-    /// threads have no runtime clock).
+    /// live streams, which show the ETA). The load's last activity stays its
+    /// admission (an actor never stops with a write in flight), so this runs
+    /// without a clock on the committer's threads.
     pub fn record_stored(
         &self,
         fixes: &[GpsFix],
         outcomes: Option<&[Appended]>,
         snapshot: bool,
-        finished: Instant,
     ) -> Option<TrackingState> {
         let mut shared = self.lock();
         shared.in_flight = shared.in_flight.saturating_sub(1);
-        shared.last_active = finished;
         let outcomes = outcomes?;
         let State::Active(tracked) = &mut shared.state else {
             return None;
@@ -441,15 +438,9 @@ mod tests {
         // latest position.
         let fixes = [fix(1), fix(3), fix(2)];
         let outcomes = [Appended::Stored, Appended::Duplicate, Appended::Stored];
-        let state = shared
-            .record_stored(&fixes, Some(&outcomes), true, Instant::now())
-            .unwrap();
+        let state = shared.record_stored(&fixes, Some(&outcomes), true).unwrap();
         assert_eq!(state.recent, vec![fix(2), fix(1)]);
-        assert!(
-            shared
-                .record_stored(&[fix(9)], None, true, Instant::now())
-                .is_none()
-        );
+        assert!(shared.record_stored(&[fix(9)], None, true).is_none());
         assert_eq!(shared.lock().in_flight, 0);
         assert_eq!(shared.try_read(&account).unwrap().unwrap().recent.len(), 2);
     }
@@ -472,7 +463,7 @@ mod tests {
         // A stored fix makes the kept view stale, and a render of the older
         // state that finishes late is not kept.
         shared.try_admit(&account, 1, false).unwrap().unwrap();
-        shared.record_stored(&[fix(5)], Some(&[Appended::Stored]), false, Instant::now());
+        shared.record_stored(&[fix(5)], Some(&[Appended::Stored]), false);
         let second = stale_version(shared.try_view(&account));
         assert_ne!(first, second);
         shared.keep_view(first, Bytes::from_static(b"late"));
@@ -483,16 +474,11 @@ mod tests {
         shared.keep_view(second, Bytes::from_static(b"v2"));
         let newer: Vec<GpsFix> = (0..RECENT_FIXES as i64 + 1).map(|s| fix(100 + s)).collect();
         shared.try_admit(&account, 11, false).unwrap().unwrap();
-        shared.record_stored(
-            &newer,
-            Some(&[Appended::Stored; RECENT_FIXES + 1]),
-            false,
-            Instant::now(),
-        );
+        shared.record_stored(&newer, Some(&[Appended::Stored; RECENT_FIXES + 1]), false);
         shared.try_admit(&account, 1, false).unwrap().unwrap();
         let third = stale_version(shared.try_view(&account));
         shared.keep_view(third, Bytes::from_static(b"v3"));
-        shared.record_stored(&[fix(0)], Some(&[Appended::Stored]), false, Instant::now());
+        shared.record_stored(&[fix(0)], Some(&[Appended::Stored]), false);
         assert!(matches!(
             shared.try_view(&account),
             Some(Ok(View::Current(view))) if view == "v3"

@@ -163,9 +163,6 @@ fn submit(
         account,
         admitted,
         emitted,
-        // The loads' last activity: taken here, on the caller's clock (tests
-        // pause it), a commit's length before the commit ends.
-        active: tokio::time::Instant::now(),
     };
     writer.committer.submit(
         points,
@@ -306,7 +303,6 @@ struct AfterCommit {
     account: AccountId,
     admitted: Vec<Admitted>,
     emitted: Vec<Option<Event>>,
-    active: tokio::time::Instant,
 }
 
 impl AfterCommit {
@@ -317,7 +313,6 @@ impl AfterCommit {
             account,
             admitted,
             emitted,
-            active,
         } = self;
         // Checked once per request: while nobody streams, an atomic load.
         let live = stored.is_ok() && hub.listening(&account);
@@ -350,7 +345,7 @@ impl AfterCommit {
                         .unwrap_or_default(),
                 });
             }
-            let snapshot = state.record_stored(&fixes, mine.as_deref().ok(), live, active);
+            let snapshot = state.record_stored(&fixes, mine.as_deref().ok(), live);
             if live {
                 states.push(snapshot);
             }

@@ -104,3 +104,40 @@ pub async fn points_are_ordered_deduplicated_and_ranged(store: &dyn Storage) {
     };
     assert!(store.load_points(&load, empty).await.unwrap().is_empty());
 }
+
+/// The group committer's two halves: a batch written but not yet synced is seen
+/// by the next write (its repeat is a duplicate), and both are there once their
+/// syncs have been waited for, in order.
+pub async fn points_written_then_synced_are_seen_by_later_writes(store: &dyn Storage) {
+    let load = LoadId::generate();
+    let point = |seconds, lat| TrackingPoint {
+        load_id: load.clone(),
+        fix: fix(seconds, lat),
+        event: None,
+    };
+    let (first, first_sync) = store
+        .write_points(vec![point(10, 1.0), point(10, 9.0), point(20, 2.0)])
+        .await
+        .unwrap();
+    use Appended::{Duplicate, Stored};
+    assert_eq!(first, [Stored, Duplicate, Stored]);
+    let (second, second_sync) = store
+        .write_points(vec![point(20, 7.0), point(30, 3.0)])
+        .await
+        .unwrap();
+    assert_eq!(second, [Duplicate, Stored]);
+    // Waiting may block (it may run the fdatasync): off the async threads.
+    tokio::task::spawn_blocking(move || {
+        first_sync.wait().unwrap();
+        second_sync.wait().unwrap();
+    })
+    .await
+    .unwrap();
+    assert_eq!(
+        store
+            .load_points(&load, PointRange::latest(10))
+            .await
+            .unwrap(),
+        [fix(30, 3.0), fix(20, 2.0), fix(10, 1.0)]
+    );
+}
