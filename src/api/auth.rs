@@ -176,28 +176,56 @@ pub async fn authenticate<B: MessageBody + 'static>(
 /// reset as Unix seconds) and as the IETF draft's `RateLimit-Policy` and
 /// `RateLimit` fields (remaining `r` and seconds to reset `t`).
 fn add_quota_headers(headers: &mut HeaderMap, quota: &Quota) {
-    // Numbers go in through `HeaderValue::from`, which writes digits straight
-    // into the value; only the two structured fields need formatting. On every
-    // answer, so it is worth the care.
-    let mut number = |name: &'static str, value: HeaderValue| {
-        headers.insert(HeaderName::from_static(name), value);
-    };
-    number("x-ratelimit-limit", HeaderValue::from(quota.limit));
-    number("x-ratelimit-remaining", HeaderValue::from(quota.remaining));
-    number("x-ratelimit-reset", HeaderValue::from(quota.reset));
-    let mut text = |name: &'static str, value: String| {
-        if let Ok(value) = HeaderValue::try_from(value) {
-            headers.insert(HeaderName::from_static(name), value);
+    // On every answer, so it is worth the care: the names are constants (a
+    // `from_static` call at run time parses its name each time), the map grows
+    // once for all five, and the numbers are written as digits straight into
+    // the values, never through `format!`.
+    const LIMIT: HeaderName = HeaderName::from_static("x-ratelimit-limit");
+    const REMAINING: HeaderName = HeaderName::from_static("x-ratelimit-remaining");
+    const RESET: HeaderName = HeaderName::from_static("x-ratelimit-reset");
+    const POLICY: HeaderName = HeaderName::from_static("ratelimit-policy");
+    const STATE: HeaderName = HeaderName::from_static("ratelimit");
+    headers.reserve(5);
+    headers.insert(LIMIT, HeaderValue::from(quota.limit));
+    headers.insert(REMAINING, HeaderValue::from(quota.remaining));
+    headers.insert(RESET, HeaderValue::from(quota.reset));
+    let policy = structured_field(&[
+        Part::Text("\"hourly\";q="),
+        Part::Number(quota.limit.into()),
+        Part::Text(";w="),
+        Part::Number(WINDOW_SECONDS),
+    ]);
+    let state = structured_field(&[
+        Part::Text("\"hourly\";r="),
+        Part::Number(quota.remaining.into()),
+        Part::Text(";t="),
+        Part::Number(quota.reset_in()),
+    ]);
+    for (name, value) in [(POLICY, policy), (STATE, state)] {
+        if let Some(value) = value {
+            headers.insert(name, value);
         }
-    };
-    text(
-        "ratelimit-policy",
-        format!("\"hourly\";q={};w={WINDOW_SECONDS}", quota.limit),
-    );
-    text(
-        "ratelimit",
-        format!("\"hourly\";r={};t={}", quota.remaining, quota.reset_in()),
-    );
+    }
+}
+
+/// A piece of a header value: literal text or a decimal number.
+enum Part {
+    Text(&'static str),
+    Number(i64),
+}
+
+/// Joins `parts` into one header value (always valid: the texts are this
+/// module's literals, the numbers digits and a sign).
+fn structured_field(parts: &[Part]) -> Option<HeaderValue> {
+    let mut value = bytes::BytesMut::with_capacity(48);
+    let mut digits = itoa::Buffer::new();
+    for part in parts {
+        match part {
+            Part::Text(text) => value.extend_from_slice(text.as_bytes()),
+            Part::Number(number) => value.extend_from_slice(digits.format(*number).as_bytes()),
+        }
+    }
+    HeaderValue::from_maybe_shared(value.freeze()).ok()
 }
 
 impl FromRequest for Principal {

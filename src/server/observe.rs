@@ -12,6 +12,7 @@ use actix_web::dev::{ServiceRequest, ServiceResponse};
 use actix_web::http::header::{HeaderName, HeaderValue};
 use actix_web::http::{Method, StatusCode};
 use actix_web::middleware::Next;
+use bytes::{Bytes, BytesMut};
 use metrics::{Counter, Histogram};
 
 use crate::api::auth::{header_refusal, plain_http_refusal};
@@ -19,33 +20,52 @@ use crate::server::unread_body::UnreadBody;
 use crate::telemetry::{RouteId, with_request_id};
 
 pub const REQUEST_ID: &str = "x-request-id";
+const REQUEST_ID_HEADER: HeaderName = HeaderName::from_static(REQUEST_ID);
 pub const REQUESTS_METRIC: &str = "freight_http_requests_total";
 pub const LATENCY_METRIC: &str = "freight_http_request_duration_seconds";
 
 /// A client's id is kept if it is 1–128 visible ASCII characters, so it can be
 /// logged and echoed safely; anything else is replaced.
-fn request_id(req: &ServiceRequest) -> String {
+fn request_id(req: &ServiceRequest) -> Bytes {
     req.headers()
-        .get(REQUEST_ID)
-        .and_then(|v| v.to_str().ok())
-        .filter(|v| !v.is_empty() && v.len() <= 128 && v.bytes().all(|b| b.is_ascii_graphic()))
-        .map(str::to_owned)
-        .unwrap_or_else(new_request_id)
+        .get(&REQUEST_ID_HEADER)
+        .map(HeaderValue::as_bytes)
+        .filter(|v| !v.is_empty() && v.len() <= 128 && v.iter().all(u8::is_ascii_graphic))
+        .map_or_else(new_request_id, Bytes::copy_from_slice)
 }
 
 /// `req_` + this process's random tag + a counter: unique without a lock or a
 /// clock read on the hot path (a fresh tag per start keeps restarts apart).
-fn new_request_id() -> String {
+/// Written straight into one buffer, no `format!`: this runs for nearly every
+/// request.
+fn new_request_id() -> Bytes {
     use std::sync::OnceLock;
     use std::sync::atomic::{AtomicU64, Ordering};
 
+    const PREFIX: &[u8] = b"req_";
     static TAG: OnceLock<String> = OnceLock::new();
     static NEXT: AtomicU64 = AtomicU64::new(0);
     let tag = TAG.get_or_init(|| {
         let suffix = crate::domain::ids::new_suffix();
         suffix[suffix.len() - 8..].to_owned()
     });
-    format!("req_{tag}{:012x}", NEXT.fetch_add(1, Ordering::Relaxed))
+    let mut id = BytesMut::with_capacity(PREFIX.len() + tag.len() + 16);
+    id.extend_from_slice(PREFIX);
+    id.extend_from_slice(tag.as_bytes());
+    push_counter(NEXT.fetch_add(1, Ordering::Relaxed), &mut id);
+    id.freeze()
+}
+
+/// `counter` in lower-case hex, zero-padded to 12 digits, as `{:012x}` writes
+/// it (wider only past 2^48 requests).
+fn push_counter(counter: u64, out: &mut BytesMut) {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let mut digits = [0u8; 16];
+    for (n, digit) in digits.iter_mut().enumerate() {
+        *digit = HEX[((counter >> (60 - 4 * n)) & 0xf) as usize];
+    }
+    let leading_zeros = (counter.leading_zeros() / 4).min(4) as usize;
+    out.extend_from_slice(&digits[leading_zeros..]);
 }
 
 /// The method as a metric label; methods outside HTTP's usual set share one
@@ -126,7 +146,7 @@ pub async fn observe<B: MessageBody + 'static>(
     // What a refusal leaves of the body is read before the answer goes out.
     let unread = UnreadBody::watch(&mut req);
     // Bytes: shared by the task-local and the header without a copy.
-    let id = bytes::Bytes::from(request_id(&req));
+    let id = request_id(&req);
     let method = method_label(req.method());
     let mut response = match plain_http_refusal(&req).or_else(|| header_refusal(&req)) {
         Some(refusal) => req
@@ -167,9 +187,31 @@ pub async fn observe<B: MessageBody + 'static>(
         answered!(debug);
     }
     if let Ok(value) = HeaderValue::from_maybe_shared(id) {
-        response
-            .headers_mut()
-            .insert(HeaderName::from_static(REQUEST_ID), value);
+        response.headers_mut().insert(REQUEST_ID_HEADER, value);
     }
     Ok(response)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counter_is_written_as_format_writes_it() {
+        for counter in [0, 1, 0xabc, (1 << 48) - 1, 1 << 48, u64::MAX] {
+            let mut out = BytesMut::new();
+            push_counter(counter, &mut out);
+            assert_eq!(&out[..], format!("{counter:012x}").as_bytes(), "{counter}");
+        }
+    }
+
+    #[test]
+    fn new_ids_are_distinct_and_header_safe() {
+        let (a, b) = (new_request_id(), new_request_id());
+        assert_ne!(a, b);
+        for id in [a, b] {
+            assert!(id.starts_with(b"req_") && id.len() == 4 + 8 + 12, "{id:?}");
+            assert!(HeaderValue::from_maybe_shared(id).is_ok());
+        }
+    }
 }
