@@ -18,7 +18,12 @@
 # freight binary to measure, default target/release/freight; a wrapper script
 # that sets FREIGHT_* variables and execs it compares settings), PERF_ARGS
 # (perf record's sampling options, default `-g`; e.g. `--call-graph dwarf -F 200`
-# for call chains through code built without frame pointers).
+# for call chains through code built without frame pointers), WRK_CPUS (run
+# wrk under `taskset -c $WRK_CPUS`; e.g. 1 keeps it off the CPU that freight's
+# one worker is pinned to, to see what the client's placement costs).
+# Each run also prints wrk's own CPU time per request: client and server share
+# the machine's CPUs, so a server that makes the client work harder per
+# request (waking it more often) has less CPU left for itself.
 # Shapes: 1 server worker with wrk -t1 -c32 (the headline), and 2 workers with
 # wrk -t2 -c256; bulk (batches of 1,000 fixes over 1,000 loads) at 1 worker
 # with wrk -t1 -c32, where points/s is 1,000 times the requests/s shown. The machine is shared and noisy: compare the ratios of one run.
@@ -89,8 +94,10 @@ run() {
     perf record -q ${PERF_ARGS:--g} -p "$5" -o "target/perf/$6.data" -- sleep "$SECONDS_PER_RUN" 2>/dev/null &
     perf_pid=$!
   fi
-  WRK_LOADS="$WORK/loads" WRK_KEY="$KEY" wrk --latency -t"$3" -c"$4" -d"${SECONDS_PER_RUN}s" \
-    -s "benches/wrk/$2" "https://localhost:$1" >"$WORK/wrk.out"
+  # wrk's own CPU time too (the `time` keyword's user and system seconds):
+  # client and server share the machine's CPUs.
+  { TIMEFORMAT='%U %S'; time WRK_LOADS="$WORK/loads" WRK_KEY="$KEY" ${WRK_CPUS:+taskset -c "$WRK_CPUS"} \
+    wrk --latency -t"$3" -c"$4" -d"${SECONDS_PER_RUN}s" -s "benches/wrk/$2" "https://localhost:$1" >"$WORK/wrk.out"; } 2>"$WORK/wrk.time"
   after=$(cpu_ticks "$5")
   thread_ns "$5" >"$WORK/threads.after"
   [ -z "$perf_pid" ] || wait "$perf_pid"
@@ -99,7 +106,7 @@ run() {
   fi
   local busiest
   busiest=$(join "$WORK/threads.before" "$WORK/threads.after" | awk '{d = $3 - $2; if (d > m) m = d} END {printf "%.0f", m}')
-  python3 - "$WORK/wrk.out" "$((after - before))" "$(getconf CLK_TCK)" "$busiest" <<'PY'
+  python3 - "$WORK/wrk.out" "$((after - before))" "$(getconf CLK_TCK)" "$busiest" "$(tail -n 1 "$WORK/wrk.time")" <<'PY'
 import re, sys
 text = open(sys.argv[1]).read()
 rate = float(re.search(r"Requests/sec:\s+([\d.]+)", text).group(1))
@@ -108,7 +115,8 @@ value, unit = re.search(r"\s99%\s+([\d.]+)(us|ms|s)", text).groups()
 p99 = float(value) * {"us": 0.001, "ms": 1, "s": 1000}[unit]
 cpu_us = int(sys.argv[2]) / int(sys.argv[3]) * 1e6 / max(requests, 1)
 busiest_us = int(sys.argv[4]) / 1000 / max(requests, 1)
-print(f"{rate:.0f} {p99:.2f} {cpu_us:.1f} {busiest_us:.1f}")
+client_us = sum(float(s) for s in sys.argv[5].split()) * 1e6 / max(requests, 1)
+print(f"{rate:.0f} {p99:.2f} {cpu_us:.1f} {busiest_us:.1f} {client_us:.1f}")
 PY
 }
 
@@ -118,13 +126,13 @@ compare() {
   if [ -n "${ONLY:-}" ] && [ "$ONLY" != "$what" ]; then return; fi
   local ratios=()
   for round in $(seq "$ROUNDS"); do
-    read -r bare_rate bare_p99 bare_cpu bare_busiest < <(run "$BARE_PORT" "$script" "$threads" "$connections" "$BARE_PID")
-    read -r freight_rate freight_p99 freight_cpu freight_busiest < <(run "$API_PORT" "$script" "$threads" "$connections" "$FREIGHT_PID" "$what-${workers}w")
+    read -r bare_rate bare_p99 bare_cpu bare_busiest bare_client < <(run "$BARE_PORT" "$script" "$threads" "$connections" "$BARE_PID")
+    read -r freight_rate freight_p99 freight_cpu freight_busiest freight_client < <(run "$API_PORT" "$script" "$threads" "$connections" "$FREIGHT_PID" "$what-${workers}w")
     local ratio
     ratio=$(python3 -c "print(f'{$freight_rate/$bare_rate:.2f}')")
     ratios+=("$ratio")
-    printf '  %s round %d: bare %6s/s p99 %6s ms %5s us cpu (%s busiest thread) | freight %6s/s p99 %6s ms %5s us cpu (%s busiest thread) | ratio %s\n' \
-      "$what" "$round" "$bare_rate" "$bare_p99" "$bare_cpu" "$bare_busiest" "$freight_rate" "$freight_p99" "$freight_cpu" "$freight_busiest" "$ratio"
+    printf '  %s round %d: bare %6s/s p99 %6s ms %5s us cpu (%s busiest thread, wrk %s) | freight %6s/s p99 %6s ms %5s us cpu (%s busiest thread, wrk %s) | ratio %s\n' \
+      "$what" "$round" "$bare_rate" "$bare_p99" "$bare_cpu" "$bare_busiest" "$bare_client" "$freight_rate" "$freight_p99" "$freight_cpu" "$freight_busiest" "$freight_client" "$ratio"
   done
   printf '%s, %s worker(s), wrk -t%s -c%s: median ratio %s\n' "$what" "$workers" "$threads" "$connections" \
     "$(printf '%s\n' "${ratios[@]}" | sort -n | sed -n "$(( (${#ratios[@]} + 1) / 2 ))p")"
