@@ -193,26 +193,11 @@ impl EmbeddedStore {
     }
 }
 
-/// What a start has to replay is bounded by these two, not by how much is
-/// stored: opening the store re-inserts every journal entry that no flushed
-/// table holds yet, about 2 µs a GPS point (a skiplist insert in the order the
-/// points came, scattered over the loads). With fjall's defaults a start could
-/// replay a 64 MiB points memtable (some 1.4 million points, 2.2 s measured at
-/// a million) and read up to 512 MiB of journal kept by keyspaces written
-/// rarely. Smaller, the points memtable is flushed every ~370,000 points (every
-/// 25 s at 15,000 fixes a second), which costs no more per point; and the
-/// journal beyond 64 MiB (fjall's least) makes fjall flush whichever keyspaces
-/// keep its oldest file. fjall keeps a keyspace's memtable size from when the
-/// keyspace was made, so a store made before this keeps 64 MiB.
-const POINTS_MEMTABLE_BYTES: u64 = 16 << 20;
-const MAX_JOURNAL_BYTES: u64 = 64 << 20;
-
 /// Opens the fjall database at `path` and its keyspaces (replaying the journal).
 fn open_inner(path: &Path) -> StorageResult<Inner> {
     std::fs::create_dir_all(path).map_err(unavailable)?;
     let dir = || path.parent().unwrap_or(path).display().to_string();
     let db = Database::builder(path)
-        .max_journaling_size(MAX_JOURNAL_BYTES)
         .open()
         .map_err(|error| match error {
             fjall::Error::Locked => unavailable(DirectoryInUse(dir())),
@@ -235,11 +220,7 @@ fn open_inner(path: &Path) -> StorageResult<Inner> {
             .map(|_| std::sync::Mutex::new(()))
             .collect(),
         carriers: keyspace("carriers").map_err(unavailable)?,
-        points: db
-            .keyspace(POINTS, || {
-                KeyspaceCreateOptions::default().max_memtable_size(POINTS_MEMTABLE_BYTES)
-            })
-            .map_err(unavailable)?,
+        points: keyspace(POINTS).map_err(unavailable)?,
         older_points: older_points(&db)?,
         events: keyspace("events").map_err(unavailable)?,
         load_events: keyspace("load_events").map_err(unavailable)?,
