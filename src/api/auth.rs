@@ -189,18 +189,13 @@ fn add_quota_headers(headers: &mut HeaderMap, quota: &Quota) {
     headers.insert(LIMIT, HeaderValue::from(quota.limit));
     headers.insert(REMAINING, HeaderValue::from(quota.remaining));
     headers.insert(RESET, HeaderValue::from(quota.reset));
-    let policy = structured_field(&[
-        Part::Text("\"hourly\";q="),
-        Part::Number(quota.limit.into()),
-        Part::Text(";w="),
-        Part::Number(WINDOW_SECONDS),
-    ]);
-    let state = structured_field(&[
-        Part::Text("\"hourly\";r="),
-        Part::Number(quota.remaining.into()),
-        Part::Text(";t="),
-        Part::Number(quota.reset_in()),
-    ]);
+    let policy = structured_field("\"hourly\";q=", quota.limit.into(), ";w=", WINDOW_SECONDS);
+    let state = structured_field(
+        "\"hourly\";r=",
+        quota.remaining.into(),
+        ";t=",
+        quota.reset_in(),
+    );
     for (name, value) in [(POLICY, policy), (STATE, state)] {
         if let Some(value) = value {
             headers.insert(name, value);
@@ -208,23 +203,15 @@ fn add_quota_headers(headers: &mut HeaderMap, quota: &Quota) {
     }
 }
 
-/// A piece of a header value: literal text or a decimal number.
-enum Part {
-    Text(&'static str),
-    Number(i64),
-}
-
-/// Joins `parts` into one header value (always valid: the texts are this
-/// module's literals, the numbers digits and a sign).
-fn structured_field(parts: &[Part]) -> Option<HeaderValue> {
-    let mut value = bytes::BytesMut::with_capacity(48);
+/// `<first><a><second><b>`, the shape of both structured quota fields (always
+/// a valid value: the texts are this module's literals, the numbers digits).
+fn structured_field(first: &str, a: i64, second: &str, b: i64) -> Option<HeaderValue> {
     let mut digits = itoa::Buffer::new();
-    for part in parts {
-        match part {
-            Part::Text(text) => value.extend_from_slice(text.as_bytes()),
-            Part::Number(number) => value.extend_from_slice(digits.format(*number).as_bytes()),
-        }
-    }
+    let mut value = bytes::BytesMut::with_capacity(48);
+    value.extend_from_slice(first.as_bytes());
+    value.extend_from_slice(digits.format(a).as_bytes());
+    value.extend_from_slice(second.as_bytes());
+    value.extend_from_slice(digits.format(b).as_bytes());
     HeaderValue::from_maybe_shared(value.freeze()).ok()
 }
 

@@ -316,16 +316,12 @@ impl EmbeddedStore {
         let inner = self.shared.current()?;
         if crate::storage::thread_may_block() {
             let done = work(&inner);
-            drop(inner);
-            self.shared.check(&done);
-            return done;
+            return self.shared.release(inner, done);
         }
         let shared = self.shared.clone();
         crate::cpu_placement::spawn_blocking(move || {
             let done = work(&inner);
-            drop(inner);
-            shared.check(&done);
-            done
+            shared.release(inner, done)
         })
         .await
         .map_err(unavailable)?
@@ -340,6 +336,14 @@ impl Shared {
             .unwrap_or_else(|p| p.into_inner())
             .clone()
             .ok_or_else(|| unavailable(Reopening))
+    }
+
+    /// Ends work done on `inner`: lets go of the store first (a reopening
+    /// waits for every holder), then checks what the work found.
+    fn release<T>(self: &Arc<Self>, inner: Arc<Inner>, done: StorageResult<T>) -> StorageResult<T> {
+        drop(inner);
+        self.check(&done);
+        done
     }
 
     /// After work: if it found the store poisoned, starts reopening it.

@@ -154,9 +154,7 @@ impl TrackingStore for EmbeddedStore {
             let store = s.clone();
             let pending = PendingSync::new(move || {
                 let done = store.wait_durable(written);
-                drop(store);
-                shared.check(&done);
-                done
+                shared.release(store, done)
             });
             Ok((outcomes, pending))
         })
