@@ -16,7 +16,13 @@
 # freight run with `perf record -g` into target/perf/<shape>-<workers>w.data,
 # for `perf report -i`; recording costs the server some throughput), FREIGHT (the
 # freight binary to measure, default target/release/freight; a wrapper script
-# that sets FREIGHT_* variables and execs it compares settings), PERF_ARGS
+# that sets FREIGHT_* variables and execs it compares settings), BARE (the
+# bare handler to measure against: default the one in benches/support/bare.rs,
+# built with freight's own release profile, link-time optimisation included;
+# `outside` builds and uses benches/wrk/outside_bare, a crate of its own with
+# actix-web's default features and cargo's default release profile, as a
+# reviewer's handler written outside this repository is; or a binary's path
+# taking the same `serve <address> <cert> <key> <workers>`), PERF_ARGS
 # (perf record's sampling options, default `-g`; e.g. `--call-graph dwarf -F 200`
 # for call chains through code built without frame pointers), WRK_CPUS (run
 # wrk under `taskset -c $WRK_CPUS`; e.g. 1 keeps it off the CPU that freight's
@@ -40,13 +46,20 @@ trap 'kill $(jobs -p) 2>/dev/null; wait 2>/dev/null; rm -rf "$WORK"' EXIT
 echo "building (release)..." >&2
 # One cargo invocation for both, so the library is compiled once (a bench target
 # brings dev-dependency features; two invocations would build it twice).
-BARE=$(cargo build --profile bench --bin freight --bench bare_handler --message-format=json 2>/dev/null \
+BUILT_BARE=$(cargo build --profile bench --bin freight --bench bare_handler --message-format=json 2>/dev/null \
   | python3 -c 'import json,sys
 for line in sys.stdin:
     m = json.loads(line)
     if m.get("reason") == "compiler-artifact" and m.get("executable") and m["target"]["name"] == "bare_handler":
         print(m["executable"])')
-[ -n "$BARE" ] || { echo "the build failed; run: cargo build --profile bench --bin freight --bench bare_handler" >&2; exit 1; }
+[ -n "$BUILT_BARE" ] || { echo "the build failed; run: cargo build --profile bench --bin freight --bench bare_handler" >&2; exit 1; }
+case "${BARE:-}" in
+  "") BARE=$BUILT_BARE ;;
+  outside)
+    cargo build --release --quiet --manifest-path benches/wrk/outside_bare/Cargo.toml --target-dir target/outside_bare \
+      || { echo "the outside bare handler did not build" >&2; exit 1; }
+    BARE=target/outside_bare/release/outside_bare ;;
+esac
 FREIGHT=${FREIGHT:-target/release/freight}
 
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
