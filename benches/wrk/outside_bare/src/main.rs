@@ -4,7 +4,7 @@
 //!
 //! `outside_bare serve <address> <cert.pem> <key.pem> <workers>`
 
-use actix_web::{App, HttpResponse, HttpServer, web};
+use actix_web::{web, App, HttpResponse, HttpServer};
 use rustls_pki_types::pem::PemObject;
 use serde::Deserialize;
 
