@@ -57,12 +57,13 @@ pub trait TrackingStore: Send + Sync {
     /// batch, is a duplicate and is not written again, nor is its event. Outcomes
     /// are in input order.
     async fn append_points(&self, points: Vec<TrackingPoint>) -> StorageResult<Vec<Appended>>;
-    /// [`Self::append_points`] in two halves, for a committer that writes the
-    /// next batch while the last one syncs: the points are written (later writes
-    /// see them, as duplicates too), and they are durable once the answer's
-    /// [`PendingSync`] has been waited for. Nobody may be told of the outcomes
-    /// before that. A store whose writes are durable when they return keeps this
-    /// default.
+    /// [`Self::append_points`] in two halves, for a committer that may write
+    /// the next batch while the last one syncs: the points are written (later
+    /// writes see them, as duplicates too), and they are durable once the
+    /// answer's [`PendingSync`] has been waited for. Nobody may be told of the
+    /// outcomes before that. (The GPS committer today waits before it takes the
+    /// next batch: see `actors::group_commit`.) A store whose writes are durable
+    /// when they return keeps this default.
     async fn write_points(
         &self,
         points: Vec<TrackingPoint>,
