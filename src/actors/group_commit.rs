@@ -22,7 +22,7 @@ use tokio::sync::{mpsc, oneshot};
 
 use super::LoadError;
 use crate::domain::tracking::{Appended, TrackingPoint};
-use crate::storage::{PendingSync, StorageError, TrackingStore};
+use crate::storage::{StorageError, TrackingStore};
 use crate::telemetry::error_chain;
 use crate::unavailable::Unavailable;
 
@@ -151,15 +151,6 @@ pub const COMMIT_SECONDS_METRIC: &str = "freight_gps_commit_seconds";
 /// GPS submissions refused because the committer's queue was full.
 pub const SHED_METRIC: &str = "freight_gps_shed_total";
 
-/// A batch in the store, not yet known to be durable.
-struct Written {
-    pending: PendingSync,
-    outcomes: Vec<Appended>,
-    /// Each caller's share of `outcomes`, in order, with what follows it.
-    callers: Vec<(usize, Completion)>,
-    started: std::time::Instant,
-}
-
 async fn run(storage: Arc<dyn TrackingStore>, mut queue: mpsc::Receiver<Submission>) {
     while let Some(first) = queue.recv().await {
         let mut batch = vec![first];
@@ -173,14 +164,13 @@ async fn run(storage: Arc<dyn TrackingStore>, mut queue: mpsc::Receiver<Submissi
                 Err(_) => break,
             }
         }
-        if let Some(batch) = write(&*storage, batch).await {
-            answer_once_durable(batch);
-        }
+        commit(&*storage, batch).await;
     }
 }
 
-/// Writes one batch; a batch the store refused is answered here and then.
-async fn write(storage: &dyn TrackingStore, batch: Vec<Submission>) -> Option<Written> {
+/// Stores one batch durably, then answers its callers (or tells them it failed).
+async fn commit(storage: &dyn TrackingStore, batch: Vec<Submission>) {
+    // Each caller's share of the outcomes, in order, with what follows it.
     let mut callers = Vec::with_capacity(batch.len());
     let mut points = Vec::new();
     for submission in batch {
@@ -190,48 +180,19 @@ async fn write(storage: &dyn TrackingStore, batch: Vec<Submission>) -> Option<Wr
     let expected = points.len();
     metrics::histogram!(BATCH_POINTS_METRIC).record(expected as f64);
     let started = std::time::Instant::now();
-    let stored = storage
-        .write_points(points)
-        .await
-        .and_then(|(outcomes, pending)| {
-            if outcomes.len() == expected {
-                Ok((outcomes, pending))
-            } else {
-                Err(StorageError::corrupt(format!(
-                    "the store answered {} outcomes for {expected} points",
-                    outcomes.len()
-                )))
-            }
-        });
-    match stored {
-        Ok((outcomes, pending)) => Some(Written {
-            pending,
-            outcomes,
-            callers,
-            started,
-        }),
-        Err(error) => {
-            failed(&error, callers);
-            None
-        }
-    }
-}
-
-/// Waits for a written batch to be durable, then answers its callers (or
-/// tells them it failed).
-fn answer_once_durable(batch: Written) {
-    let Written {
-        pending,
-        outcomes,
-        callers,
-        started,
-    } = batch;
-    let durable = pending.wait();
+    let stored = storage.append_points(points).await;
     metrics::histogram!(COMMIT_SECONDS_METRIC).record(started.elapsed().as_secs_f64());
-    if let Err(error) = durable {
-        failed(&error, callers);
-        return;
-    }
+    let outcomes = match stored {
+        Ok(outcomes) if outcomes.len() == expected => outcomes,
+        Ok(outcomes) => {
+            let error = StorageError::corrupt(format!(
+                "the store answered {} outcomes for {expected} points",
+                outcomes.len()
+            ));
+            return failed(&error, callers);
+        }
+        Err(error) => return failed(&error, callers),
+    };
     let mut outcomes = outcomes.into_iter();
     for (size, then) in callers {
         then.run(Ok(outcomes.by_ref().take(size).collect()));
@@ -360,33 +321,25 @@ mod tests {
         );
     }
 
-    /// A store whose writes return at once and whose syncs wait until the test
-    /// lets each one through (or fail, while `fail_syncs` is set).
+    /// A store whose batches wait until the test lets each one's sync through
+    /// (or fail).
     struct SlowSyncs {
         written: std::sync::atomic::AtomicUsize,
         syncs: Arc<std::sync::Mutex<std::sync::mpsc::Receiver<bool>>>,
     }
 
     write_only_store!(SlowSyncs {
-        async fn append_points(&self, _: Vec<TrackingPoint>) -> StorageResult<Vec<Appended>> {
-            unreachable!("the committer writes and syncs in two halves")
-        }
-        async fn write_points(
-            &self,
-            points: Vec<TrackingPoint>,
-        ) -> StorageResult<(Vec<Appended>, PendingSync)> {
+        /// Counts the batch as written, then holds it until the test lets its
+        /// sync succeed or fail.
+        async fn append_points(&self, points: Vec<TrackingPoint>) -> StorageResult<Vec<Appended>> {
             self.written
                 .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-            let syncs = self.syncs.clone();
-            let pending = PendingSync::new(move || {
-                let succeed = syncs.lock().unwrap().recv().expect("the test decides");
-                if succeed {
-                    Ok(())
-                } else {
-                    Err(StorageError::corrupt("the sync failed"))
-                }
-            });
-            Ok((vec![Appended::Stored; points.len()], pending))
+            let succeed = self.syncs.lock().unwrap().recv().expect("the test decides");
+            if succeed {
+                Ok(vec![Appended::Stored; points.len()])
+            } else {
+                Err(StorageError::corrupt("the sync failed"))
+            }
         }
     });
 

@@ -35,7 +35,7 @@ pub use carriers::{CarrierInsert, CarrierStore};
 pub use dashboard::{DashboardStore, UserInsert};
 pub use idempotency::IdempotencyStore;
 pub use loads::{LoadFilter, LoadStore, Page, PageRequest};
-pub use tracking::{PendingSync, PointRange, TrackingStore};
+pub use tracking::{PointRange, TrackingStore};
 pub use webhooks::WebhookStore;
 
 thread_local! {

@@ -25,7 +25,6 @@ macro_rules! conformance_tests {
             load_lists_filter_order_and_paginate,
             carriers_are_unique_by_mc_number_per_account,
             points_are_ordered_deduplicated_and_ranged,
-            points_written_then_synced_are_seen_by_later_writes,
             outbox_fan_out_and_delivery_schedule,
             idempotency_answers_are_kept_and_purged,
             webhook_history_is_pruned_but_nothing_pending,

@@ -303,16 +303,6 @@ impl EmbeddedStore {
         T: Send + 'static,
         F: FnOnce(&Inner) -> StorageResult<T> + Send + 'static,
     {
-        self.run_on(move |inner: &Arc<Inner>| work(inner)).await
-    }
-
-    /// [`Self::run`] for work that keeps hold of the open store it ran on, to
-    /// finish later on that same one (a write whose sync is waited for later).
-    async fn run_on<T, F>(&self, work: F) -> StorageResult<T>
-    where
-        T: Send + 'static,
-        F: FnOnce(&Arc<Inner>) -> StorageResult<T> + Send + 'static,
-    {
         let inner = self.shared.current()?;
         if crate::storage::thread_may_block() {
             let done = work(&inner);

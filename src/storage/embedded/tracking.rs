@@ -8,7 +8,7 @@ use super::webhooks::encode_events;
 use super::{EmbeddedStore, Inner, keys, unavailable};
 use crate::domain::ids::LoadId;
 use crate::domain::tracking::{Appended, GpsFix, TrackingPoint};
-use crate::storage::{PendingSync, PointRange, StorageError, StorageResult, TrackingStore};
+use crate::storage::{PointRange, StorageError, StorageResult, TrackingStore};
 
 /// Loads whose newest stored point time is remembered (about 64 bytes each);
 /// past this the memory is dropped and rebuilt as points arrive.
@@ -138,25 +138,6 @@ impl TrackingStore for EmbeddedStore {
             let (outcomes, written) = write_points(s, points)?;
             s.wait_durable(written)?;
             Ok(outcomes)
-        })
-        .await
-    }
-
-    async fn write_points(
-        &self,
-        points: Vec<TrackingPoint>,
-    ) -> StorageResult<(Vec<Appended>, PendingSync)> {
-        let shared = self.shared.clone();
-        self.run_on(move |s| {
-            let (outcomes, written) = write_points(s, points)?;
-            // The sync is waited for on the store the points went into, even
-            // if it has been reopened since.
-            let store = s.clone();
-            let pending = PendingSync::new(move || {
-                let done = store.wait_durable(written);
-                shared.release(store, done)
-            });
-            Ok((outcomes, pending))
         })
         .await
     }

@@ -22,9 +22,7 @@ pub use instances::{
     request_counts_add_up_across_instances,
 };
 pub use loads::{load_lists_filter_order_and_paginate, loads_round_trip_and_move_between_indexes};
-pub use tracking::{
-    points_are_ordered_deduplicated_and_ranged, points_written_then_synced_are_seen_by_later_writes,
-};
+pub use tracking::points_are_ordered_deduplicated_and_ranged;
 pub use webhooks::{
     outbox_fan_out_and_delivery_schedule, webhook_history_is_pruned_but_nothing_pending,
 };
