@@ -38,6 +38,7 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
             usize::from,
         ),
         cpu_pinning: args.cpu_pinning,
+        idle_poll: Duration::from_micros(args.idle_poll_us.into()),
         bootstrap_key: !args.no_bootstrap_key,
         body_limit: args.max_body_bytes,
         gps_queue: args.gps_queue as usize,

@@ -4,6 +4,7 @@
 pub mod admin;
 pub mod admin_token;
 pub mod bootstrap;
+pub mod idle_poll;
 pub mod metrics_catalog;
 pub mod observe;
 pub mod plain_http;

@@ -143,6 +143,7 @@ pub async fn observe<B: MessageBody + 'static>(
     next: Next<B>,
 ) -> Result<ServiceResponse<EitherBody<B>>, actix_web::Error> {
     let started = Instant::now();
+    super::idle_poll::activity(started);
     // What a refusal leaves of the body is read before the answer goes out.
     let unread = UnreadBody::watch(&mut req);
     // Bytes: shared by the task-local and the header without a copy.
@@ -166,6 +167,7 @@ pub async fn observe<B: MessageBody + 'static>(
         unread.drain().await;
     }
     let elapsed = started.elapsed();
+    super::idle_poll::activity(started + elapsed);
     record(&response, method, elapsed);
     let status = response.status();
     // One line per answer: an error for a 5xx, else for debugging only.

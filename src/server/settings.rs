@@ -36,6 +36,9 @@ pub struct Settings {
     /// Whether workers and the GPS committer get CPUs of their own (see
     /// `cpu_placement`).
     pub cpu_pinning: CpuPinning,
+    /// How long an HTTP worker polls for work after a request begins or ends
+    /// before it sleeps (see `idle_poll`); zero: it sleeps at once.
+    pub idle_poll: std::time::Duration,
     /// Create an account and key on first start and hand back the key.
     pub bootstrap_key: bool,
     pub body_limit: usize,
@@ -62,6 +65,7 @@ impl Settings {
             // Tests start many servers in one process; they pin nothing unless
             // a test asks for it.
             cpu_pinning: CpuPinning::Off,
+            idle_poll: super::idle_poll::DEFAULT_WINDOW,
             bootstrap_key: true,
             body_limit: DEFAULT_BODY_LIMIT,
             gps_queue: crate::actors::group_commit::QUEUE_CAPACITY,

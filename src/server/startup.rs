@@ -180,6 +180,14 @@ fn api_server(
 ) -> anyhow::Result<Server> {
     let live = services.tracking.live().clone();
     let services = services.clone();
+    // Polling pays only on a CPU of the worker's own: with a worker on every
+    // CPU, a polling worker takes the CPU the GPS committer and the actors need
+    // (2 workers on 2 CPUs, wrk -c256: 0.43 of the bare handler polling against
+    // 0.49 not, BENCHMARKS.md).
+    let idle_poll = match placement.pins() {
+        true => settings.idle_poll,
+        false => std::time::Duration::ZERO,
+    };
     // actix-server makes each worker's services on the worker's own thread: the
     // listener's factory below is where a worker places itself.
     let body_limit = BodyLimit(settings.body_limit);
@@ -228,11 +236,13 @@ fn api_server(
             let tls = tls::server_config(source, &settings.data_dir)?;
             builder.listen("freight-api", listener, move || {
                 placement.place_worker();
+                super::idle_poll::start(idle_poll);
                 plain_http::https_only(http!().rustls_0_23((*tls).clone()))
             })?
         }
         ApiTransport::BehindTlsProxy => builder.listen("freight-api", listener, move || {
             placement.place_worker();
+            super::idle_poll::start(idle_poll);
             http!().tcp()
         })?,
     };

@@ -252,4 +252,10 @@ async fn with_fewer_workers_than_cpus_the_committer_runs_off_the_workers_cpu() {
     );
     let workers = cpus_of_threads("actix-rt|system");
     assert!(workers.contains(&vec![allowed[0]]), "{workers:?}");
+    // A worker with a CPU of its own polls for work between requests and
+    // sleeps once they stop (`server::idle_poll`): it still answers.
+    for _ in 0..3 {
+        let (status, _) = app.get("/loads").await;
+        assert_eq!(status, StatusCode::OK);
+    }
 }
