@@ -9,10 +9,10 @@
 //! µs of CPU per fix against 16-18 µs with the guest kernel's own halt polling
 //! turned on, and freight answered 0.45 of the bare handler's fixes against
 //! 0.39-0.41; with this poller (250 µs) a median 0.40 against 0.34 without,
-//! over nine alternating rounds each (BENCHMARKS.md). This does for the worker what that kernel
-//! setting does for the whole machine, and only while the worker is busy:
-//! once the window passes with no request beginning or ending, the worker
-//! sleeps as before, so an idle server costs nothing.
+//! over nine alternating rounds each (BENCHMARKS.md). This does for the
+//! worker what that kernel setting does for the whole machine, and only while
+//! the worker is busy: once the window passes with no request beginning or
+//! ending, the worker sleeps as before, so an idle server costs nothing.
 //!
 //! While it polls, the worker's runtime checks its sockets (a non-blocking
 //! `epoll_wait`) between every two polls of its tasks, so nothing waits on it,
