@@ -375,10 +375,22 @@ mod tests {
             let committer = committer.clone();
             async move { committer.append(vec![point(), point()]).await }
         });
-        tokio::task::yield_now().await;
+        // Until the second submission is queued (a bounded real time).
+        tokio::time::timeout(std::time::Duration::from_secs(10), async {
+            while committer.queue.capacity() == QUEUE_CAPACITY {
+                tokio::task::yield_now().await;
+            }
+        })
+        .await
+        .expect("the second submission is queued");
         assert!(first.try_recv().is_err(), "answered before its sync");
         assert!(!second.is_finished(), "answered before its sync");
         assert_eq!(written(), 1, "a batch written while the last one syncs");
+        assert_eq!(
+            committer.queue.capacity(),
+            QUEUE_CAPACITY - 1,
+            "the second batch was taken while the first one syncs"
+        );
         // The first sync fails: only its caller hears it; then the second
         // batch is written, and answered once its own sync succeeds.
         let_sync.send(false).unwrap();

@@ -121,7 +121,14 @@ mod tests {
     fn polls_while_requests_come_and_sleeps_once_they_stop() {
         let (spun, slept) = on_a_worker(async || {
             start(Duration::from_millis(20));
-            start(Duration::from_millis(20)); // a second start does nothing
+            let first = POLLER.with_borrow(|p| p.clone()).expect("started");
+            start(Duration::from_millis(20));
+            let again = POLLER.with_borrow(|p| p.clone()).expect("started");
+            assert!(
+                Rc::ptr_eq(&first, &again),
+                "a second start replaced the poller"
+            );
+            drop((first, again));
             let sleeping = || POLLER.with_borrow(|p| p.as_ref().unwrap().sleeping.get());
             // Busy: the task keeps polling.
             let busy = Instant::now();

@@ -189,7 +189,12 @@ fn api_server(
         false => std::time::Duration::ZERO,
     };
     // actix-server makes each worker's services on the worker's own thread: the
-    // listener's factory below is where a worker places itself.
+    // listener's factory below runs this first, where a worker places itself
+    // and starts its poller.
+    let settle_worker = move || {
+        placement.place_worker();
+        super::idle_poll::start(idle_poll);
+    };
     let body_limit = BodyLimit(settings.body_limit);
     let policy = match settings.transport {
         ApiTransport::Tls(_) => TransportPolicy::DirectTls,
@@ -235,14 +240,12 @@ fn api_server(
         ApiTransport::Tls(source) => {
             let tls = tls::server_config(source, &settings.data_dir)?;
             builder.listen("freight-api", listener, move || {
-                placement.place_worker();
-                super::idle_poll::start(idle_poll);
+                settle_worker();
                 plain_http::https_only(http!().rustls_0_23((*tls).clone()))
             })?
         }
         ApiTransport::BehindTlsProxy => builder.listen("freight-api", listener, move || {
-            placement.place_worker();
-            super::idle_poll::start(idle_poll);
+            settle_worker();
             http!().tcp()
         })?,
     };
