@@ -21,6 +21,7 @@ mod group_sync;
 mod idempotency;
 mod keys;
 mod loads;
+mod memtable_reaper;
 mod tracking;
 mod webhooks;
 
@@ -39,6 +40,10 @@ use group_sync::GroupSync;
 const COUNT_LOCK_STRIPES: usize = 64;
 
 struct Inner {
+    /// Declared first, so dropped first: its thread holds keyspace handles,
+    /// which keep the data directory locked.
+    #[expect(dead_code, reason = "held for its thread, which its drop stops")]
+    memtable_reaper: memtable_reaper::MemtableReaper,
     db: Database,
     group_sync: GroupSync,
 
@@ -238,6 +243,8 @@ fn open_inner(path: &Path) -> StorageResult<Inner> {
         user_insert: std::sync::Mutex::new(()),
         newest_points: std::sync::Mutex::default(),
         carrier_insert: std::sync::Mutex::new(()),
+        // Every keyspace is open by now: the reaper watches them all.
+        memtable_reaper: memtable_reaper::MemtableReaper::start(&db).map_err(unavailable)?,
         db,
     };
     Ok(inner)

@@ -1,0 +1,184 @@
+//! Frees the store's flushed memtables on a thread of their own, never under
+//! the lock every write takes.
+//!
+//! Why: once fjall (3.1, with lsm-tree 3.1) has written a full memtable out as
+//! a table, it drops the memtable while it still holds that keyspace's version
+//! lock, and every write to the keyspace takes that lock. Freeing a full 64 MiB
+//! memtable (a skiplist of some millions of nodes) took 130 ms on a 2-core VM,
+//! so every flush of the GPS keyspace (every 18 s or so at 30,000 fixes/s)
+//! stopped all ingest for that long: the committer waited on the lock while a
+//! fjall worker freed nodes (BENCHMARKS.md, "Write stalls at memtable flushes").
+//!
+//! The reaper holds a reference to each keyspace's memtable from shortly after
+//! it becomes the one written to, so fjall's drop only lets go of its own
+//! reference; the reaper notices when it holds the last one and frees the
+//! memtable itself, outside every fjall lock, at a low CPU priority. A memtable
+//! that comes and goes between two looks is dropped by fjall as before: it can
+//! only be a small one.
+//!
+//! `Keyspace::tree` and `AbstractTree::active_memtable` are public but hidden
+//! from fjall's documentation; a fjall release that changes them fails the
+//! build here rather than changing behaviour silently.
+
+use std::any::Any;
+use std::sync::Arc;
+use std::sync::mpsc::{self, RecvTimeoutError};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use fjall::{AbstractTree, Database, Keyspace, KeyspaceCreateOptions};
+
+/// How often the reaper looks. A memtable fills in seconds at the least (64 MiB
+/// at the fastest bulk ingest), so each is seen while it is still small.
+const LOOK_EVERY: Duration = Duration::from_millis(50);
+
+/// Nice value of the reaper thread: freeing a memtable is CPU work nobody waits
+/// for, so it yields to the threads that answer requests.
+const REAPER_NICE: libc::c_int = 10;
+
+/// A memtable, held only to choose where it is freed.
+type Held = Arc<dyn Any + Send + Sync>;
+
+/// The running reaper; dropping it stops the thread (freeing what it holds).
+pub(super) struct MemtableReaper {
+    stop: Option<mpsc::Sender<()>>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl MemtableReaper {
+    /// Starts watching every keyspace `db` has now.
+    pub(super) fn start(db: &Database) -> std::io::Result<Self> {
+        let keyspaces: Vec<Keyspace> = db
+            .list_keyspace_names()
+            .iter()
+            .filter_map(|name| db.keyspace(name, KeyspaceCreateOptions::default).ok())
+            .collect();
+        let (stop, stopped) = mpsc::channel();
+        let thread = std::thread::Builder::new()
+            .name("freight-memtables".into())
+            .spawn(move || {
+                lower_priority();
+                run(&keyspaces, &stopped);
+            })?;
+        Ok(MemtableReaper {
+            stop: Some(stop),
+            thread: Some(thread),
+        })
+    }
+}
+
+impl Drop for MemtableReaper {
+    fn drop(&mut self) {
+        drop(self.stop.take());
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+fn run(keyspaces: &[Keyspace], stopped: &mpsc::Receiver<()>) {
+    let mut held: Vec<Held> = Vec::new();
+    loop {
+        look(keyspaces, &mut held);
+        match stopped.recv_timeout(LOOK_EVERY) {
+            Err(RecvTimeoutError::Timeout) => {}
+            Ok(()) | Err(RecvTimeoutError::Disconnected) => return,
+        }
+    }
+}
+
+/// Holds each keyspace's current memtable, and frees those only the reaper
+/// still holds (fjall has flushed them and let go).
+fn look(keyspaces: &[Keyspace], held: &mut Vec<Held>) {
+    for keyspace in keyspaces {
+        let active: Held = keyspace.tree.active_memtable();
+        if !held.iter().any(|h| Arc::ptr_eq(h, &active)) {
+            held.push(active);
+        }
+    }
+    held.retain(|memtable| Arc::strong_count(memtable) > 1);
+}
+
+fn lower_priority() {
+    // SAFETY: setpriority with PRIO_PROCESS and id 0 changes the nice value of
+    // the calling thread (Linux keeps it per thread); it touches no memory.
+    // Failing (e.g. not permitted) leaves the thread at its priority, which is fine.
+    unsafe {
+        libc::setpriority(libc::PRIO_PROCESS, 0, REAPER_NICE);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn keyspace(db: &Database) -> Keyspace {
+        db.keyspace("points", KeyspaceCreateOptions::default)
+            .unwrap()
+    }
+
+    /// The reaper outlives fjall's hold on a flushed memtable, and lets go of it
+    /// (freeing it) at its next look once fjall has.
+    #[test]
+    fn holds_a_flushed_memtable_until_fjall_lets_go_then_frees_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = Database::builder(dir.path()).open().unwrap();
+        let points = keyspace(&db);
+        points.insert("a", "1").unwrap();
+        let keyspaces = vec![points.clone()];
+        let mut held = Vec::new();
+        look(&keyspaces, &mut held);
+        assert_eq!(held.len(), 1);
+        let first = Arc::downgrade(&held[0]);
+
+        points.rotate_memtable_and_wait().unwrap();
+        points.insert("b", "2").unwrap();
+        look(&keyspaces, &mut held);
+        assert!(
+            first.strong_count() > 1,
+            "flushed, but the versions fjall keeps still list it"
+        );
+        assert_eq!(held.len(), 2, "the flushed memtable and the new one");
+
+        // The next flush drops those versions: fjall lets go of the first
+        // memtable without freeing it, since the reaper still holds it...
+        points.rotate_memtable_and_wait().unwrap();
+        assert_eq!(first.strong_count(), 1, "only the reaper holds it");
+        // ...and the reaper frees it at its next look.
+        points.insert("c", "3").unwrap();
+        look(&keyspaces, &mut held);
+        assert!(first.upgrade().is_none(), "the reaper freed it");
+    }
+
+    /// While fjall still holds a memtable the reaper keeps its own hold.
+    #[test]
+    fn keeps_what_fjall_still_holds() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = Database::builder(dir.path()).open().unwrap();
+        let points = keyspace(&db);
+        points.insert("a", "1").unwrap();
+        let keyspaces = vec![points.clone()];
+        let mut held = Vec::new();
+        look(&keyspaces, &mut held);
+        look(&keyspaces, &mut held);
+        assert_eq!(held.len(), 1, "the same memtable is held once");
+        assert!(Arc::strong_count(&held[0]) > 1);
+    }
+
+    /// Dropping the reaper stops its thread, which lets go of the keyspaces:
+    /// the data directory can be opened again (fjall keeps it locked while any
+    /// handle to the database lives).
+    #[test]
+    fn stops_when_dropped() {
+        let dir = tempfile::tempdir().unwrap();
+        {
+            let db = Database::builder(dir.path()).open().unwrap();
+            keyspace(&db).insert("a", "1").unwrap();
+            db.persist(fjall::PersistMode::SyncAll).unwrap();
+            let reaper = MemtableReaper::start(&db).unwrap();
+            drop(reaper);
+        }
+        let db = Database::builder(dir.path()).open().unwrap();
+        assert_eq!(keyspace(&db).get("a").unwrap().as_deref(), Some(&b"1"[..]));
+    }
+}
