@@ -62,26 +62,14 @@ case "${BARE:-}" in
 esac
 FREIGHT=${FREIGHT:-target/release/freight}
 
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+source benches/wrk/freight.sh
 
 # Starts freight with $1 workers on fresh storage, seeds it, and starts the bare
 # handler with as many workers on the same certificate.
 start() {
   local workers=$1
-  DATA="$WORK/data-$workers"
-  API_PORT=$(free_port); ADMIN_PORT=$(free_port); BARE_PORT=$(free_port)
-  "$FREIGHT" serve --data-dir "$DATA" --listen "127.0.0.1:$API_PORT" \
-    --admin-listen "127.0.0.1:$ADMIN_PORT" --workers "$workers" --no-bootstrap-key \
-    >"$WORK/freight.log" 2>&1 &
-  FREIGHT_PID=$!
-  for _ in $(seq 100); do [ -f "$DATA/admin.token" ] && curl -sk "https://localhost:$API_PORT/v1" -o /dev/null && break; sleep 0.1; done
-  local admin=(--data-dir "$DATA" --admin-url "http://127.0.0.1:$ADMIN_PORT" --json)
-  local account
-  account=$("$FREIGHT" accounts create --name bench --plan enterprise --requests-per-hour 4000000000 "${admin[@]}" \
-    | python3 -c 'import json,sys; print(json.load(sys.stdin)["id"])')
-  KEY=$("$FREIGHT" keys create --account "$account" --permissions read,write "${admin[@]}" \
-    | python3 -c 'import json,sys; print(json.load(sys.stdin)["key"])')
-  python3 benches/wrk/setup.py "$API_PORT" "$DATA/tls/cert.pem" "$KEY" "$LOADS" >"$WORK/loads"
+  start_freight "$workers"
+  BARE_PORT=$(free_port)
   "$BARE" serve "127.0.0.1:$BARE_PORT" "$DATA/tls/cert.pem" "$DATA/tls/key.pem" "$workers" &
   BARE_PID=$!
   sleep 0.5

@@ -1,0 +1,82 @@
+"""Times one fresh GPS fix every 10 ms on a connection of its own, and notes
+each table file the store gains (a memtable flush), for benches/wrk/stalls.sh.
+
+Usage: stall_probe.py PORT CERT KEY LOAD DATA_DIR SECONDS LOG
+Writes every request ("P <unix time> <ms> <status>") and every new table file
+("F <unix time> <path>") to LOG, then prints, for each flush, the slowest probe
+request within a second before to half a second after it, and the probe's
+overall p99.9 and worst."""
+
+import datetime
+import http.client
+import json
+import os
+import ssl
+import sys
+import threading
+import time
+
+port, cert, key, load, data, seconds, log_path = sys.argv[1:8]
+stop_at = time.time() + float(seconds)
+lock = threading.Lock()
+requests = []  # (sent at, ms)
+flushes = []  # (noticed at, path)
+
+
+def probe():
+    context = ssl.create_default_context(cafile=cert)
+    context.check_hostname = False
+    connection = http.client.HTTPSConnection("localhost", int(port), context=context)
+    # Five minutes back, a millisecond apart: never a timestamp wrk's fix.lua
+    # sends (ten minutes back, microseconds apart), so never a duplicate.
+    base = datetime.datetime.now(datetime.timezone.utc) - datetime.timedelta(minutes=5)
+    n = 0
+    while time.time() < stop_at:
+        n += 1
+        stamp = (base + datetime.timedelta(milliseconds=n)).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+        body = json.dumps({"lat": 32.1, "lng": -96.1, "timestamp": stamp})
+        sent = time.time()
+        connection.request("POST", f"/v1/loads/{load}/tracking", body,
+                           {"Content-Type": "application/json", "Authorization": "Bearer " + key})
+        response = connection.getresponse()
+        response.read()
+        took = time.time() - sent
+        if response.status != 201:
+            raise SystemExit(f"the probe's fix was answered {response.status}")
+        with lock:
+            requests.append((sent, took * 1000))
+        time.sleep(max(0.0, 0.01 - took))
+
+
+def tables():
+    seen = None
+    while time.time() < stop_at:
+        now = time.time()
+        found = set()
+        for root, _, names in os.walk(os.path.join(data, "store", "keyspaces")):
+            if os.sep + "tables" in root:
+                found.update(os.path.join(root, name) for name in names)
+        if seen is not None:
+            with lock:
+                flushes.extend((now, path[len(data) + 1:]) for path in sorted(found - seen))
+        seen = found
+        time.sleep(0.1)
+
+
+threads = [threading.Thread(target=probe), threading.Thread(target=tables)]
+for thread in threads:
+    thread.start()
+for thread in threads:
+    thread.join()
+
+with open(log_path, "w") as log:
+    for sent, ms in requests:
+        log.write(f"P {sent:.4f} {ms:.2f}\n")
+    for at, path in flushes:
+        log.write(f"F {at:.4f} {path}\n")
+for at, path in flushes:
+    near = [ms for sent, ms in requests if at - 1.0 <= sent <= at + 0.5]
+    print(f"  flush ({path}): slowest probe request near it {max(near, default=0):.1f} ms")
+latencies = sorted(ms for _, ms in requests)
+print(f"  probe: {len(latencies)} requests, p99.9 {latencies[int(len(latencies) * 0.999)]:.1f} ms, "
+      f"worst {latencies[-1]:.1f} ms")

@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# Where single-fix ingest's latency tail comes from. freight (1 worker, the
+# headline shape of compare.sh) takes wrk -t1 -c32 of fresh fixes for WINDOWS
+# runs of WINDOW_SECONDS each, while benches/wrk/stall_probe.py sends one more
+# fix every 10 ms on a connection of its own, timing each, and notes every
+# table file the store gains (a memtable flush). Prints each run's p99 and
+# worst, and for each flush the slowest probe request around it; the probe's
+# log, with every request's time, is kept in target/stalls/probe.log.
+#
+#   cargo build --profile bench --bin freight
+#   benches/wrk/stalls.sh          # about 90 s; needs wrk (apt-get install wrk)
+#
+# Knobs (environment): FREIGHT (the binary, default target/release/freight),
+# WINDOWS (default 14), WINDOW_SECONDS (default 5), LOADS (default 1000).
+# At 30,000 fixes/s the GPS keyspace flushes a memtable every 18 s or so, so
+# the default 70 s sees three or four flushes.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+command -v wrk >/dev/null || { echo "wrk is required (apt-get install wrk)" >&2; exit 1; }
+
+FREIGHT=${FREIGHT:-target/release/freight}
+WINDOWS=${WINDOWS:-14}
+WINDOW_SECONDS=${WINDOW_SECONDS:-5}
+LOADS=${LOADS:-1000}
+WORK=$(mktemp -d)
+trap 'kill $(jobs -p) 2>/dev/null; wait 2>/dev/null; rm -rf "$WORK"' EXIT
+[ -x "$FREIGHT" ] || { echo "no $FREIGHT; build it: cargo build --profile bench --bin freight" >&2; exit 1; }
+
+source benches/wrk/freight.sh
+start_freight 1
+mkdir -p target/stalls
+python3 benches/wrk/stall_probe.py "$API_PORT" "$DATA/tls/cert.pem" "$KEY" "$(head -n 1 "$WORK/loads")" \
+  "$DATA" $((WINDOWS * WINDOW_SECONDS + 1)) target/stalls/probe.log >"$WORK/probe.out" &
+PROBE=$!
+
+echo "freight, 1 worker, wrk -t1 -c32, fresh fixes, ${WINDOWS} runs of ${WINDOW_SECONDS} s:"
+for window in $(seq "$WINDOWS"); do
+  WRK_LOADS="$WORK/loads" WRK_KEY="$KEY" wrk --latency -t1 -c32 -d"${WINDOW_SECONDS}s" \
+    -s benches/wrk/fix.lua "https://localhost:$API_PORT" >"$WORK/wrk.out"
+  python3 - "$window" "$WORK/wrk.out" <<'PY'
+import re, sys
+text = open(sys.argv[2]).read()
+def ms(value, unit): return float(value) * {"us": 0.001, "ms": 1, "s": 1000}[unit]
+rate = float(re.search(r"Requests/sec:\s+([\d.]+)", text).group(1))
+p99 = ms(*re.search(r"\s99%\s+([\d.]+)(us|ms|s)", text).groups())
+worst = ms(*re.search(r"Latency\s+\S+\s+\S+\s+([\d.]+)(us|ms|s)", text).groups())
+print(f"  run {sys.argv[1]:>2}: {rate:>6.0f} fixes/s, p99 {p99:6.2f} ms, worst {worst:6.2f} ms")
+PY
+done
+wait "$PROBE"
+echo "the probe (one fix every 10 ms besides wrk's):"
+cat "$WORK/probe.out"
