@@ -46,13 +46,15 @@ pub(super) struct MemtableReaper {
 }
 
 impl MemtableReaper {
-    /// Starts watching every keyspace `db` has now.
+    /// Starts watching every keyspace `db` has now (a keyspace that cannot be
+    /// opened fails the start rather than going unwatched).
     pub(super) fn start(db: &Database) -> std::io::Result<Self> {
-        let keyspaces: Vec<Keyspace> = db
+        let keyspaces = db
             .list_keyspace_names()
             .iter()
-            .filter_map(|name| db.keyspace(name, KeyspaceCreateOptions::default).ok())
-            .collect();
+            .map(|name| db.keyspace(name, KeyspaceCreateOptions::default))
+            .collect::<Result<Vec<Keyspace>, _>>()
+            .map_err(std::io::Error::other)?;
         let (stop, stopped) = mpsc::channel();
         let thread = std::thread::Builder::new()
             .name("freight-memtables".into())
