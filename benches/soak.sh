@@ -20,7 +20,7 @@ LOADS=${LOADS:-2000}
 FREIGHT=${FREIGHT:-target/release/freight}
 IDLE=30
 WORK=$(mktemp -d)
-trap 'kill $(jobs -p) 2>/dev/null; wait 2>/dev/null; rm -rf "$WORK"' EXIT
+trap 'kill $(jobs -p) 2>/dev/null || true; wait 2>/dev/null || true; rm -rf "$WORK"' EXIT
 
 port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 API=$(port); ADMIN=$(port); HOOK=$(port)

@@ -41,7 +41,7 @@ ROUNDS=${ROUNDS:-3}
 SECONDS_PER_RUN=${SECONDS_PER_RUN:-8}
 LOADS=${LOADS:-1000}
 WORK=$(mktemp -d)
-trap 'kill $(jobs -p) 2>/dev/null; wait 2>/dev/null; rm -rf "$WORK"' EXIT
+trap 'kill $(jobs -p) 2>/dev/null || true; wait 2>/dev/null || true; rm -rf "$WORK"' EXIT
 
 echo "building (release)..." >&2
 # One cargo invocation for both, so the library is compiled once (a bench target

@@ -16,7 +16,7 @@ SECONDS_PER_RUN=${SECONDS_PER_RUN:-10}
 FREIGHT=target/release/freight
 [ -x "$FREIGHT" ] || { echo "build it first: cargo build --release" >&2; exit 1; }
 WORK=$(mktemp -d)
-trap 'kill $(jobs -p) 2>/dev/null; wait 2>/dev/null; rm -rf "$WORK"' EXIT
+trap 'kill $(jobs -p) 2>/dev/null || true; wait 2>/dev/null || true; rm -rf "$WORK"' EXIT
 
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 DATA="$WORK/data"; API_PORT=$(free_port); ADMIN_PORT=$(free_port)

@@ -23,7 +23,7 @@ WINDOWS=${WINDOWS:-14}
 WINDOW_SECONDS=${WINDOW_SECONDS:-5}
 LOADS=${LOADS:-1000}
 WORK=$(mktemp -d)
-trap 'kill $(jobs -p) 2>/dev/null; wait 2>/dev/null; rm -rf "$WORK"' EXIT
+trap 'kill $(jobs -p) 2>/dev/null || true; wait 2>/dev/null || true; rm -rf "$WORK"' EXIT
 [ -x "$FREIGHT" ] || { echo "no $FREIGHT; build it: cargo build --profile bench --bin freight" >&2; exit 1; }
 
 source benches/wrk/freight.sh
