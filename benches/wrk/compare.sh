@@ -4,8 +4,9 @@
 # same body parsed, nothing else), measured by wrk, an independent client in a
 # process of its own. Rounds alternate bare, freight, bare, freight; each pair is
 # printed (with each server's CPU time per request, from /proc, over all its
-# threads and for its busiest thread alone: with 1 worker, the HTTP worker),
-# then the median of the pairs' ratios. CPU per request varies far less between
+# threads and for its busiest thread alone: with 1 worker, the HTTP worker;
+# wrk's CPU time per request; and each CPU's busy share over the run, which
+# shows where the client ran), then the median of the pairs' ratios. CPU per request varies far less between
 # runs than requests/s on a shared machine: compare builds by it first.
 #
 #   benches/wrk/compare.sh            # about 4 minutes; needs wrk (apt-get install wrk)
@@ -80,14 +81,20 @@ stop() { kill "$FREIGHT_PID" "$BARE_PID"; wait "$FREIGHT_PID" "$BARE_PID" 2>/dev
 # CPU time (user + system, clock ticks) process $1 has used so far.
 cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 
+# Each CPU's time counters so far (/proc/stat: user nice system idle iowait ...).
+cpu_times() { grep '^cpu[0-9]' /proc/stat; }
+
 # Each thread of process $1 with the CPU time (ns, from schedstat) it has used so far.
 thread_ns() { for t in /proc/"$1"/task/*; do echo "${t##*/} $(awk '{print $1}' "$t/schedstat" 2>/dev/null || echo 0)"; done | sort; }
 
 # wrk against port $1 (served by process $5) with script $2, threads $3,
-# connections $4, named $6 (for PERF): "requests/s p99-ms server-CPU-us-per-request".
+# connections $4, named $6 (for PERF): "requests/s p99-ms server-CPU-us-per-request
+# busiest-thread-us client-us cpus-busy", the last as each CPU's busy percentage
+# over the run, slash-separated (a worker's idle polling counts as busy).
 run() {
   local before after
   thread_ns "$5" >"$WORK/threads.before"
+  cpu_times >"$WORK/cpus.before"
   before=$(cpu_ticks "$5")
   local perf_pid=""
   if [ -n "${PERF:-}" ] && [ "$5" = "$FREIGHT_PID" ]; then
@@ -100,6 +107,7 @@ run() {
   { TIMEFORMAT='%U %S'; time WRK_LOADS="$WORK/loads" WRK_KEY="$KEY" ${WRK_CPUS:+taskset -c "$WRK_CPUS"} \
     wrk --latency -t"$3" -c"$4" -d"${SECONDS_PER_RUN}s" -s "benches/wrk/$2" "https://localhost:$1" >"$WORK/wrk.out"; } 2>"$WORK/wrk.time"
   after=$(cpu_ticks "$5")
+  cpu_times >"$WORK/cpus.after"
   thread_ns "$5" >"$WORK/threads.after"
   [ -z "$perf_pid" ] || wait "$perf_pid"
   if grep -q "Non-2xx" "$WORK/wrk.out"; then
@@ -107,7 +115,8 @@ run() {
   fi
   local busiest
   busiest=$(join "$WORK/threads.before" "$WORK/threads.after" | awk '{d = $3 - $2; if (d > m) m = d} END {printf "%.0f", m}')
-  python3 - "$WORK/wrk.out" "$((after - before))" "$(getconf CLK_TCK)" "$busiest" "$(tail -n 1 "$WORK/wrk.time")" <<'PY'
+  python3 - "$WORK/wrk.out" "$((after - before))" "$(getconf CLK_TCK)" "$busiest" "$(tail -n 1 "$WORK/wrk.time")" \
+    "$WORK/cpus.before" "$WORK/cpus.after" <<'PY'
 import re, sys
 text = open(sys.argv[1]).read()
 rate = float(re.search(r"Requests/sec:\s+([\d.]+)", text).group(1))
@@ -117,7 +126,15 @@ p99 = float(value) * {"us": 0.001, "ms": 1, "s": 1000}[unit]
 cpu_us = int(sys.argv[2]) / int(sys.argv[3]) * 1e6 / max(requests, 1)
 busiest_us = int(sys.argv[4]) / 1000 / max(requests, 1)
 client_us = sum(float(s) for s in sys.argv[5].split()) * 1e6 / max(requests, 1)
-print(f"{rate:.0f} {p99:.2f} {cpu_us:.1f} {busiest_us:.1f} {client_us:.1f}")
+def cpu_times(path):
+    return {f[0]: [int(v) for v in f[1:]] for f in (line.split() for line in open(path))}
+before, after = cpu_times(sys.argv[6]), cpu_times(sys.argv[7])
+busy = []
+for cpu in sorted(after, key=lambda name: int(name[3:])):
+    spent = [a - b for a, b in zip(after[cpu], before[cpu])]
+    idle = spent[3] + spent[4]  # idle and iowait
+    busy.append(f"{100 * (1 - idle / max(sum(spent[:8]), 1)):.0f}")
+print(f"{rate:.0f} {p99:.2f} {cpu_us:.1f} {busiest_us:.1f} {client_us:.1f} {'/'.join(busy)}")
 PY
 }
 
@@ -127,13 +144,13 @@ compare() {
   if [ -n "${ONLY:-}" ] && [ "$ONLY" != "$what" ]; then return; fi
   local ratios=()
   for round in $(seq "$ROUNDS"); do
-    read -r bare_rate bare_p99 bare_cpu bare_busiest bare_client < <(run "$BARE_PORT" "$script" "$threads" "$connections" "$BARE_PID")
-    read -r freight_rate freight_p99 freight_cpu freight_busiest freight_client < <(run "$API_PORT" "$script" "$threads" "$connections" "$FREIGHT_PID" "$what-${workers}w")
+    read -r bare_rate bare_p99 bare_cpu bare_busiest bare_client bare_cpus < <(run "$BARE_PORT" "$script" "$threads" "$connections" "$BARE_PID")
+    read -r freight_rate freight_p99 freight_cpu freight_busiest freight_client freight_cpus < <(run "$API_PORT" "$script" "$threads" "$connections" "$FREIGHT_PID" "$what-${workers}w")
     local ratio
     ratio=$(python3 -c "print(f'{$freight_rate/$bare_rate:.2f}')")
     ratios+=("$ratio")
-    printf '  %s round %d: bare %6s/s p99 %6s ms %5s us cpu (%s busiest thread, wrk %s) | freight %6s/s p99 %6s ms %5s us cpu (%s busiest thread, wrk %s) | ratio %s\n' \
-      "$what" "$round" "$bare_rate" "$bare_p99" "$bare_cpu" "$bare_busiest" "$bare_client" "$freight_rate" "$freight_p99" "$freight_cpu" "$freight_busiest" "$freight_client" "$ratio"
+    printf '  %s round %d: bare %6s/s p99 %6s ms %5s us cpu (%s busiest thread, wrk %s; CPUs busy %s%%) | freight %6s/s p99 %6s ms %5s us cpu (%s busiest thread, wrk %s; CPUs busy %s%%) | ratio %s\n' \
+      "$what" "$round" "$bare_rate" "$bare_p99" "$bare_cpu" "$bare_busiest" "$bare_client" "$bare_cpus" "$freight_rate" "$freight_p99" "$freight_cpu" "$freight_busiest" "$freight_client" "$freight_cpus" "$ratio"
   done
   printf '%s, %s worker(s), wrk -t%s -c%s: median ratio %s\n' "$what" "$workers" "$threads" "$connections" \
     "$(printf '%s\n' "${ratios[@]}" | sort -n | sed -n "$(( (${#ratios[@]} + 1) / 2 ))p")"
