@@ -6,8 +6,9 @@
 # printed (with each server's CPU time per request, from /proc, over all its
 # threads and for its busiest thread alone: with 1 worker, the HTTP worker;
 # wrk's CPU time per request; and each CPU's busy share over the run, which
-# shows where the client ran), then the median of the pairs' ratios. CPU per request varies far less between
-# runs than requests/s on a shared machine: compare builds by it first.
+# shows where the client ran), then the median of the pairs' ratios. CPU per
+# request varies far less between runs than requests/s on a shared machine:
+# compare builds by it first.
 #
 #   benches/wrk/compare.sh            # about 4 minutes; needs wrk (apt-get install wrk)
 #
