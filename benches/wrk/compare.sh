@@ -116,14 +116,10 @@ run() {
   fi
   local busiest
   busiest=$(join "$WORK/threads.before" "$WORK/threads.after" | awk '{d = $3 - $2; if (d > m) m = d} END {printf "%.0f", m}')
-  python3 - "$WORK/wrk.out" "$((after - before))" "$(getconf CLK_TCK)" "$busiest" "$(tail -n 1 "$WORK/wrk.time")" \
-    "$WORK/cpus.before" "$WORK/cpus.after" <<'PY'
-import re, sys
-text = open(sys.argv[1]).read()
-rate = float(re.search(r"Requests/sec:\s+([\d.]+)", text).group(1))
-requests = int(re.search(r"(\d+) requests in", text).group(1))
-value, unit = re.search(r"\s99%\s+([\d.]+)(us|ms|s)", text).groups()
-p99 = float(value) * {"us": 0.001, "ms": 1, "s": 1000}[unit]
+  python3 - "$(python3 benches/wrk/wrk_figures.py "$WORK/wrk.out")" "$((after - before))" "$(getconf CLK_TCK)" \
+    "$busiest" "$(tail -n 1 "$WORK/wrk.time")" "$WORK/cpus.before" "$WORK/cpus.after" <<'PY'
+import sys
+rate, requests, p99, _ = (float(f) for f in sys.argv[1].split())
 cpu_us = int(sys.argv[2]) / int(sys.argv[3]) * 1e6 / max(requests, 1)
 busiest_us = int(sys.argv[4]) / 1000 / max(requests, 1)
 client_us = sum(float(s) for s in sys.argv[5].split()) * 1e6 / max(requests, 1)

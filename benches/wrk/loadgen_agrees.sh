@@ -18,17 +18,9 @@ FREIGHT=target/release/freight
 WORK=$(mktemp -d)
 trap 'kill $(jobs -p) 2>/dev/null || true; wait 2>/dev/null || true; rm -rf "$WORK"' EXIT
 
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-DATA="$WORK/data"; API_PORT=$(free_port); ADMIN_PORT=$(free_port)
-"$FREIGHT" serve --data-dir "$DATA" --listen "127.0.0.1:$API_PORT" --admin-listen "127.0.0.1:$ADMIN_PORT" \
-  --workers 1 --no-bootstrap-key >"$WORK/freight.log" 2>&1 &
-for _ in $(seq 100); do [ -f "$DATA/admin.token" ] && curl -sk "https://localhost:$API_PORT/v1" -o /dev/null && break; sleep 0.1; done
-admin=(--data-dir "$DATA" --admin-url "http://127.0.0.1:$ADMIN_PORT" --json)
-account=$("$FREIGHT" accounts create --name bench --plan enterprise --requests-per-hour 4000000000 "${admin[@]}" \
-  | python3 -c 'import json,sys; print(json.load(sys.stdin)["id"])')
-KEY=$("$FREIGHT" keys create --account "$account" --permissions read,write "${admin[@]}" \
-  | python3 -c 'import json,sys; print(json.load(sys.stdin)["key"])')
-python3 benches/wrk/setup.py "$API_PORT" "$DATA/tls/cert.pem" "$KEY" 1000 >"$WORK/loads"
+LOADS=1000
+source benches/wrk/freight.sh
+start_freight 1
 
 for round in $(seq "$ROUNDS"); do
   WRK_LOADS="$WORK/loads" WRK_KEY="$KEY" wrk --latency -t1 -c32 -d"${SECONDS_PER_RUN}s" \
@@ -36,12 +28,9 @@ for round in $(seq "$ROUNDS"); do
   FREIGHT_API_KEY="$KEY" "$FREIGHT" loadgen --json --scenario benches/scenarios/wrk-shape.toml \
     --duration "$SECONDS_PER_RUN" --base-url "https://localhost:$API_PORT" \
     --cacert "$DATA/tls/cert.pem" >"$WORK/loadgen.json"
-  python3 - "$WORK/wrk.out" "$WORK/loadgen.json" "$round" <<'PY'
-import json, re, sys
-text = open(sys.argv[1]).read()
-wrk = float(re.search(r"Requests/sec:\s+([\d.]+)", text).group(1))
-value, unit = re.search(r"\s99%\s+([\d.]+)(us|ms|s)", text).groups()
-wrk_p99 = float(value) * {"us": 0.001, "ms": 1, "s": 1000}[unit]
+  python3 - "$(python3 benches/wrk/wrk_figures.py "$WORK/wrk.out")" "$WORK/loadgen.json" "$round" <<'PY'
+import json, sys
+wrk, _, wrk_p99, _ = (float(f) for f in sys.argv[1].split())
 report = json.load(open(sys.argv[2]))
 fix = next(o for o in report["summary"]["operations"] if o["operation"] == "fix")
 errors = sum(fix["errors"].values())

@@ -37,15 +37,8 @@ echo "freight, 1 worker, wrk -t1 -c32, fresh fixes, ${WINDOWS} runs of ${WINDOW_
 for window in $(seq "$WINDOWS"); do
   WRK_LOADS="$WORK/loads" WRK_KEY="$KEY" wrk --latency -t1 -c32 -d"${WINDOW_SECONDS}s" \
     -s benches/wrk/fix.lua "https://localhost:$API_PORT" >"$WORK/wrk.out"
-  python3 - "$window" "$WORK/wrk.out" <<'PY'
-import re, sys
-text = open(sys.argv[2]).read()
-def ms(value, unit): return float(value) * {"us": 0.001, "ms": 1, "s": 1000}[unit]
-rate = float(re.search(r"Requests/sec:\s+([\d.]+)", text).group(1))
-p99 = ms(*re.search(r"\s99%\s+([\d.]+)(us|ms|s)", text).groups())
-worst = ms(*re.search(r"Latency\s+\S+\s+\S+\s+([\d.]+)(us|ms|s)", text).groups())
-print(f"  run {sys.argv[1]:>2}: {rate:>6.0f} fixes/s, p99 {p99:6.2f} ms, worst {worst:6.2f} ms")
-PY
+  read -r rate _ p99 worst < <(python3 benches/wrk/wrk_figures.py "$WORK/wrk.out")
+  printf '  run %2d: %6.0f fixes/s, p99 %6.2f ms, worst %6.2f ms\n' "$window" "$rate" "$p99" "$worst"
 done
 wait "$PROBE"
 echo "the probe (one fix every 10 ms besides wrk's):"
