@@ -95,8 +95,7 @@ pub async fn attempt(
     match sent {
         Ok(response) => {
             let status = response.status();
-            // Read (a little of) the body so the connection can be reused.
-            let _ = response.bytes().await;
+            discard_answer(response).await;
             Attempt {
                 status_code: Some(status.as_u16()),
                 error: (!status.is_success()).then(|| format!("the receiver answered {status}")),
@@ -115,6 +114,26 @@ pub async fn attempt(
             // operator sees it only at debug.
             tracing::debug!(webhook = %endpoint.webhook, event = %event_id, error = %message, "webhook attempt failed");
             refused(message)
+        }
+    }
+}
+
+/// The most of a receiver's answer that is read. An answer is read to its end
+/// so that its connection goes back to the pool; but nothing bounds what a
+/// receiver may send back, and up to `max_in_flight` answers are read at once,
+/// so a receiver that answers with a large or endless body must not make the
+/// dispatcher read (and hold) all of it until the request's timeout.
+pub const ANSWER_READ_LIMIT: usize = 64 * 1024;
+
+/// Reads the answer's body and throws it away, up to [`ANSWER_READ_LIMIT`]:
+/// past it, the response is dropped unread, which closes its connection
+/// instead of reusing it. The attempt's outcome is the status either way.
+async fn discard_answer(mut response: reqwest::Response) {
+    let mut read = 0;
+    while let Ok(Some(chunk)) = response.chunk().await {
+        read += chunk.len();
+        if read > ANSWER_READ_LIMIT {
+            return;
         }
     }
 }
@@ -219,6 +238,76 @@ mod tests {
         assert_eq!(
             waits,
             [5, 300, 1800, 7200, 18000, 36000, 50400, 72000, 86400]
+        );
+    }
+
+    /// A receiver that answers 200 with a body that never ends, writing until the
+    /// client stops reading; it reports how many bytes it managed to write.
+    async fn endless_receiver() -> (String, tokio::task::JoinHandle<usize>) {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}/hook", listener.local_addr().unwrap());
+        let writer = tokio::spawn(async move {
+            let (mut socket, _) = listener.accept().await.unwrap();
+            // The request: headers, then a short body; its end is not needed.
+            let mut request = vec![0u8; 4096];
+            let _ = socket.read(&mut request).await.unwrap();
+            socket
+                .write_all(b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n")
+                .await
+                .unwrap();
+            let chunk = format!("{:x}\r\n{}\r\n", 8192, "x".repeat(8192));
+            let mut written = 0;
+            while socket.write_all(chunk.as_bytes()).await.is_ok() {
+                written += chunk.len();
+            }
+            written
+        });
+        (url, writer)
+    }
+
+    #[tokio::test]
+    async fn an_endless_answer_is_read_only_up_to_the_limit() {
+        let (url, writer) = endless_receiver().await;
+        let now = Utc::now();
+        let subscription = Subscription {
+            id: WebhookId::generate(),
+            account_id: crate::domain::ids::AccountId::generate(),
+            url,
+            events: vec![EventType::LoadCreated],
+            secret: "whsec_test".into(),
+            enabled: true,
+            disabled_reason: None,
+            created_at: now,
+            updated_at: now,
+        };
+        let policy = UrlPolicy {
+            allow_http: true,
+            allow_private: true,
+        };
+        let endpoint = Endpoint::new(&subscription, policy);
+        let sent = attempt(
+            &crate::webhooks::client::build(policy),
+            &Clock::system(),
+            &endpoint,
+            &EventId::generate(),
+            Bytes::from_static(b"{}"),
+        )
+        .await;
+        assert_eq!(
+            sent,
+            Attempt {
+                status_code: Some(200),
+                error: None
+            }
+        );
+        // Read to its end, the body would have flowed until the request's
+        // 10 s timeout; dropped at the limit, the receiver's writes fail once
+        // the socket buffers between the two are full (a few MiB on loopback).
+        let written = writer.await.unwrap();
+        assert!(
+            written < 64 * 1024 * 1024,
+            "the receiver wrote {written} bytes before the client stopped reading"
         );
     }
 
