@@ -26,6 +26,7 @@ macro_rules! conformance_tests {
             carriers_are_unique_by_mc_number_per_account,
             points_are_ordered_deduplicated_and_ranged,
             outbox_fan_out_and_delivery_schedule,
+            outbox_reads_waiting_events_near_and_far_apart,
             idempotency_answers_are_kept_and_purged,
             webhook_history_is_pruned_but_nothing_pending,
             users_are_unique_by_email_and_bring_their_account,

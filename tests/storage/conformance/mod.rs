@@ -24,7 +24,8 @@ pub use instances::{
 pub use loads::{load_lists_filter_order_and_paginate, loads_round_trip_and_move_between_indexes};
 pub use tracking::points_are_ordered_deduplicated_and_ranged;
 pub use webhooks::{
-    outbox_fan_out_and_delivery_schedule, webhook_history_is_pruned_but_nothing_pending,
+    outbox_fan_out_and_delivery_schedule, outbox_reads_waiting_events_near_and_far_apart,
+    webhook_history_is_pruned_but_nothing_pending,
 };
 
 use freight::domain::account::{Account, PlanKind};

@@ -51,6 +51,41 @@ async fn webhook_and_loads(
     (webhook, events)
 }
 
+/// The outbox read back when only some events still wait: runs of waiting
+/// events next to each other, and waiting events far apart with fanned-out
+/// ones between them, come back exactly, in order, after a given event and
+/// within a limit.
+pub async fn outbox_reads_waiting_events_near_and_far_apart(store: &dyn Storage) {
+    let now = crate::fixtures::now();
+    let (_, events) = webhook_and_loads(store, 60, now).await;
+    let ids: Vec<_> = events.iter().map(|e| e.id.clone()).collect();
+    // Waiting: a run at the start, one after a gap of 20, one after a gap of
+    // 1, one after a gap of 30, and the last.
+    let waiting = [0, 1, 2, 3, 4, 25, 27, 58, 59];
+    let fanned: Vec<_> = (0..ids.len())
+        .filter(|n| !waiting.contains(n))
+        .map(|n| ids[n].clone())
+        .collect();
+    store.put_deliveries(Vec::new(), fanned).await.unwrap();
+    let mine = |found: Vec<Event>| -> Vec<usize> {
+        found
+            .into_iter()
+            .filter_map(|e| ids.iter().position(|id| *id == e.id))
+            .collect()
+    };
+    assert_eq!(
+        mine(store.unfanned_events(None, 10_000).await.unwrap()),
+        waiting
+    );
+    let read = store.unfanned_events(Some(&ids[4]), 10_000).await.unwrap();
+    assert_eq!(mine(read.clone()), [25, 27, 58, 59]);
+    assert_eq!(read[0], events[25], "each event whole");
+    assert_eq!(
+        mine(store.unfanned_events(Some(&ids[25]), 2).await.unwrap()),
+        [27, 58]
+    );
+}
+
 /// The outbox and the delivery log: events wait to be fanned out (a pass may
 /// continue after a given event) until their deliveries' first records mark them
 /// fanned out, storage tells which deliveries it has no record of, the
