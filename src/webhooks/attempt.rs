@@ -123,7 +123,7 @@ pub async fn attempt(
 /// receiver may send back, and up to `max_in_flight` answers are read at once,
 /// so a receiver that answers with a large or endless body must not make the
 /// dispatcher read (and hold) all of it until the request's timeout.
-pub const ANSWER_READ_LIMIT: usize = 64 * 1024;
+const ANSWER_READ_LIMIT: usize = 64 * 1024;
 
 /// Reads the answer's body and throws it away, up to [`ANSWER_READ_LIMIT`]:
 /// past it, the response is dropped unread, which closes its connection
@@ -302,9 +302,14 @@ mod tests {
             }
         );
         // Read to its end, the body would have flowed until the request's
-        // 10 s timeout; dropped at the limit, the receiver's writes fail once
-        // the socket buffers between the two are full (a few MiB on loopback).
-        let written = writer.await.unwrap();
+        // 10 s timeout; dropped at the limit, the connection closes and the
+        // receiver's writes fail once the socket buffers between the two are
+        // full (a few MiB on loopback). A connection left open unread would
+        // block the receiver for good: the bound turns that into a failure.
+        let written = tokio::time::timeout(std::time::Duration::from_secs(60), writer)
+            .await
+            .expect("the client closed the connection it stopped reading")
+            .unwrap();
         assert!(
             written < 64 * 1024 * 1024,
             "the receiver wrote {written} bytes before the client stopped reading"
