@@ -23,8 +23,12 @@
 # built with freight's own release profile, link-time optimisation included;
 # `outside` builds and uses benches/wrk/outside_bare, a crate of its own with
 # actix-web's default features and cargo's default release profile, as a
-# reviewer's handler written outside this repository is; or a binary's path
-# taking the same `serve <address> <cert> <key> <workers>`), PERF_ARGS
+# reviewer's handler written outside this repository is; `durable`, the
+# default one with its ingest route made durable (each fix appended to a file
+# and answered after an fdatasync covers it, group-committed as freight's
+# points are: what durable answers alone cost on this machine, a diagnostic
+# rather than the reference); or a binary's path taking the same
+# `serve <address> <cert> <key> <workers>`), PERF_ARGS
 # (perf record's sampling options, default `-g`; e.g. `--call-graph dwarf -F 200`
 # for call chains through code built without frame pointers), WRK_CPUS (run
 # wrk under `taskset -c $WRK_CPUS`; e.g. 1 keeps it off the CPU that freight's
@@ -57,6 +61,7 @@ for line in sys.stdin:
 [ -n "$BUILT_BARE" ] || { echo "the build failed; run: cargo build --profile bench --bin freight --bench bare_handler" >&2; exit 1; }
 case "${BARE:-}" in
   "") BARE=$BUILT_BARE ;;
+  durable) BARE=$BUILT_BARE BARE_DURABLE=1 ;;
   outside)
     cargo build --release --quiet --manifest-path benches/wrk/outside_bare/Cargo.toml --target-dir target/outside_bare \
       || { echo "the outside bare handler did not build" >&2; exit 1; }
@@ -72,7 +77,9 @@ start() {
   local workers=$1
   start_freight "$workers"
   BARE_PORT=$(free_port)
-  "$BARE" serve "127.0.0.1:$BARE_PORT" "$DATA/tls/cert.pem" "$DATA/tls/key.pem" "$workers" &
+  # The durable bare handler's journal: fresh each start, on the same disk as freight's.
+  BARE_SYNC_DIR=$([ -z "${BARE_DURABLE:-}" ] || mktemp -d -p "$WORK") \
+    "$BARE" serve "127.0.0.1:$BARE_PORT" "$DATA/tls/cert.pem" "$DATA/tls/key.pem" "$workers" &
   BARE_PID=$!
   sleep 0.5
 }
