@@ -75,7 +75,10 @@ fn start_servers(dir: std::path::PathBuf) -> Running {
                 .change_plan(
                     &first.account.id,
                     freight::domain::account::PlanKind::Enterprise,
-                    Some(u32::MAX),
+                    freight::services::accounts::CustomLimits {
+                        requests_per_hour: Some(u32::MAX),
+                        max_streams: None,
+                    },
                 )
                 .await
                 .expect("plan changed");

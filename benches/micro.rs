@@ -83,6 +83,7 @@ fn auth_and_quota(c: &mut Criterion) {
         name: "bench".into(),
         plan: PlanKind::Enterprise,
         custom_requests_per_hour: Some(u32::MAX),
+        custom_max_streams: None,
         created_at: Utc::now(),
         disabled: false,
     };

@@ -350,6 +350,7 @@ async fn write_backlog(
             name: format!("bench {n}"),
             plan: PlanKind::Pro,
             custom_requests_per_hour: None,
+            custom_max_streams: None,
             disabled: false,
             created_at: now,
         };

@@ -12,6 +12,7 @@ pub struct AccountView<'a> {
     pub name: &'a str,
     pub plan: &'static str,
     pub requests_per_hour: u32,
+    pub max_streams: u32,
     pub disabled: bool,
     pub created_at: String,
 }
@@ -23,6 +24,7 @@ impl<'a> AccountView<'a> {
             name: &account.name,
             plan: account.plan.as_str(),
             requests_per_hour: account.requests_per_hour(),
+            max_streams: account.max_streams(),
             disabled: account.disabled,
             created_at: format(&account.created_at),
         }

@@ -16,7 +16,9 @@ use crate::domain::validation::ValidationErrors;
 use crate::services::accounts::AccountError;
 use crate::services::auth::AuthError;
 use crate::services::carriers::CarrierError;
+use crate::services::live::TooManyStreams;
 use crate::services::loads::LoadError;
+use crate::services::tracking::StreamError;
 use crate::services::webhooks::{MAX_SUBSCRIPTIONS, WebhookError};
 use crate::storage::StorageError;
 use crate::telemetry::error_chain;
@@ -299,6 +301,31 @@ impl From<TransitionError> for ApiError {
                     }),
                 )
             }
+        }
+    }
+}
+
+/// Streams end on their own and the client may try again any time; this is
+/// how long to wait before the first try.
+pub const STREAMS_RETRY_AFTER_SECONDS: u64 = 10;
+
+impl From<StreamError> for ApiError {
+    fn from(error: StreamError) -> Self {
+        match error {
+            StreamError::Load(e) => e.into(),
+            StreamError::TooMany(TooManyStreams { limit }) => ApiError::new(
+                StatusCode::TOO_MANY_REQUESTS,
+                "TOO_MANY_STREAMS",
+                format!(
+                    "this account already has {limit} live streams open, the most its plan \
+                     allows; close one (or wait for one to end) and try again"
+                ),
+            )
+            .with_details(json!({
+                "limit": limit,
+                "retry_after_seconds": STREAMS_RETRY_AFTER_SECONDS,
+            }))
+            .with_header("retry-after", STREAMS_RETRY_AFTER_SECONDS.to_string()),
         }
     }
 }

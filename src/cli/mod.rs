@@ -34,6 +34,9 @@ pub enum Command {
     /// Manage API keys on a running server.
     #[command(subcommand)]
     Keys(KeysCommand),
+    /// Dashboard users on a running server: list them, reset a password.
+    #[command(subcommand)]
+    Users(UsersCommand),
     /// Create or update the ScyllaDB schema: applies the schema files built
     /// into this binary (cql/) in order, skipping those already applied.
     Migrate(MigrateArgs),
@@ -175,6 +178,17 @@ pub struct ServeArgs {
     /// Let webhook URLs reach loopback, private and link-local addresses (SSRF protection off).
     #[arg(long, env = "FREIGHT_WEBHOOKS_ALLOW_PRIVATE", value_parser = clap::builder::BoolishValueParser::new())]
     pub webhooks_allow_private: bool,
+    /// Send webhook deliveries through this proxy (http://host:port). Without
+    /// it, none is used, whatever HTTP(S)_PROXY says. The proxy must refuse
+    /// private and loopback addresses itself: through it, freight cannot check
+    /// where a delivery lands.
+    #[arg(long, env = "FREIGHT_WEBHOOKS_PROXY")]
+    pub webhooks_proxy: Option<reqwest::Url>,
+    /// The key (64 hex digits) that seals webhook secrets at rest [default:
+    /// secrets.key in the data dir, created on first start]; a file named here
+    /// must exist. Every instance sharing a ScyllaDB keyspace needs the same one.
+    #[arg(long, env = "FREIGHT_SECRETS_KEY_FILE")]
+    pub secrets_key_file: Option<PathBuf>,
     /// Log format.
     #[arg(long, env = "FREIGHT_LOG_FORMAT", value_enum, default_value = "text")]
     pub log_format: crate::telemetry::LogFormat,
@@ -227,6 +241,9 @@ pub enum AccountsCommand {
         /// Quota of an enterprise account [default: 100000].
         #[arg(long)]
         requests_per_hour: Option<u32>,
+        /// Live streams an enterprise account may hold open [default: 200].
+        #[arg(long)]
+        max_streams: Option<u32>,
         #[command(flatten)]
         connection: AdminConnection,
     },
@@ -267,6 +284,9 @@ pub enum AccountsCommand {
         /// Quota of an enterprise account [default: 100000].
         #[arg(long)]
         requests_per_hour: Option<u32>,
+        /// Live streams an enterprise account may hold open [default: 200].
+        #[arg(long)]
+        max_streams: Option<u32>,
         #[command(flatten)]
         connection: AdminConnection,
     },
@@ -308,12 +328,39 @@ pub enum KeysCommand {
     },
 }
 
+#[derive(Debug, Subcommand)]
+pub enum UsersCommand {
+    /// List an account's dashboard users.
+    List {
+        #[arg(long)]
+        account: String,
+        #[command(flatten)]
+        connection: AdminConnection,
+    },
+    /// Reset a user's password: it stops working and every session of the
+    /// user ends at once; prints a one-time link (valid 24 hours) for the user
+    /// to choose a new one. Hand it over yourself: freight sends no email.
+    ResetPassword {
+        /// The user's email address.
+        #[arg(long)]
+        email: String,
+        /// The dashboard's public address, which the printed link starts with
+        /// (https://freight.example.com); without it the link is printed as
+        /// a path.
+        #[arg(long, env = "FREIGHT_PUBLIC_URL")]
+        public_url: Option<String>,
+        #[command(flatten)]
+        connection: AdminConnection,
+    },
+}
+
 /// Runs the parsed command; the process exit code follows the result.
 pub async fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
         Command::Serve(args) => serve::run(args).await,
         Command::Accounts(command) => operator::accounts(command).await,
         Command::Keys(command) => operator::keys(command).await,
+        Command::Users(command) => operator::users(command).await,
         Command::Migrate(args) => migrate::run(args).await,
         Command::Loadgen(args) => crate::loadgen::run(args).await,
     }

@@ -4,7 +4,7 @@
 use anyhow::{Context, anyhow};
 use serde_json::{Value, json};
 
-use super::{AccountsCommand, AdminConnection, KeysCommand};
+use super::{AccountsCommand, AdminConnection, KeysCommand, UsersCommand};
 use crate::server::admin_token;
 
 struct AdminClient {
@@ -91,11 +91,12 @@ impl AdminClient {
 
 fn describe_account(a: &Value) -> String {
     format!(
-        "{}  {}  plan={} ({} requests/hour)  created {}{}",
+        "{}  {}  plan={} ({} requests/hour, {} streams)  created {}{}",
         a["id"].as_str().unwrap_or("?"),
         a["name"].as_str().unwrap_or("?"),
         a["plan"].as_str().unwrap_or("?"),
         a["requests_per_hour"],
+        a["max_streams"],
         a["created_at"].as_str().unwrap_or("?"),
         if a["disabled"] == true {
             "  DISABLED"
@@ -150,10 +151,11 @@ pub async fn accounts(command: AccountsCommand) -> anyhow::Result<()> {
             name,
             plan,
             requests_per_hour,
+            max_streams,
             connection,
         } => {
             let client = AdminClient::connect(&connection)?;
-            let body = json!({"name": name, "plan": plan.as_str(), "requests_per_hour": requests_per_hour});
+            let body = json!({"name": name, "plan": plan.as_str(), "requests_per_hour": requests_per_hour, "max_streams": max_streams});
             let account = client
                 .call(reqwest::Method::POST, "/accounts", Some(body))
                 .await?;
@@ -165,10 +167,11 @@ pub async fn accounts(command: AccountsCommand) -> anyhow::Result<()> {
             account,
             plan,
             requests_per_hour,
+            max_streams,
             connection,
         } => {
             let client = AdminClient::connect(&connection)?;
-            let body = json!({"plan": plan.as_str(), "requests_per_hour": requests_per_hour});
+            let body = json!({"plan": plan.as_str(), "requests_per_hour": requests_per_hour, "max_streams": max_streams});
             let path = format!("/accounts/{account}/plan");
             let account = client.call(reqwest::Method::PUT, &path, Some(body)).await?;
             client.print(&account, |a| {
@@ -286,6 +289,68 @@ pub async fn keys(command: KeysCommand) -> anyhow::Result<()> {
         }
     }
     Ok(())
+}
+
+pub async fn users(command: UsersCommand) -> anyhow::Result<()> {
+    match command {
+        UsersCommand::List {
+            account,
+            connection,
+        } => {
+            let client = AdminClient::connect(&connection)?;
+            let path = format!("/accounts/{}/users", urlencode(&account));
+            let data = client.call(reqwest::Method::GET, &path, None).await?;
+            client.print(&data, |d| {
+                let lines: Vec<String> = d["users"]
+                    .as_array()
+                    .map(|all| all.iter().map(describe_user).collect())
+                    .unwrap_or_default();
+                if lines.is_empty() {
+                    "No users.".into()
+                } else {
+                    lines.join("\n")
+                }
+            });
+        }
+        UsersCommand::ResetPassword {
+            email,
+            public_url,
+            connection,
+        } => {
+            let client = AdminClient::connect(&connection)?;
+            let body = json!({ "email": email });
+            let mut reset = client
+                .call(reqwest::Method::POST, "/users/reset-password", Some(body))
+                .await?;
+            let path = reset["link_path"].as_str().unwrap_or("?").to_owned();
+            let link = match public_url {
+                Some(base) => format!("{}{path}", base.trim_end_matches('/')),
+                None => path,
+            };
+            reset["link"] = json!(link);
+            client.print(&reset, |r| {
+                format!(
+                    "Reset the password of {}; their sessions have ended.\n\n\
+                     One-time link to choose a new password (until {}; hand it over \
+                     yourself):\n\n    {}\n",
+                    describe_user(&r["user"]),
+                    r["expires_at"].as_str().unwrap_or("?"),
+                    r["link"].as_str().unwrap_or("?"),
+                )
+            });
+        }
+    }
+    Ok(())
+}
+
+fn describe_user(u: &Value) -> String {
+    format!(
+        "{}  {}  account={}  since {}",
+        u["id"].as_str().unwrap_or("?"),
+        u["email"].as_str().unwrap_or("?"),
+        u["account_id"].as_str().unwrap_or("?"),
+        u["created_at"].as_str().unwrap_or("?"),
+    )
 }
 
 /// Ids are plain ASCII, but a mistyped argument must not change the path.

@@ -1,11 +1,14 @@
 //! `freight serve`.
 
-use std::io::Write;
+use std::io::{IsTerminal, Write};
+use std::path::Path;
 use std::time::Duration;
 
 use crate::actors::load_actor::ActorSettings;
 use crate::clock::Clock;
 use crate::domain::webhook::UrlPolicy;
+use crate::server::admin_token;
+use crate::server::bootstrap::{BootstrapKey, FIRST_KEY_FILE};
 use crate::server::settings::{ApiTransport, Settings};
 use crate::server::startup::Application;
 use crate::server::tls::TlsSource;
@@ -53,6 +56,8 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
                 allow_http: args.webhooks_allow_http,
                 allow_private: args.webhooks_allow_private,
             },
+            proxy: args.webhooks_proxy,
+            secrets_key_file: args.secrets_key_file,
             ..DispatchSettings::default()
         },
         live: LiveSettings::default(),
@@ -64,24 +69,7 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
     warn_about_dangerous_switches(&settings);
     let app = Application::build(settings.clone()).await?;
     if let Some(first) = app.bootstrap_key() {
-        // Printed to stdout, not the log, so it is not shipped to log storage.
-        // Not with `println!`, which panics when stdout cannot be written (a
-        // full disk): the service starts anyway, and says how to get a key.
-        let printed = writeln!(
-            std::io::stdout(),
-            "First start: created account {} ({}) and an API key with read,write.\n\
-             Your API key (shown once, store it now):\n\n    {}\n",
-            first.account.id,
-            first.account.name,
-            first.token
-        );
-        if let Err(error) = printed {
-            tracing::warn!(
-                account = %first.account.id,
-                %error,
-                "the first API key could not be printed; make another with `freight keys create`"
-            );
-        }
+        hand_over_first_key(first, &settings.data_dir);
     }
     let storage = match &settings.scylla {
         None => format!("embedded ({})", settings.data_dir.join("store").display()),
@@ -101,6 +89,47 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// Where the first start's key goes: to a person at a terminal, printed (to
+/// stdout, not the log, so it is not shipped to log storage); otherwise (a
+/// service manager, a container, a pipe, whose output is kept and often
+/// shipped) into a file only the service's user can read, whose path is logged.
+fn hand_over_first_key(first: &BootstrapKey, data_dir: &Path) {
+    let mut stdout = std::io::stdout();
+    if stdout.is_terminal() {
+        // Not with `println!`, which panics when stdout cannot be written: the
+        // service starts anyway, and says how to get a key.
+        let printed = writeln!(
+            stdout,
+            "First start: created account {} ({}) and an API key with read,write.\n\
+             Your API key (shown once, store it now):\n\n    {}\n",
+            first.account.id, first.account.name, first.token
+        );
+        if let Err(error) = printed {
+            tracing::warn!(
+                account = %first.account.id,
+                %error,
+                "the first API key could not be printed; make another with `freight keys create`"
+            );
+        }
+        return;
+    }
+    let path = data_dir.join(FIRST_KEY_FILE);
+    match admin_token::write_private(&path, format!("{}\n", first.token).as_bytes()) {
+        Ok(()) => tracing::warn!(
+            account = %first.account.id,
+            path = %path.display(),
+            "first start: created an account and an API key with read,write; standard output \
+             is not a terminal, so the key was written to this file (readable by this user \
+             only): read it, store it, then delete the file"
+        ),
+        Err(error) => tracing::warn!(
+            account = %first.account.id,
+            error = %format!("{error:#}"),
+            "the first API key could not be written; make another with `freight keys create`"
+        ),
+    }
+}
+
 /// Switches that weaken a protection are for development and tests; each one
 /// on is said at every start, so that it is not left on by accident.
 fn warn_about_dangerous_switches(settings: &Settings) {
@@ -117,11 +146,20 @@ fn warn_about_dangerous_switches(settings: &Settings) {
              and changeable on the way"
         );
     }
+    if let Some(proxy) = &settings.webhooks.proxy {
+        tracing::warn!(
+            %proxy,
+            "webhook deliveries go through a proxy: freight cannot check the address a delivery \
+             reaches, so the proxy must refuse loopback, private and link-local addresses itself"
+        );
+    }
     if settings.admin_allow_remote {
         tracing::warn!(
             admin = %settings.admin_listen,
-            "--admin-allow-remote is on: the admin API, which has no authentication of its own, \
-             answers other machines; keep it behind a firewall"
+            "--admin-allow-remote is on: the admin listener answers other machines. Its operator \
+             API needs the admin token, but the token then crosses the network in plain HTTP \
+             (readable by anyone on the path), and /metrics, /health and /ready answer anyone \
+             who can reach it; keep it on a private network behind a firewall"
         );
     }
 }

@@ -44,7 +44,7 @@ pub async fn change_plan(
     }
     services
         .accounts
-        .change_plan(viewer.account_id(), plan, None)
+        .change_plan(viewer.account_id(), plan, Default::default())
         .await
         .map_err(account_error)?;
     tracing::info!(request_id = %crate::telemetry::request_id(), account = %viewer.account_id(), plan = plan.as_str(), "plan changed in the dashboard");

@@ -14,9 +14,11 @@ use serde::Serialize;
 use super::load_pages::load_error;
 use super::page::{self, PageError, Section};
 use super::session::Viewer;
+use crate::api::error::STREAMS_RETRY_AFTER_SECONDS;
 use crate::domain::load::{Load, LoadStatus};
 use crate::services::Services;
 use crate::services::live::Resume;
+use crate::services::tracking::StreamError;
 use crate::storage::{LoadFilter, PageRequest};
 use crate::views::tracking::{PointView, TrackingSummary};
 
@@ -60,11 +62,27 @@ pub async fn stream(
 ) -> Result<HttpResponse, PageError> {
     let header = req.headers().get("last-event-id").map(|v| v.as_bytes());
     let resume = Resume::from_last_event_id(header).unwrap_or(Resume::Start);
+    // Counted against the account's quota like the API's stream.
+    let quota = services
+        .rate_limits
+        .check(viewer.account_id(), viewer.account.requests_per_hour());
+    if !quota.allowed {
+        let retry_after = quota.retry_after.unwrap_or(1);
+        return Err(PageError::Throttled { retry_after });
+    }
+    let ending = services
+        .users
+        .watch_session(viewer.session.token_sha256.clone());
     let events = services
         .tracking
-        .stream(viewer.account_id(), None, resume)
+        .stream(&viewer.account, None, resume, ending)
         .await
-        .map_err(load_error)?;
+        .map_err(|error| match error {
+            StreamError::Load(error) => load_error(error),
+            StreamError::TooMany(_) => PageError::Throttled {
+                retry_after: STREAMS_RETRY_AFTER_SECONDS,
+            },
+        })?;
     Ok(HttpResponse::Ok()
         .insert_header((header::CONTENT_TYPE, "text/event-stream"))
         .insert_header((header::CACHE_CONTROL, "no-cache"))

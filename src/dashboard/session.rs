@@ -19,6 +19,7 @@ use subtle::ConstantTimeEq;
 
 use super::page::PageError;
 use crate::api::auth::TransportPolicy;
+use crate::domain::account::Account;
 use crate::domain::ids::AccountId;
 use crate::domain::user::{SESSION_LIFETIME, Session, User};
 use crate::services::Services;
@@ -31,6 +32,8 @@ pub const FORM_COOKIE: &str = "__Host-freight_form";
 pub struct Viewer {
     pub user: User,
     pub session: Session,
+    /// The user's account, as read for this request.
+    pub account: Account,
 }
 
 impl Viewer {
@@ -72,7 +75,11 @@ impl FromRequest for Viewer {
                 Ok(Some((session, user))) => {
                     match services.accounts.get_account(&user.account_id).await {
                         Ok(account) if account.disabled => Err(PageError::AccountDisabled),
-                        Ok(_) => Ok(Viewer { user, session }),
+                        Ok(account) => Ok(Viewer {
+                            user,
+                            session,
+                            account,
+                        }),
                         Err(error) => Err(PageError::Unavailable(error.to_string())),
                     }
                 }

@@ -53,21 +53,17 @@ pub async fn register(
         Ok(registration) => registration,
         Err(errors) => return Ok(refused(Problems::from_validation(&errors))),
     };
-    match services
+    // The same answer whether or not the address was registered before: a
+    // new account is not signed in by it, so that the answer (a cookie or
+    // none) tells nothing. Its owner logs in next, and is taken to the plans.
+    services
         .users
         .register(registration, &session::client_address(&req))
         .await
-    {
-        Ok(signed_in) => Ok(signed_in_response(
-            &signed_in.token,
-            "/dashboard/plan?welcome=1",
-        )),
-        Err(UserError::EmailTaken) => Ok(refused(Problems::one(
-            "email",
-            "is already registered; log in instead",
-        ))),
-        Err(error) => Err(user_error(error)),
-    }
+        .map_err(user_error)?;
+    Ok(page::see_other(
+        "/dashboard/login?registered=1&next=%2Fdashboard%2Fplan%3Fwelcome%3D1",
+    ))
 }
 
 pub async fn login_page(viewer: Option<Viewer>, req: HttpRequest) -> HttpResponse {
@@ -75,7 +71,18 @@ pub async fn login_page(viewer: Option<Viewer>, req: HttpRequest) -> HttpRespons
         return page::see_other("/dashboard/board");
     }
     let next = next_of(&req);
-    with_form_token(|token| login_form(token, &Problems::default(), None, &next))
+    let query = super::load_pages::Query::of(&req);
+    let note = if query.get("registered").is_some() {
+        Some(
+            "Registration received. If the address was not registered before, your account \
+             is ready: log in with it and your password.",
+        )
+    } else if query.get("signed_out").is_some() {
+        Some("You are signed out.")
+    } else {
+        None
+    };
+    with_form_token(|token| login_form(token, &Problems::default(), None, &next, note))
 }
 
 pub async fn login(
@@ -98,7 +105,7 @@ pub async fn login(
         Ok(signed_in) => Ok(signed_in_response(&signed_in.token, &next)),
         Err(UserError::BadCredentials) => Ok(with_form_token(|token| {
             let problems = Problems::one("", "The email address or password is not right.");
-            login_form(token, &problems, Some(&email), &next)
+            login_form(token, &problems, Some(&email), &next, None)
         })),
         Err(error) => Err(user_error(error)),
     }
@@ -125,13 +132,17 @@ pub async fn logout(
 pub fn user_error(error: UserError) -> PageError {
     match error {
         UserError::Throttled { retry_after } => PageError::Throttled { retry_after },
-        UserError::EmailTaken | UserError::BadCredentials => PageError::BadForm,
+        UserError::EmailTaken
+        | UserError::BadCredentials
+        | UserError::WrongPassword
+        | UserError::LastUser => PageError::BadForm,
+        UserError::UnknownUser | UserError::LinkUnusable => PageError::NotFound,
         UserError::Storage(e) => PageError::Unavailable(e.to_string()),
         UserError::Unavailable(e) => PageError::Unavailable(e.to_string()),
     }
 }
 
-fn signed_in_response(token: &str, next: &str) -> HttpResponse {
+pub(super) fn signed_in_response(token: &str, next: &str) -> HttpResponse {
     let mut response = page::see_other(next);
     response.add_cookie(&session::session_cookie(token)).ok();
     response
@@ -141,7 +152,7 @@ fn signed_in_response(token: &str, next: &str) -> HttpResponse {
 }
 
 /// A sign-in or sign-up page with a fresh form token and its cookie.
-fn with_form_token(render: impl FnOnce(&str) -> Markup) -> HttpResponse {
+pub(super) fn with_form_token(render: impl FnOnce(&str) -> Markup) -> HttpResponse {
     let (token, cookie) = session::form_token();
     let mut response = page::ok(render(&token));
     response.add_cookie(&cookie).ok();
@@ -195,7 +206,13 @@ fn register_form(
     )
 }
 
-fn login_form(token: &str, problems: &Problems, email: Option<&str>, next: &str) -> Markup {
+fn login_form(
+    token: &str,
+    problems: &Problems,
+    email: Option<&str>,
+    next: &str,
+    note: Option<&str>,
+) -> Markup {
     page::page(
         "Log in",
         None,
@@ -203,6 +220,7 @@ fn login_form(token: &str, problems: &Problems, email: Option<&str>, next: &str)
         html! {
             section.card.narrow {
                 h1 { "Log in" }
+                @if let Some(note) = note { p.notice role="status" { (note) } }
                 (problems.summary())
                 form method="post" action="/dashboard/login" {
                     input type="hidden" name="form_token" value=(token);

@@ -9,6 +9,9 @@ use super::timestamp::serde_utc;
 pub const MAX_ACCOUNT_NAME_CHARS: usize = 200;
 /// Enterprise accounts get this quota until the operator sets another.
 pub const DEFAULT_ENTERPRISE_REQUESTS_PER_HOUR: u32 = 100_000;
+/// Enterprise accounts may hold this many streams open until the operator
+/// sets another number.
+pub const DEFAULT_ENTERPRISE_MAX_STREAMS: u32 = 200;
 
 /// An account's plan, which sets its request quota.
 #[derive(
@@ -38,6 +41,9 @@ pub struct Account {
     pub plan: PlanKind,
     /// Only meaningful for Enterprise; Standard and Pro quotas are fixed by the spec.
     pub custom_requests_per_hour: Option<u32>,
+    /// Only meaningful for Enterprise, as the quota.
+    #[serde(default)]
+    pub custom_max_streams: Option<u32>,
     #[serde(with = "serde_utc")]
     pub created_at: DateTime<Utc>,
     /// Disabled by the operator: its keys and dashboard sign-ins are refused,
@@ -55,6 +61,18 @@ impl Account {
             PlanKind::Enterprise => self
                 .custom_requests_per_hour
                 .unwrap_or(DEFAULT_ENTERPRISE_REQUESTS_PER_HOUR),
+        }
+    }
+
+    /// Live tracking streams (API and dashboard together) this account may
+    /// hold open at once, on each instance.
+    pub fn max_streams(&self) -> u32 {
+        match self.plan {
+            PlanKind::Standard => 10,
+            PlanKind::Pro => 50,
+            PlanKind::Enterprise => self
+                .custom_max_streams
+                .unwrap_or(DEFAULT_ENTERPRISE_MAX_STREAMS),
         }
     }
 }

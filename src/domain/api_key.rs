@@ -95,22 +95,38 @@ pub struct PresentedToken {
 }
 
 pub fn parse_token(token: &str) -> Result<PresentedToken, KeyRejection> {
-    let rest = token
-        .strip_prefix(TOKEN_PREFIX)
-        .ok_or(KeyRejection::Malformed)?;
-    let (suffix, secret_hex) = rest.split_once('_').ok_or(KeyRejection::Malformed)?;
+    let (suffix, secret_hex) = split_token(token, TOKEN_PREFIX).ok_or(KeyRejection::Malformed)?;
     let key_id = KeyId::from_suffix(suffix).ok_or(KeyRejection::Malformed)?;
-    let secret_ok = secret_hex.len() == SECRET_BYTES * 2
-        && secret_hex
-            .bytes()
-            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b));
-    if !secret_ok {
-        return Err(KeyRejection::Malformed);
-    }
     Ok(PresentedToken {
         key_id,
         secret_hex: secret_hex.to_owned(),
     })
+}
+
+/// The two parts of a `<prefix><id suffix>_<64 hex>` token (API keys, device
+/// tokens): the id's suffix and the secret, if the token has that shape.
+pub fn split_token<'t>(token: &'t str, prefix: &str) -> Option<(&'t str, &'t str)> {
+    let (suffix, secret_hex) = token.strip_prefix(prefix)?.split_once('_')?;
+    let secret_ok = secret_hex.len() == SECRET_BYTES * 2
+        && secret_hex
+            .bytes()
+            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b));
+    secret_ok.then_some((suffix, secret_hex))
+}
+
+/// A new random secret, as hex, and the SHA-256 (hex) that is stored of it.
+pub fn new_secret() -> (String, String) {
+    let mut secret = [0u8; SECRET_BYTES];
+    rand::rng().fill_bytes(&mut secret);
+    let secret_hex = hex(&secret);
+    let stored = sha256_hex(&secret_hex);
+    (secret_hex, stored)
+}
+
+/// Whether a presented secret is the one whose SHA-256 is `stored`, compared
+/// in constant time.
+pub fn secret_matches(secret_hex: &str, stored: &str) -> bool {
+    bool::from(sha256_hex(secret_hex).as_bytes().ct_eq(stored.as_bytes()))
 }
 
 /// Runs on every authenticated request, so it formats without an allocation per byte.
@@ -144,9 +160,7 @@ pub struct NewKey {
 impl ApiKey {
     pub fn issue(new: NewKey, now: DateTime<Utc>) -> IssuedKey {
         let id = KeyId::generate();
-        let mut secret = [0u8; SECRET_BYTES];
-        rand::rng().fill_bytes(&mut secret);
-        let secret_hex = hex(&secret);
+        let (secret_hex, secret_sha256) = new_secret();
         let suffix = id.as_str().strip_prefix(KeyId::PREFIX).expect("own prefix");
         let token = format!("{TOKEN_PREFIX}{suffix}_{secret_hex}");
         let mut permissions = new.permissions;
@@ -156,7 +170,7 @@ impl ApiKey {
             record: ApiKey {
                 id,
                 account_id: new.account_id,
-                secret_sha256: sha256_hex(&secret_hex),
+                secret_sha256,
                 permissions,
                 description: new.description,
                 created_at: now,
@@ -169,10 +183,15 @@ impl ApiKey {
 
     /// Checks a presented token against this record at time `now`.
     pub fn verify(&self, token: &PresentedToken, now: DateTime<Utc>) -> Result<(), KeyRejection> {
-        let presented = sha256_hex(&token.secret_hex);
-        if !bool::from(presented.as_bytes().ct_eq(self.secret_sha256.as_bytes())) {
+        if !secret_matches(&token.secret_hex, &self.secret_sha256) {
             return Err(KeyRejection::Unknown);
         }
+        self.standing(now)
+    }
+
+    /// Whether the key still works at `now`, whoever holds it: not revoked,
+    /// not expired.
+    pub fn standing(&self, now: DateTime<Utc>) -> Result<(), KeyRejection> {
         if self.revoked_at.is_some() {
             return Err(KeyRejection::Revoked);
         }

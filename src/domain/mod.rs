@@ -16,6 +16,7 @@ pub mod idempotency;
 pub mod ids;
 pub mod load;
 pub mod location;
+pub mod password_link;
 pub mod timestamp;
 pub mod tracking;
 pub mod user;

@@ -4,6 +4,9 @@
 //! Passwords are kept only as argon2id hashes (PHC strings); session tokens only
 //! as SHA-256 hashes, like API keys: a copy of the store lets nobody sign in.
 
+use std::collections::HashSet;
+use std::sync::LazyLock;
+
 use chrono::{DateTime, Duration, Utc};
 use serde::{Deserialize, Serialize};
 
@@ -56,7 +59,31 @@ pub fn parse_email(raw: &str) -> Result<String, String> {
     carrier::email(raw).map(|e| e.to_lowercase())
 }
 
-/// A password a user may choose: long enough, not too long, not the address.
+/// The 10,000 most common passwords (SecLists; source and licence in
+/// `common_passwords.LICENSE.txt`). Kept whole as shipped, though only the
+/// entries of at least `MIN_PASSWORD_CHARS` (146 of them) can reach this check.
+const COMMON_PASSWORDS: &str = include_str!("common_passwords.txt");
+
+/// Whether `password`, ignoring case, is on the list of common passwords.
+fn is_common(password: &str) -> bool {
+    static LIST: LazyLock<HashSet<String>> = LazyLock::new(|| {
+        COMMON_PASSWORDS
+            .lines()
+            .map(str::trim)
+            .filter(|line| !line.is_empty())
+            .map(str::to_lowercase)
+            .collect()
+    });
+    LIST.contains(&password.to_lowercase())
+}
+
+/// The part of an address before `@` this long or longer is a name worth
+/// refusing in a password; a shorter one ("ops") is too likely by chance.
+const MIN_LOCAL_PART_CHARS: usize = 4;
+
+/// A password a user may choose: long enough, not too long, not one of the
+/// most common passwords, and not built on the user's own address (the first
+/// things an attacker tries). Each refusal says why.
 pub fn check_new_password(password: &str, email: &str) -> Result<(), String> {
     let chars = password.chars().count();
     if chars < MIN_PASSWORD_CHARS {
@@ -65,8 +92,19 @@ pub fn check_new_password(password: &str, email: &str) -> Result<(), String> {
     if chars > MAX_PASSWORD_CHARS {
         return Err(format!("must be at most {MAX_PASSWORD_CHARS} characters"));
     }
-    if password.trim().eq_ignore_ascii_case(email.trim()) {
-        return Err("must not be your email address".into());
+    if is_common(password.trim()) {
+        return Err("is one of the 10,000 most common passwords; choose another".into());
+    }
+    let password = password.to_lowercase();
+    let email = email.trim().to_lowercase();
+    if !email.is_empty() && password.contains(&email) {
+        return Err("must not contain your email address".into());
+    }
+    let local = email.split('@').next().unwrap_or_default();
+    if local.chars().count() >= MIN_LOCAL_PART_CHARS && password.contains(local) {
+        return Err(format!(
+            "must not contain the name in your email address (\"{local}\"); it is the first thing guessed"
+        ));
     }
     Ok(())
 }
@@ -83,5 +121,28 @@ mod tests {
         assert!(check_new_password("a@b.co.uk1", "a@b.co.uk1").is_err());
         assert!(check_new_password(&"x".repeat(201), "a@b.co").is_err());
         assert!(check_new_password("correct horse battery", "a@b.co").is_ok());
+    }
+
+    #[test]
+    fn the_most_common_passwords_are_refused_whatever_their_case() {
+        for common in ["password123", "1234567890", "qwertyuiop", "PassWord123"] {
+            let refusal = check_new_password(common, "dispatch@acme.example").unwrap_err();
+            assert!(
+                refusal.contains("10,000 most common"),
+                "{common}: {refusal}"
+            );
+        }
+        assert!(check_new_password("password123 trucks", "dispatch@acme.example").is_ok());
+    }
+
+    #[test]
+    fn a_password_containing_the_address_or_its_name_is_refused() {
+        let email = "dispatch@acme.example";
+        let refusal = check_new_password("my dispatch@acme.example!", email).unwrap_err();
+        assert!(refusal.contains("email address"), "{refusal}");
+        let refusal = check_new_password("Dispatch-2024-go", email).unwrap_err();
+        assert!(refusal.contains("\"dispatch\""), "{refusal}");
+        // A short name is not refused: "ops" occurs in too many passwords.
+        assert!(check_new_password("stops and starts", "ops@acme.example").is_ok());
     }
 }

@@ -52,9 +52,10 @@ async fn event_stream(
 ) -> Result<HttpResponse, ApiError> {
     let resume = resume(req)?;
     let load = load.map(PathId::found).transpose()?;
+    let ending = services.auth.watch_key(principal.key_id.clone());
     let stream = services
         .tracking
-        .stream(principal.account_id(), load, resume)
+        .stream(&principal.account, load, resume, ending)
         .await?;
     Ok(HttpResponse::Ok()
         .insert_header((header::CONTENT_TYPE, "text/event-stream"))
@@ -82,7 +83,20 @@ and carry on. \
 **Heartbeat**: `: keep-alive` after 15 s without an event. \
 **Slow clients**: a stream has room for 256 events waiting to be sent; a client that falls \
 further behind is sent those, then `event: overflow`, and the stream ends (reconnect with \
-the last id to resume).";
+the last id to resume). \
+**Credential**: the stream ends when the key it was opened with stops working (revoked, \
+expired, or its account disabled), within 5 s on the instance where that happened (within the \
+30 s key cache on others); its last frame is `event: revoked` (or `event: expired`) with `data: \
+{\"reason\", \"message\"}` (reasons `key_revoked`, `key_expired`, `account_disabled`). \
+**Limits**: an account holds at most 10 streams open at once on Standard, 50 on Pro, 200 on \
+Enterprise (or what its operator set), API and dashboard together, counted per instance; one \
+more is refused with `429 TOO_MANY_STREAMS` and `Retry-After`. Opening a stream counts as one \
+request against the hourly quota.";
+
+/// The stream-specific refusal, for the document.
+const TOO_MANY_STREAMS: &str = "`TOO_MANY_STREAMS`: the account already holds its plan's \
+number of live streams open (Standard 10, Pro 50, Enterprise 200 or its operator's \
+setting; `details.limit`); retry after `Retry-After` seconds, or close a stream.";
 
 /// Live GPS fixes of every load of the account, as server-sent events.
 ///
@@ -96,6 +110,7 @@ the last id to resume).";
     params(params::StreamResume, params::LastEventId),
     responses(
         (status = 200, description = EVENTS, content_type = "text/event-stream", body = crate::openapi::schemas::ServerSentEvent),
+        (status = 429, description = TOO_MANY_STREAMS, body = crate::openapi::schemas::Error),
     ),
 )]
 pub(crate) async fn account_stream(
@@ -122,6 +137,7 @@ pub(crate) async fn account_stream(
     ),
     responses(
         (status = 200, description = EVENTS, content_type = "text/event-stream", body = crate::openapi::schemas::ServerSentEvent),
+        (status = 429, description = TOO_MANY_STREAMS, body = crate::openapi::schemas::Error),
     ),
 )]
 pub(crate) async fn load_stream(

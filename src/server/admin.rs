@@ -3,11 +3,11 @@
 //! and for health checks and metrics. The operator API (`/admin/v1`) needs the
 //! admin token; `/health`, `/ready` and `/metrics` do not.
 
-use actix_web::body::MessageBody;
+use actix_web::body::{EitherBody, MessageBody};
 use actix_web::dev::{ServiceRequest, ServiceResponse};
 use actix_web::http::{StatusCode, header};
 use actix_web::middleware::{Next, from_fn};
-use actix_web::{HttpResponse, web};
+use actix_web::{HttpResponse, ResponseError, web};
 use serde::Deserialize;
 use serde_json::json;
 use subtle::ConstantTimeEq;
@@ -21,7 +21,7 @@ use crate::domain::account::PlanKind;
 use crate::domain::ids::{AccountId, KeyId};
 use crate::domain::timestamp;
 use crate::routes;
-use crate::services::accounts::{KeyRequest, NewAccount};
+use crate::services::accounts::{CustomLimits, KeyRequest, NewAccount};
 use crate::services::{Services, live};
 
 /// The token the command line must present, as app data.
@@ -31,7 +31,7 @@ pub struct AdminToken(pub String);
 async fn require_admin_token(
     req: ServiceRequest,
     next: Next<impl MessageBody>,
-) -> Result<ServiceResponse<impl MessageBody>, actix_web::Error> {
+) -> Result<ServiceResponse<EitherBody<impl MessageBody>>, actix_web::Error> {
     let expected = req
         .app_data::<web::Data<AdminToken>>()
         .expect("admin token is registered")
@@ -44,14 +44,18 @@ async fn require_admin_token(
         .and_then(|v| v.strip_prefix("Bearer "))
         .unwrap_or("");
     if presented.is_empty() || !bool::from(presented.as_bytes().ct_eq(expected.as_bytes())) {
-        return Err(ApiError::new(
+        // Answered here, not raised: an error raised by a middleware skips the
+        // listener's default headers.
+        let refusal = ApiError::new(
             StatusCode::UNAUTHORIZED,
             "INVALID_ADMIN_TOKEN",
             "admin requests need 'Authorization: Bearer <contents of admin.token in the data directory>'",
-        )
-        .into());
+        );
+        return Ok(req
+            .into_response(refusal.error_response())
+            .map_into_right_body());
     }
-    next.call(req).await
+    Ok(next.call(req).await?.map_into_left_body())
 }
 
 #[derive(Deserialize)]
@@ -61,6 +65,7 @@ struct CreateAccount {
     #[serde(default = "standard")]
     plan: PlanKind,
     requests_per_hour: Option<u32>,
+    max_streams: Option<u32>,
 }
 
 /// The admin bodies have no checks of their own beyond the services'.
@@ -82,6 +87,7 @@ async fn create_account(
             name: body.name,
             plan: body.plan,
             requests_per_hour: body.requests_per_hour,
+            max_streams: body.max_streams,
         })
         .await?;
     Ok(envelope::created(AccountView::new(&account)))
@@ -92,6 +98,7 @@ async fn create_account(
 struct ChangePlan {
     plan: PlanKind,
     requests_per_hour: Option<u32>,
+    max_streams: Option<u32>,
 }
 
 async fn change_plan(
@@ -101,7 +108,14 @@ async fn change_plan(
 ) -> Result<HttpResponse, ApiError> {
     let account = services
         .accounts
-        .change_plan(&id.found()?, body.plan, body.requests_per_hour)
+        .change_plan(
+            &id.found()?,
+            body.plan,
+            CustomLimits {
+                requests_per_hour: body.requests_per_hour,
+                max_streams: body.max_streams,
+            },
+        )
         .await?;
     Ok(envelope::ok(AccountView::new(&account)))
 }
@@ -259,6 +273,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
                     web::resource("/keys/{id}/revoke")
                         .route(web::post().to(revoke_key))
                         .default_service(routes::only("POST")),
-                ),
+                )
+                .configure(super::admin_users::configure),
         );
 }

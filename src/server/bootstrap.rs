@@ -11,6 +11,10 @@ pub struct BootstrapKey {
     pub token: String,
 }
 
+/// The file in the data directory that `freight serve` writes the first
+/// start's key to when its standard output is not a terminal.
+pub const FIRST_KEY_FILE: &str = "first-api-key";
+
 const FIRST_ACCOUNT_NAME: &str = "default";
 
 /// Creates the first account and a read+write key if the store has no account yet.
@@ -26,6 +30,7 @@ pub async fn ensure_first_account(services: &Services) -> anyhow::Result<Option<
                     name: FIRST_ACCOUNT_NAME.into(),
                     plan: PlanKind::Standard,
                     requests_per_hour: None,
+                    max_streams: None,
                 })
                 .await?
         }

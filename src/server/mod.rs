@@ -3,11 +3,14 @@
 
 pub mod admin;
 pub mod admin_token;
+pub mod admin_users;
 pub mod bootstrap;
+pub mod data_dir;
 pub mod idle_poll;
 pub mod metrics_catalog;
 pub mod observe;
 pub mod plain_http;
+pub mod secrets_key;
 pub mod settings;
 pub mod startup;
 pub mod tls;

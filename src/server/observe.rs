@@ -1,6 +1,8 @@
 //! Every API request gets an id (the client's `X-Request-Id` if it is sane, else
 //! a new one), returned in `X-Request-Id` and carried by every log line of the
 //! request; and is counted and timed by route, method and status for `/metrics`.
+//! Every answer also gets the transport headers: `X-Content-Type-Options:
+//! nosniff`, and `Strict-Transport-Security` when it goes out over HTTPS.
 
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -22,6 +24,18 @@ use crate::telemetry::{RouteId, with_request_id};
 pub const REQUEST_ID: &str = "x-request-id";
 const REQUEST_ID_HEADER: HeaderName = HeaderName::from_static(REQUEST_ID);
 pub const REQUESTS_METRIC: &str = "freight_http_requests_total";
+/// Browsers that reached this listener over HTTPS keep to HTTPS for a year,
+/// so a later `http://` link or a downgrading network cannot strip TLS.
+const STRICT_TRANSPORT_SECURITY: (HeaderName, HeaderValue) = (
+    HeaderName::from_static("strict-transport-security"),
+    HeaderValue::from_static("max-age=31536000"),
+);
+/// Every answer is of the type it says; a browser must not guess another
+/// (a JSON error read as HTML, say).
+pub const NO_SNIFF: (HeaderName, HeaderValue) = (
+    HeaderName::from_static("x-content-type-options"),
+    HeaderValue::from_static("nosniff"),
+);
 pub const LATENCY_METRIC: &str = "freight_http_request_duration_seconds";
 
 /// A client's id is kept if it is 1–128 visible ASCII characters, so it can be
@@ -149,7 +163,11 @@ pub async fn observe<B: MessageBody + 'static>(
     // Bytes: shared by the task-local and the header without a copy.
     let id = request_id(&req);
     let method = method_label(req.method());
-    let mut response = match plain_http_refusal(&req).or_else(|| header_refusal(&req)) {
+    let plain_http = plain_http_refusal(&req);
+    // Only an answer the client received over TLS may pin HTTPS: browsers
+    // ignore the header on plain HTTP, and a refusal of plain HTTP is that.
+    let over_https = plain_http.is_none();
+    let mut response = match plain_http.or_else(|| header_refusal(&req)) {
         Some(refusal) => req
             .into_response(refusal.error_response())
             .map_into_right_body(),
@@ -188,8 +206,13 @@ pub async fn observe<B: MessageBody + 'static>(
     } else {
         answered!(debug);
     }
+    let headers = response.headers_mut();
     if let Ok(value) = HeaderValue::from_maybe_shared(id) {
-        response.headers_mut().insert(REQUEST_ID_HEADER, value);
+        headers.insert(REQUEST_ID_HEADER, value);
+    }
+    headers.insert(NO_SNIFF.0, NO_SNIFF.1);
+    if over_https {
+        headers.insert(STRICT_TRANSPORT_SECURITY.0, STRICT_TRANSPORT_SECURITY.1);
     }
     Ok(response)
 }

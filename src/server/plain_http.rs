@@ -83,7 +83,7 @@ async fn refuse_plain_http(mut stream: TcpStream) {
     })
     .await;
     let response = format!(
-        "HTTP/1.1 400 Bad Request\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{BODY}",
+        "HTTP/1.1 400 Bad Request\r\ncontent-type: application/json\r\nx-content-type-options: nosniff\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{BODY}",
         BODY.len()
     );
     if stream.write_all(response.as_bytes()).await.is_err() {

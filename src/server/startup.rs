@@ -18,7 +18,7 @@ use anyhow::{Context, bail};
 
 use super::admin::{self, AdminToken};
 use super::bootstrap::{BootstrapKey, ensure_first_account};
-use super::{admin_token, plain_http, tls};
+use super::{admin_token, plain_http, secrets_key, tls};
 use crate::actors::group_commit::GroupCommitter;
 use crate::actors::load_actor::{ActorDeps, ActorSettings};
 use crate::actors::registry::LoadRegistry;
@@ -69,15 +69,8 @@ impl Application {
             }
             tracing::warn!(admin_listen = %settings.admin_listen, "the admin listener is reachable from other machines (--admin-allow-remote); keep it off public networks");
         }
-        std::fs::create_dir_all(&settings.data_dir)
-            .with_context(|| format!("creating data directory {}", settings.data_dir.display()))?;
-        let config = match &settings.scylla {
-            Some(cluster) => StorageConfig::Scylla(cluster.clone()),
-            None => StorageConfig::Embedded {
-                data_dir: settings.data_dir.clone(),
-            },
-        };
-        let storage = storage::open(&config).await.context("opening storage")?;
+        super::data_dir::prepare(&settings.data_dir)?;
+        let storage = open_storage(&settings).await?;
         let placement = Arc::new(CpuPlacement::plan(settings.cpu_pinning, settings.workers));
         if placement.pins() {
             tracing::info!("{}", placement.describe());
@@ -172,6 +165,47 @@ impl Application {
     }
 }
 
+/// Opens the store with the key that seals webhook secrets at rest, checks
+/// that the key opens the secrets stored, and seals those stored plain (by a
+/// version before secrets were sealed).
+async fn open_storage(settings: &Settings) -> anyhow::Result<Arc<dyn Storage>> {
+    let named = settings.webhooks.secrets_key_file.as_deref();
+    let key_path = secrets_key::path(&settings.data_dir, named);
+    if settings.scylla.is_some() && !key_path.exists() {
+        tracing::warn!(path = %key_path.display(), "creating a new key to seal webhook secrets; every instance sharing this ScyllaDB keyspace needs this same key (--secrets-key-file)");
+    }
+    let secrets = secrets_key::load_or_create(&key_path, named.is_none())?;
+    let config = match &settings.scylla {
+        Some(cluster) => StorageConfig::Scylla(cluster.clone()),
+        None => StorageConfig::Embedded {
+            data_dir: settings.data_dir.clone(),
+        },
+    };
+    let storage = storage::open(&config, Arc::new(secrets))
+        .await
+        .context("opening storage")?;
+    let resealed = storage
+        .reseal_webhook_secrets()
+        .await
+        .map_err(anyhow::Error::new)
+        .with_context(|| {
+            format!(
+                "checking the webhook secrets against the key in {}: a secret that does not \
+                 open means this is not the key they were sealed with; restore the key backed \
+                 up with this store (with several instances, give them all the same \
+                 --secrets-key-file)",
+                key_path.display()
+            )
+        })?;
+    if resealed > 0 {
+        tracing::info!(
+            resealed,
+            "sealed webhook secrets that were stored in plain text"
+        );
+    }
+    Ok(storage)
+}
+
 fn api_server(
     settings: &Settings,
     services: &Services,
@@ -229,6 +263,12 @@ fn api_server(
             HttpService::build()
                 .keep_alive(KeepAlive::Timeout(KEEP_ALIVE))
                 .client_request_timeout(CLIENT_REQUEST_TIMEOUT)
+                // A client that closes its side ends the connection at once,
+                // never waited out: an event stream whose client went away
+                // would otherwise be noticed only when a write to it fails
+                // (the next heartbeats, 15-30 s), and hold its place under
+                // the account's stream cap until then.
+                .h1_allow_half_closed(false)
                 .graceful_shutdown_signal(move || {
                     let shutdown = shutdown.clone();
                     async move { shutdown.notified().await }
@@ -289,6 +329,7 @@ fn admin_server(
         App::new()
             .app_data(web::Data::new(services.clone()))
             .app_data(web::Data::new(token.clone()))
+            .wrap(actix_web::middleware::DefaultHeaders::new().add(super::observe::NO_SNIFF))
             .configure(admin::configure)
             .default_service(web::to(routes::not_found))
     })
@@ -314,7 +355,7 @@ async fn start_services(
 ) -> anyhow::Result<Services> {
     let directory = Arc::new(Directory::new(storage.all_webhooks().await?));
     let notifier = Arc::new(Notifier::default());
-    let http = client::build(dispatch.url_policy);
+    let http = client::build(dispatch.url_policy, dispatch.proxy.as_ref());
     let url_policy = dispatch.url_policy;
     // This process among the instances sharing a store (leases, key claims).
     let instance: Arc<str> = crate::actors::load_actor::instance_name().into();
@@ -360,6 +401,7 @@ async fn start_services(
     let users = Arc::new(services::users::UserService::new(
         storage.clone(),
         clock.clone(),
+        auth.credential_changes().clone(),
     ));
     let services = Services {
         accounts: Arc::new(services::accounts::AccountService::new(

@@ -28,6 +28,15 @@ pub struct NewAccount {
     pub name: String,
     pub plan: PlanKind,
     pub requests_per_hour: Option<u32>,
+    /// Streams an Enterprise account may hold open (`Account::max_streams`).
+    pub max_streams: Option<u32>,
+}
+
+/// What an Enterprise plan's operator chose (nothing for the fixed plans).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct CustomLimits {
+    pub requests_per_hour: Option<u32>,
+    pub max_streams: Option<u32>,
 }
 
 pub struct KeyRequest {
@@ -55,7 +64,11 @@ impl AccountService {
     pub async fn create_account(&self, new: NewAccount) -> Result<Account, AccountError> {
         let mut errors = ValidationErrors::new();
         let name = errors.check("name", text(new.name, MAX_ACCOUNT_NAME_CHARS, false));
-        check_quota(new.plan, new.requests_per_hour, &mut errors);
+        let limits = CustomLimits {
+            requests_per_hour: new.requests_per_hour,
+            max_streams: new.max_streams,
+        };
+        check_limits(new.plan, limits, &mut errors);
         let name = errors
             .finish(|| name.expect("checked"))
             .map_err(AccountError::Invalid)?;
@@ -64,6 +77,7 @@ impl AccountService {
             name,
             plan: new.plan,
             custom_requests_per_hour: new.requests_per_hour,
+            custom_max_streams: new.max_streams,
             created_at: self.clock.now(),
             disabled: false,
         };
@@ -78,16 +92,17 @@ impl AccountService {
         &self,
         id: &AccountId,
         plan: PlanKind,
-        requests_per_hour: Option<u32>,
+        limits: CustomLimits,
     ) -> Result<Account, AccountError> {
         let current = self.get_account(id).await?;
         let current_plan = current.plan;
         let mut errors = ValidationErrors::new();
-        check_quota(plan, requests_per_hour, &mut errors);
+        check_limits(plan, limits, &mut errors);
         errors.finish(|| ()).map_err(AccountError::Invalid)?;
         let account = Account {
             plan,
-            custom_requests_per_hour: requests_per_hour,
+            custom_requests_per_hour: limits.requests_per_hour,
+            custom_max_streams: limits.max_streams,
             ..current
         };
         self.storage.put_account(&account).await?;
@@ -214,14 +229,19 @@ impl AccountService {
 }
 
 /// Only Enterprise accounts have a quota of their own, and it is at least 1.
-fn check_quota(plan: PlanKind, requests_per_hour: Option<u32>, errors: &mut ValidationErrors) {
-    if requests_per_hour.is_some() && plan != PlanKind::Enterprise {
-        errors.add(
-            "requests_per_hour",
-            "can only be set for the enterprise plan; standard and pro quotas are fixed",
-        );
-    }
-    if requests_per_hour == Some(0) {
-        errors.add("requests_per_hour", "must be at least 1");
+fn check_limits(plan: PlanKind, limits: CustomLimits, errors: &mut ValidationErrors) {
+    for (field, value) in [
+        ("requests_per_hour", limits.requests_per_hour),
+        ("max_streams", limits.max_streams),
+    ] {
+        if value.is_some() && plan != PlanKind::Enterprise {
+            errors.add(
+                field,
+                "can only be set for the enterprise plan; standard and pro limits are fixed",
+            );
+        }
+        if value == Some(0) {
+            errors.add(field, "must be at least 1");
+        }
     }
 }

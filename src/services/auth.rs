@@ -8,6 +8,8 @@ use crate::clock::Clock;
 use crate::domain::account::Account;
 use crate::domain::api_key::{ApiKey, KeyRejection, Permission, parse_token};
 use crate::domain::ids::{AccountId, KeyId};
+use crate::services::live::{Ending, StreamEnd};
+use crate::services::stream_guard::CredentialChanges;
 use crate::shared_map::SharedMap;
 use crate::storage::{Storage, StorageError};
 
@@ -61,6 +63,8 @@ pub struct Authenticator {
     /// process saw it: shown in the dashboard's key list. In memory only, so it
     /// starts empty after a restart; one relaxed store per request.
     last_used: SharedMap<KeyId, AtomicI64>,
+    /// Announces every key and account change to the open streams' guards.
+    announced: CredentialChanges,
 }
 
 impl Authenticator {
@@ -71,6 +75,43 @@ impl Authenticator {
             cache: SharedMap::default(),
             changes: AtomicU64::new(0),
             last_used: SharedMap::default(),
+            announced: CredentialChanges::default(),
+        }
+    }
+
+    /// The announcements of credential changes, shared with the dashboard's
+    /// sessions so that one signal reaches every stream.
+    pub fn credential_changes(&self) -> &CredentialChanges {
+        &self.announced
+    }
+
+    /// Resolves when `key` no longer authenticates: revoked, expired, or its
+    /// account disabled (see `stream_guard` for how soon).
+    pub fn watch_key(self: &Arc<Self>, key: KeyId) -> Ending {
+        let auth = self.clone();
+        self.announced.guard(move || {
+            let (auth, key) = (auth.clone(), key.clone());
+            async move { auth.key_standing(&key).await }
+        })
+    }
+
+    /// Why `key` no longer authenticates, if it does not.
+    async fn key_standing(&self, id: &KeyId) -> Option<StreamEnd> {
+        let cached = match self.lookup(id).await {
+            Ok(cached) => cached,
+            Err(error) => {
+                tracing::warn!(key = %id, error = %crate::telemetry::error_chain(&error), "could not check a streaming key; its stream goes on until the next check");
+                return None;
+            }
+        };
+        let Some(cached) = cached else {
+            return Some(StreamEnd::KeyRevoked);
+        };
+        match cached.key.standing(self.clock.now()) {
+            Err(KeyRejection::Expired) => Some(StreamEnd::KeyExpired),
+            Err(_) => Some(StreamEnd::KeyRevoked),
+            Ok(()) if cached.principal.account.disabled => Some(StreamEnd::AccountDisabled),
+            Ok(()) => None,
         }
     }
 
@@ -154,6 +195,7 @@ impl Authenticator {
     pub fn key_changed(&self, key: &ApiKey) {
         self.changes.fetch_add(1, Ordering::SeqCst);
         self.cache.remove(&key.id);
+        self.announced.notify();
     }
 
     /// Called after an account was written (plan change) so cached keys see it.
@@ -161,6 +203,7 @@ impl Authenticator {
         self.changes.fetch_add(1, Ordering::SeqCst);
         self.cache
             .retain(|_, cached| cached.principal.account.id != account.id);
+        self.announced.notify();
     }
 }
 

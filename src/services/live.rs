@@ -22,6 +22,13 @@
 //!   comes is dropped: it is sent what it had buffered, then `event: overflow`,
 //!   and ends. Memory per stream never grows past its channel.
 //!
+//! - **Credentials**: a stream is opened with a credential (an API key, a
+//!   dashboard session) and ends, with `event: revoked` or `event: expired`,
+//!   when the [`Ending`] it was opened with resolves (`services::stream_guard`
+//!   watches the credential).
+//! - **A cap per account**: an account holds at most its plan's number of
+//!   streams open at once (on this instance); one more is refused.
+//!
 //! Frames are formatted once per event, not once per stream: every stream of the
 //! account is sent the same bytes.
 
@@ -34,6 +41,7 @@ use std::time::Duration;
 use crate::shared_map::SharedMap;
 use bytes::Bytes;
 use dashmap::mapref::entry::Entry;
+use futures_util::future::BoxFuture;
 use futures_util::stream::{self, BoxStream, StreamExt};
 use serde_json::json;
 use tokio::sync::{mpsc, watch};
@@ -138,8 +146,67 @@ pub struct Update {
     pub data: String,
 }
 
-/// The stream of one connection: SSE frames, ending on overflow or shutdown.
+/// The stream of one connection: SSE frames, ending on overflow, shutdown, or
+/// its credential's end.
 pub type LiveStream = BoxStream<'static, Bytes>;
+
+/// Why a stream ended on the server's side: its credential no longer holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StreamEnd {
+    /// The API key was revoked or deleted.
+    KeyRevoked,
+    /// The API key passed its expiry.
+    KeyExpired,
+    /// The operator disabled the account.
+    AccountDisabled,
+    /// The session was signed out (here, or "everywhere else"), or its user
+    /// was removed or changed their password.
+    SessionEnded,
+    /// The session passed its lifetime.
+    SessionExpired,
+}
+
+impl StreamEnd {
+    /// The `event:` of the last frame: `expired` or `revoked`.
+    pub fn event(self) -> &'static str {
+        match self {
+            StreamEnd::KeyExpired | StreamEnd::SessionExpired => "expired",
+            StreamEnd::KeyRevoked | StreamEnd::AccountDisabled | StreamEnd::SessionEnded => {
+                "revoked"
+            }
+        }
+    }
+
+    pub fn reason(self) -> &'static str {
+        match self {
+            StreamEnd::KeyRevoked => "key_revoked",
+            StreamEnd::KeyExpired => "key_expired",
+            StreamEnd::AccountDisabled => "account_disabled",
+            StreamEnd::SessionEnded => "session_ended",
+            StreamEnd::SessionExpired => "session_expired",
+        }
+    }
+
+    fn message(self) -> &'static str {
+        match self {
+            StreamEnd::KeyRevoked => "the API key this stream was opened with has been revoked",
+            StreamEnd::KeyExpired => "the API key this stream was opened with has expired",
+            StreamEnd::AccountDisabled => "the account has been disabled",
+            StreamEnd::SessionEnded => "this dashboard session has been signed out",
+            StreamEnd::SessionExpired => "this dashboard session has expired; log in again",
+        }
+    }
+}
+
+/// Resolves when the stream's credential no longer holds, saying why.
+pub type Ending = BoxFuture<'static, StreamEnd>;
+
+/// The account holds as many streams open as its plan allows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("this account already has {limit} live streams open, the most its plan allows")]
+pub struct TooManyStreams {
+    pub limit: u32,
+}
 
 /// The hub; cheap to clone.
 #[derive(Clone)]
@@ -296,13 +363,16 @@ impl LiveHub {
     }
 
     /// Opens a stream of the account's fixes (of one load, or all), starting
-    /// as `resume` says.
+    /// as `resume` says, unless the account holds `limit` streams open
+    /// already. The stream ends when `ending` resolves.
     pub fn subscribe(
         &self,
         account: &AccountId,
         load: Option<LoadId>,
         resume: Resume,
-    ) -> LiveStream {
+        limit: u32,
+        ending: Ending,
+    ) -> Result<LiveStream, TooManyStreams> {
         let (events, receiver) = mpsc::channel(self.0.settings.buffer.max(1));
         let overflowed = Arc::new(AtomicBool::new(false));
         let mut queued = VecDeque::from([Bytes::from_static(RETRY_FRAME)]);
@@ -317,6 +387,12 @@ impl LiveHub {
         };
         let feed = entry.value().clone();
         let mut state = feed.state();
+        // Counted under the feed's lock, so streams opened at once cannot all
+        // pass. A new feed has none open, so a refusal never leaves an empty
+        // feed behind without an expiry.
+        if state.open >= limit.max(1) as usize {
+            return Err(TooManyStreams { limit });
+        }
         queued.extend(replay(&feed, &state, load.as_ref(), resume));
         let subscriber = state.next_subscriber;
         state.next_subscriber += 1;
@@ -340,6 +416,7 @@ impl LiveHub {
             overflowed,
             heartbeat,
             shutdown: self.0.shutdown.subscribe(),
+            ending,
             finished: false,
             _open: Open {
                 hub: self.0.clone(),
@@ -348,11 +425,11 @@ impl LiveHub {
                 subscriber,
             },
         };
-        stream::unfold(connection, |mut connection| async move {
+        Ok(stream::unfold(connection, |mut connection| async move {
             let frame = connection.next().await?;
             Some((frame, connection))
         })
-        .boxed()
+        .boxed())
     }
 
     /// Ends every stream, open or opened from now on (the server is stopping:
@@ -415,6 +492,12 @@ fn reset_frame(feed: &Feed, state: &FeedState, reason: &str) -> Bytes {
     ))
 }
 
+/// The last frame of a stream whose credential ended.
+fn ending_frame(end: StreamEnd) -> Bytes {
+    let data = json!({"reason": end.reason(), "message": end.message()});
+    Bytes::from(format!("event: {}\ndata: {data}\n\n", end.event()))
+}
+
 fn overflow_frame(buffer: usize) -> Bytes {
     let data = json!({
         "buffer": buffer,
@@ -432,6 +515,8 @@ struct Connection {
     overflowed: Arc<AtomicBool>,
     heartbeat: Interval,
     shutdown: watch::Receiver<bool>,
+    /// Resolves when the credential the stream was opened with ends.
+    ending: Ending,
     finished: bool,
     _open: Open,
 }
@@ -447,6 +532,10 @@ impl Connection {
         tokio::select! {
             biased;
             _ = self.shutdown.wait_for(|stopped| *stopped) => None,
+            end = &mut self.ending => {
+                self.finished = true;
+                Some(ending_frame(end))
+            }
             event = self.events.recv() => match event {
                 Some(frame) => {
                     self.heartbeat.reset();

@@ -7,6 +7,7 @@ pub mod idempotency;
 pub mod live;
 pub mod loads;
 pub mod rate_limits;
+pub mod stream_guard;
 pub mod throttle;
 pub mod tracking;
 pub mod users;

@@ -1,4 +1,5 @@
-//! Dashboard users and their sessions.
+//! Dashboard users, their sessions, and the one-time links that let a person
+//! choose a password (invitations, resets).
 
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
@@ -6,6 +7,7 @@ use chrono::{DateTime, Utc};
 use super::StorageResult;
 use crate::domain::account::Account;
 use crate::domain::ids::{AccountId, UserId};
+use crate::domain::password_link::PasswordLink;
 use crate::domain::user::{Session, User};
 
 /// Outcome of adding a user: an email address belongs to one user at most.
@@ -30,6 +32,22 @@ pub trait DashboardStore: Send + Sync {
     async fn find_user_by_email(&self, email: &str) -> StorageResult<Option<User>>;
     /// An account's users, oldest first.
     async fn list_users(&self, account: &AccountId) -> StorageResult<Vec<User>>;
+    /// Replaces a user's record (a new password); the email never changes.
+    async fn put_user(&self, user: &User) -> StorageResult<()>;
+    /// Removes a user: the record, its email (free for anyone again), its
+    /// place in the account's list, and every session of it.
+    async fn delete_user(&self, user: &User) -> StorageResult<()>;
+
+    /// Keeps a one-time link (an invitation is also listed under its account).
+    async fn put_password_link(&self, link: &PasswordLink) -> StorageResult<()>;
+    /// A link by the SHA-256 of its token, expired or not.
+    async fn get_password_link(&self, token_sha256: &str) -> StorageResult<Option<PasswordLink>>;
+    /// Removes a link and returns it, if it was there: of callers racing for
+    /// one link, exactly one gets it.
+    async fn take_password_link(&self, token_sha256: &str) -> StorageResult<Option<PasswordLink>>;
+    /// An account's invitations not yet accepted nor withdrawn (expired
+    /// ones included), in no particular order.
+    async fn list_invitations(&self, account: &AccountId) -> StorageResult<Vec<PasswordLink>>;
 
     /// Creates a session (a sign-in).
     async fn put_session(&self, session: &Session) -> StorageResult<()>;

@@ -1,5 +1,6 @@
 //! Persistence, as one trait per aggregate: [`AccountStore`], [`LoadStore`],
-//! [`CarrierStore`], [`TrackingStore`], [`WebhookStore`] and [`IdempotencyStore`].
+//! [`CarrierStore`], [`TrackingStore`], [`WebhookStore`], [`IdempotencyStore`]
+//! and [`DashboardStore`].
 //! [`Storage`] is all of them together and is the handle everyone holds
 //! (`Arc<dyn Storage>`): their methods are callable on `dyn Storage` with only
 //! `Storage` in scope. Code holding a concrete backend (`EmbeddedStore`) brings
@@ -27,6 +28,7 @@ pub mod embedded;
 mod idempotency;
 mod loads;
 pub mod scylla;
+pub mod secret_box;
 mod tracking;
 mod webhooks;
 
@@ -192,13 +194,20 @@ pub enum StorageConfig {
     Scylla(scylla::ScyllaConfig),
 }
 
-/// The one place that turns configuration into a backend.
-pub async fn open(config: &StorageConfig) -> anyhow::Result<Arc<dyn Storage>> {
+/// The one place that turns configuration into a backend, which seals
+/// webhook secrets with `secrets` (see [`secret_box`]).
+pub async fn open(
+    config: &StorageConfig,
+    secrets: Arc<secret_box::SecretBox>,
+) -> anyhow::Result<Arc<dyn Storage>> {
     match config {
         StorageConfig::Embedded { data_dir } => {
             let store = embedded::EmbeddedStore::open(&data_dir.join("store")).await?;
-            Ok(Arc::new(store))
+            Ok(Arc::new(store.sealing_secrets_with(secrets)))
         }
-        StorageConfig::Scylla(config) => Ok(Arc::new(scylla::ScyllaStore::open(config).await?)),
+        StorageConfig::Scylla(config) => {
+            let store = scylla::ScyllaStore::open(config).await?;
+            Ok(Arc::new(store.sealing_secrets_with(secrets)))
+        }
     }
 }

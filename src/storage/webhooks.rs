@@ -35,6 +35,12 @@ pub trait WebhookStore: Send + Sync {
     async fn get_webhook(&self, id: &WebhookId) -> StorageResult<Option<Subscription>>;
     /// Every subscription, for the in-memory directory the dispatcher matches with.
     async fn all_webhooks(&self) -> StorageResult<Vec<Subscription>>;
+    /// Reads every subscription and opens its secret, so that a key that does
+    /// not open them fails the start rather than a delivery, and writes again,
+    /// sealed, those whose secret is stored plain (written before secrets were
+    /// sealed at rest, see `secret_box`). Returns how many it wrote. Meant for
+    /// start-up; a store opened without a key only checks.
+    async fn reseal_webhook_secrets(&self) -> StorageResult<u64>;
 
     /// The deliveries among `deliveries` that storage has no record of. A
     /// dispatcher that finds an event still marked unfanned (after a restart)

@@ -287,7 +287,7 @@ mod tests {
         };
         let endpoint = Endpoint::new(&subscription, policy);
         let sent = attempt(
-            &crate::webhooks::client::build(policy),
+            &crate::webhooks::client::build(policy, None),
             &Clock::system(),
             &endpoint,
             &EventId::generate(),

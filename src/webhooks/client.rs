@@ -2,6 +2,12 @@
 //! redirects (a redirect could lead anywhere), and a resolver that refuses
 //! forbidden addresses at connect time, so a hostname that passed the check at
 //! subscription time cannot later be re-pointed at the private network.
+//!
+//! No proxy unless the operator names one: reqwest would otherwise follow
+//! `HTTP(S)_PROXY` from the environment, and through a proxy it connects to the
+//! proxy, never resolving the receiver's name itself, so the address check
+//! above would be skipped without anyone having decided so. A proxy the
+//! operator names (`--webhooks-proxy`) must enforce the same address rules.
 
 use std::net::{IpAddr, SocketAddr};
 use std::time::Duration;
@@ -36,9 +42,10 @@ impl Resolve for GuardedResolver {
     }
 }
 
-pub fn build(policy: UrlPolicy) -> reqwest::Client {
+pub fn build(policy: UrlPolicy, proxy: Option<&reqwest::Url>) -> reqwest::Client {
     crate::telemetry::install_crypto_provider();
     let mut builder = reqwest::Client::builder()
+        .no_proxy()
         .connect_timeout(CONNECT_TIMEOUT)
         .timeout(REQUEST_TIMEOUT)
         .redirect(reqwest::redirect::Policy::none())
@@ -46,6 +53,10 @@ pub fn build(policy: UrlPolicy) -> reqwest::Client {
         .user_agent(concat!("freight-webhooks/", env!("CARGO_PKG_VERSION")));
     if !policy.allow_private {
         builder = builder.dns_resolver(GuardedResolver);
+    }
+    if let Some(proxy) = proxy {
+        let proxy = reqwest::Proxy::all(proxy.clone()).expect("a parsed URL is a valid proxy");
+        builder = builder.proxy(proxy);
     }
     builder
         .build()

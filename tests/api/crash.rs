@@ -5,10 +5,9 @@ use std::time::Duration;
 
 use reqwest::{Method, StatusCode};
 use serde_json::json;
-use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::{Child, Command};
 
-use crate::helpers::{free_port, https_client, load_body, send, until_healthy};
+use crate::helpers::{first_key_in, free_port, https_client, load_body, send, until_healthy};
 
 struct Server {
     child: Child,
@@ -75,7 +74,10 @@ async fn post_batch(
 async fn start(data_dir: &std::path::Path) -> (Server, Option<String>) {
     freight::telemetry::install_crypto_provider();
     let (port, admin) = (free_port(), free_port());
-    let mut child = Command::new(env!("CARGO_BIN_EXE_freight"))
+    let first_start = !data_dir
+        .join(freight::server::bootstrap::FIRST_KEY_FILE)
+        .exists();
+    let child = Command::new(env!("CARGO_BIN_EXE_freight"))
         .args(["serve", "--workers", "2"])
         .arg("--data-dir")
         .arg(data_dir)
@@ -84,7 +86,7 @@ async fn start(data_dir: &std::path::Path) -> (Server, Option<String>) {
         // The test receiver listens on plain http on loopback.
         .args(["--webhooks-allow-http", "--webhooks-allow-private"])
         .env("RUST_LOG", "info,freight::webhooks=debug")
-        .stdout(Stdio::piped())
+        .stdout(Stdio::null())
         .stderr(
             std::fs::OpenOptions::new()
                 .create(true)
@@ -96,19 +98,13 @@ async fn start(data_dir: &std::path::Path) -> (Server, Option<String>) {
         .kill_on_drop(true)
         .spawn()
         .expect("freight starts");
-    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-    let mut key = None;
-    // The key is printed once nothing else can fail, so it comes right before serving.
-    let read_key = async {
-        while let Ok(Some(line)) = lines.next_line().await {
-            if let Some(k) = line.trim().strip_prefix("frk_") {
-                key = Some(format!("frk_{k}"));
-                break;
-            }
-        }
-    };
-    let _ = tokio::time::timeout(Duration::from_secs(5), read_key).await;
     until_healthy(&format!("http://127.0.0.1:{admin}")).await;
+    // A first start writes its key to a file (stdout is not a terminal); the
+    // file of a first start before this one says nothing of this start.
+    let key = match first_start {
+        true => first_key_in(data_dir).await,
+        false => None,
+    };
     let server = Server {
         child,
         base: format!("https://localhost:{port}/v1"),

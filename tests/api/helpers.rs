@@ -137,6 +137,19 @@ impl TestApp {
         restarted
     }
 
+    /// Stops the server, waits until it let go of the data directory, and
+    /// hands the directory back.
+    pub async fn stop(mut self) -> TempDir {
+        for handle in &self.handles {
+            handle.stop(true).await;
+        }
+        if let Some(run) = self.run.take() {
+            run.await.expect("server task").expect("server ran");
+        }
+        self.handles.clear();
+        std::mem::replace(&mut self.data_dir, tempfile::tempdir().unwrap())
+    }
+
     pub fn url(&self, path: &str) -> String {
         format!("{}{path}", self.base)
     }
@@ -426,4 +439,20 @@ pub async fn until_healthy(admin_url: &str) -> bool {
         tokio::time::sleep(std::time::Duration::from_millis(50)).await;
     }
     false
+}
+
+/// The key a first start of the `freight` binary wrote into `data_dir` (its
+/// standard output, in a test, is not a terminal); waits (at most 10 s) for
+/// the file, which is written once the server is built.
+pub async fn first_key_in(data_dir: &Path) -> Option<String> {
+    let path = data_dir.join(freight::server::bootstrap::FIRST_KEY_FILE);
+    for _ in 0..200 {
+        if let Ok(text) = std::fs::read_to_string(&path)
+            && text.ends_with('\n')
+        {
+            return Some(text.trim().to_owned());
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    None
 }

@@ -15,32 +15,20 @@ async fn a_stalled_server_shows_in_the_open_loop_p99() {
     let (api, admin) = (free_port(), free_port());
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path().join("data");
-    let mut server = tokio::process::Command::new(env!("CARGO_BIN_EXE_freight"))
+    let server = tokio::process::Command::new(env!("CARGO_BIN_EXE_freight"))
         .args(["serve", "--listen", &format!("127.0.0.1:{api}")])
         .args(["--admin-listen", &format!("127.0.0.1:{admin}")])
         .arg("--data-dir")
         .arg(&data)
-        .stdout(Stdio::piped())
+        .stdout(Stdio::null())
         .stderr(Stdio::null())
         .kill_on_drop(true)
         .spawn()
         .unwrap();
-    // The first start's key, printed once on stdout.
-    let mut stdout = server.stdout.take().unwrap();
-    let mut printed = String::new();
-    let key = loop {
-        let mut chunk = [0u8; 1024];
-        let n = tokio::io::AsyncReadExt::read(&mut stdout, &mut chunk)
-            .await
-            .unwrap();
-        assert!(n > 0, "the server ended: {printed}");
-        printed.push_str(&String::from_utf8_lossy(&chunk[..n]));
-        if let Some(at) = printed.find("frk_")
-            && let Some(end) = printed[at..].find(char::is_whitespace)
-        {
-            break printed[at..at + end].to_owned();
-        }
-    };
+    // The first start's key, in its file (stdout is not a terminal).
+    let key = crate::helpers::first_key_in(&data)
+        .await
+        .expect("the first start wrote its key");
     let loadgen = tokio::process::Command::new(env!("CARGO_BIN_EXE_freight"))
         .args(["loadgen", "--json", "--trucks", "20", "--fix-every", "0.2"])
         .args(["--duration", "4", "--dashboards", "0", "--clients", "0"])

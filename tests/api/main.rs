@@ -1,5 +1,6 @@
 //! Integration tests: one binary, the real server over HTTPS per test.
 
+mod at_rest;
 mod auth;
 mod browser;
 mod carriers;
@@ -16,6 +17,7 @@ mod operator;
 mod rate_limits;
 mod receiver;
 mod schemathesis;
+mod security;
 mod streams;
 mod tenancy;
 mod tracking;

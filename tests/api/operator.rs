@@ -7,7 +7,7 @@ use serde_json::Value;
 
 use crate::helpers::{TestApp, assert_error, free_port, spawn_app, until_healthy};
 
-async fn freight(app: &TestApp, args: &[&str]) -> Output {
+pub async fn freight(app: &TestApp, args: &[&str]) -> Output {
     let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_freight"));
     command
         .args(args)
@@ -16,7 +16,7 @@ async fn freight(app: &TestApp, args: &[&str]) -> Output {
     command.output().await.expect("freight runs")
 }
 
-fn json_out(output: &Output) -> Value {
+pub fn json_out(output: &Output) -> Value {
     assert!(
         output.status.success(),
         "failed: {}",

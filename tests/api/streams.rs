@@ -269,3 +269,142 @@ async fn an_idle_stream_gets_heartbeats_and_is_counted_in_the_metrics() {
         .unwrap();
     assert!(page.contains("freight_tracking_streams "), "{page}");
 }
+
+/// `key_…` of a token `frk_<suffix>_<secret>`.
+fn key_id(token: &str) -> String {
+    format!("key_{}", token.split('_').nth(1).unwrap())
+}
+
+/// The stream's last frame: `event` with `reason`, then the end, soon.
+async fn expect_end(stream: &mut EventStream, event: &str, reason: &str) {
+    let started = Instant::now();
+    let last = stream.event().await;
+    assert_eq!(last.event.as_deref(), Some(event), "{last:?}");
+    assert_eq!(last.json()["reason"], reason, "{last:?}");
+    assert!(stream.frame().await.is_none(), "nothing after {last:?}");
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "ended within 5 s: {:?}",
+        started.elapsed()
+    );
+}
+
+/// A stream opened with a key ends when the key is revoked, expires, or its
+/// account is disabled, with a last frame saying which; the stream of another
+/// key of the account goes on.
+#[actix_web::test]
+async fn a_stream_ends_when_its_key_stops_working() {
+    let app = spawn_app().await;
+    let load = load_in(&app, "in_transit").await;
+    let (revoked, expiring) = (
+        app.new_key(&app.account_id, &["read"], None).await,
+        app.new_key(
+            &app.account_id,
+            &["read"],
+            Some((app.clock.now() + chrono::Duration::hours(1)).to_rfc3339()),
+        )
+        .await,
+    );
+    let mut by_revoked = open_as(&app, &revoked, "/tracking/stream", &[]).await;
+    let mut by_expiring = open_as(
+        &app,
+        &expiring,
+        &format!("/loads/{load}/tracking/stream"),
+        &[],
+    )
+    .await;
+    let mut by_first = open(&app, "/tracking/stream").await;
+    post_fix(&app, &load, fix(&app, 32.1, 60)).await;
+    for stream in [&mut by_revoked, &mut by_expiring, &mut by_first] {
+        expect_fix(stream, &load, 32.1).await;
+    }
+
+    let (status, body) = app
+        .admin(
+            reqwest::Method::POST,
+            &format!("/keys/{}/revoke", key_id(&revoked)),
+            None,
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    expect_end(&mut by_revoked, "revoked", "key_revoked").await;
+
+    // Expiry announces nothing: the stream's next check finds it.
+    app.clock.advance(chrono::Duration::hours(2));
+    expect_end(&mut by_expiring, "expired", "key_expired").await;
+
+    // The first key's stream is untouched and goes on.
+    post_fix(&app, &load, fix(&app, 32.2, 30)).await;
+    expect_fix(&mut by_first, &load, 32.2).await;
+
+    let (status, _) = app
+        .admin(
+            reqwest::Method::POST,
+            &format!("/accounts/{}/disable", app.account_id),
+            None,
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK);
+    expect_end(&mut by_first, "revoked", "account_disabled").await;
+}
+
+/// An account holds its plan's number of streams open, API and dashboard
+/// together; one more is a 429 in the envelope with Retry-After, and each
+/// stream opened counts against the hourly quota.
+#[actix_web::test]
+async fn an_account_holds_at_most_its_plans_streams() {
+    let app = spawn_app().await;
+    let remaining = |response: &reqwest::Response| -> u64 {
+        response.headers()["x-ratelimit-remaining"]
+            .to_str()
+            .unwrap()
+            .parse()
+            .unwrap()
+    };
+    let mut open_streams = Vec::new();
+    let mut left = None;
+    for _ in 0..10 {
+        let response = app.get_response("/tracking/stream").await;
+        assert_eq!(response.status(), StatusCode::OK);
+        let now = remaining(&response);
+        if let Some(before) = left {
+            assert_eq!(now, before - 1, "a stream counts as a request");
+        }
+        left = Some(now);
+        open_streams.push(EventStream::open(response).await);
+    }
+    let refused = app.get_response("/tracking/stream").await;
+    assert_eq!(refused.headers()["retry-after"], "10");
+    let (status, body) = (refused.status(), refused.json::<Value>().await.unwrap());
+    let error = assert_error(status, &body, 429, "TOO_MANY_STREAMS");
+    assert_eq!(error["details"]["limit"], 10);
+
+    // Closing one makes room; another account has room of its own.
+    open_streams.pop();
+    let mut reopened = None;
+    // Within a second: the server notices the client's close at once (not
+    // at its next heartbeat, 15 s on).
+    for _ in 0..50 {
+        let response = app.get_response("/tracking/stream").await;
+        if response.status() == StatusCode::OK {
+            reopened = Some(EventStream::open(response).await);
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert!(reopened.is_some(), "a closed stream gives its place back");
+    let (_, other) = app.new_account().await;
+    let _theirs = open_as(&app, &other, "/tracking/stream", &[]).await;
+
+    // Pro holds 50.
+    let (status, _) = app
+        .admin(
+            reqwest::Method::PUT,
+            &format!("/accounts/{}/plan", app.account_id),
+            Some(json!({"plan": "pro"})),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK);
+    let eleventh = app.get_response("/tracking/stream").await;
+    assert_eq!(eleventh.status(), StatusCode::OK);
+}

@@ -249,3 +249,63 @@ async fn a_refusal_before_the_body_is_read_still_reaches_the_client() {
         }
     }
 }
+
+/// Every answer says `nosniff`, and every answer sent over HTTPS pins HTTPS for
+/// a year: API answers and refusals, the dashboard, the documentation, the
+/// admin listener; the plain-HTTP refusal says `nosniff` but never pins.
+#[actix_web::test]
+async fn every_answer_carries_the_transport_headers() {
+    let app = spawn_app().await;
+    let https = [
+        app.client
+            .get(app.url("/auth/verify"))
+            .bearer_auth(&app.key),
+        app.client.get(app.url("/loads")),
+        app.client
+            .get(app.url("/nothing-here"))
+            .bearer_auth(&app.key),
+        app.client.put(app.url("/carriers")).bearer_auth(&app.key),
+        app.client.get(app.url("/openapi.json")),
+        app.client.get(app.url("/docs")),
+        app.client.get(format!(
+            "https://localhost:{}/dashboard/login",
+            app.api_port
+        )),
+        app.client.get(format!(
+            "https://localhost:{}/dashboard/assets/dashboard.css",
+            app.api_port
+        )),
+    ];
+    for request in https {
+        let response = request.send().await.expect("answered");
+        let (url, headers) = (response.url().clone(), response.headers());
+        assert_eq!(headers["x-content-type-options"], "nosniff", "{url}");
+        assert_eq!(
+            headers["strict-transport-security"], "max-age=31536000",
+            "{url}"
+        );
+    }
+    for path in ["/health", "/metrics", "/admin/v1/accounts"] {
+        let response = reqwest::get(format!("{}{path}", app.admin_base))
+            .await
+            .unwrap();
+        assert_eq!(
+            response.headers().get("x-content-type-options"),
+            Some(&reqwest::header::HeaderValue::from_static("nosniff")),
+            "{path}: {response:?}"
+        );
+    }
+    let port = app.api_port;
+    let answer = tokio::task::spawn_blocking(move || {
+        raw_exchange(port, "GET /v1/loads HTTP/1.1\r\nHost: localhost\r\n\r\n")
+    })
+    .await
+    .unwrap();
+    let head = answer
+        .split("\r\n\r\n")
+        .next()
+        .unwrap()
+        .to_ascii_lowercase();
+    assert!(head.contains("x-content-type-options: nosniff"), "{head}");
+    assert!(!head.contains("strict-transport-security"), "{head}");
+}

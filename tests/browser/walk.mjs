@@ -75,6 +75,14 @@ try {
   await page.getByLabel('Repeat the password').fill('correct horse battery');
   await shoot(page, '02-register');
   await page.getByRole('button', { name: 'Create account' }).click();
+  // Registering signs nobody in (the answer is the same for a known address).
+  await page.waitForURL('**/dashboard/login**');
+  if (!(await page.getByText('Registration received').isVisible())) fail('no note after registering');
+
+  step('log in');
+  await page.getByLabel('Email address').fill('dispatch@lonestar.example');
+  await page.getByLabel('Password').fill('correct horse battery');
+  await page.getByRole('button', { name: 'Log in' }).click();
   await page.waitForURL('**/dashboard/plan**');
 
   step('choose Pro');
@@ -162,8 +170,16 @@ try {
   }
   await shoot(page, '09-keys');
 
+  step('Settings → Users: invite a colleague; the link is shown once');
+  await page.getByRole('link', { name: 'Users' }).click();
+  await page.getByLabel('Email address').fill('colleague@lonestar.example');
+  await page.getByRole('button', { name: 'Make invitation link' }).click();
+  const link = await page.locator('#invitation-link').inputValue();
+  if (!link.includes('/dashboard/password?token=')) fail(`no invitation link: ${link}`);
+  await shoot(page, '10-users');
+
   step('log out; the pages are closed');
-  await page.getByRole('button', { name: 'Log out' }).click();
+  await page.getByRole('button', { name: 'Log out', exact: true }).click();
   await page.waitForURL('**/dashboard/login**');
   await page.goto(`${base}/dashboard/loads`);
   if (!page.url().includes('/dashboard/login')) fail(`signed out, yet ${page.url()} opened`);

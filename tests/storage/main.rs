@@ -9,7 +9,10 @@ use std::sync::Arc;
 use freight::domain::ids::AccountId;
 use freight::storage::embedded::EmbeddedStore;
 use freight::storage::scylla::{self, ScyllaConfig, ScyllaStore};
-use freight::storage::{CarrierStore, LoadFilter, LoadStore, PageRequest, Storage};
+use freight::storage::secret_box::{self, SecretBox};
+use freight::storage::{
+    CarrierStore, LoadFilter, LoadStore, PageRequest, Storage, StorageError, WebhookStore,
+};
 
 /// One test per conformance check for a backend made by `$open`, in a module
 /// named `$backend`; each test opens its own store (`$open` answers `None`,
@@ -29,8 +32,11 @@ macro_rules! conformance_tests {
             outbox_reads_waiting_events_near_and_far_apart,
             idempotency_answers_are_kept_and_purged,
             webhook_history_is_pruned_but_nothing_pending,
+            webhook_secrets_come_back_as_put,
             users_are_unique_by_email_and_bring_their_account,
             sessions_end_and_expire,
+            users_are_changed_and_removed_with_their_sessions,
+            password_links_are_taken_once,
             leases_give_a_load_one_owner_at_a_time,
             idempotency_keys_are_claimed_by_one_instance,
             request_counts_add_up_across_instances,
@@ -54,10 +60,17 @@ macro_rules! conformance_tests {
     };
 }
 
+/// A key of its own for each store, as `storage::open` gives one.
+fn secret_box() -> Arc<SecretBox> {
+    let mut key = [0u8; secret_box::KEY_BYTES];
+    rand::RngCore::fill_bytes(&mut rand::rng(), &mut key);
+    Arc::new(SecretBox::new(&key))
+}
+
 async fn open_embedded() -> Option<(tempfile::TempDir, Arc<dyn Storage>)> {
     let dir = tempfile::tempdir().unwrap();
     let store = EmbeddedStore::open(dir.path()).await.unwrap();
-    Some((dir, Arc::new(store)))
+    Some((dir, Arc::new(store.sealing_secrets_with(secret_box()))))
 }
 
 conformance_tests!(embedded, open_embedded());
@@ -118,7 +131,7 @@ async fn open_scylla() -> Option<(ScratchKeyspace, Arc<dyn Storage>)> {
         .expect("migrating a fresh keyspace");
     let guard = ScratchKeyspace(config.clone());
     let store = ScyllaStore::open(&config).await.expect("opening the store");
-    Some((guard, Arc::new(store)))
+    Some((guard, Arc::new(store.sealing_secrets_with(secret_box()))))
 }
 
 /// 16 random hex digits, for a keyspace name.
@@ -135,6 +148,68 @@ fn uuid_like() -> String {
 }
 
 conformance_tests!(scylla_cluster, open_scylla());
+
+/// A data directory from before secrets were sealed: its plain secrets are
+/// read as they are by a store that seals, and sealed by
+/// `reseal_webhook_secrets` (once); a store with another key, or none, then
+/// cannot read them and says so.
+#[tokio::test(flavor = "multi_thread")]
+async fn embedded_plain_secrets_are_sealed_once_and_need_their_key() {
+    use freight::domain::event::EventType;
+    use freight::domain::ids::WebhookId;
+    use freight::domain::webhook::Subscription;
+
+    let dir = tempfile::tempdir().unwrap();
+    let now = fixtures::now();
+    let webhook = Subscription {
+        id: WebhookId::generate(),
+        account_id: AccountId::generate(),
+        url: "https://hooks.example.com/freight".into(),
+        events: vec![EventType::LoadCreated],
+        secret: "written-before-sealing-0123".into(),
+        enabled: true,
+        disabled_reason: None,
+        created_at: now,
+        updated_at: now,
+    };
+    {
+        let plain = EmbeddedStore::open(dir.path()).await.unwrap();
+        plain.put_webhook(&webhook).await.unwrap();
+    }
+    let key = secret_box();
+    {
+        let store = EmbeddedStore::open(dir.path())
+            .await
+            .unwrap()
+            .sealing_secrets_with(key.clone());
+        assert_eq!(
+            store.get_webhook(&webhook.id).await.unwrap(),
+            Some(webhook.clone()),
+            "a plain secret reads as it is"
+        );
+        assert_eq!(store.reseal_webhook_secrets().await.unwrap(), 1);
+        assert_eq!(store.reseal_webhook_secrets().await.unwrap(), 0);
+        assert_eq!(store.all_webhooks().await.unwrap(), vec![webhook.clone()]);
+    }
+    {
+        let without_key = EmbeddedStore::open(dir.path()).await.unwrap();
+        assert!(
+            matches!(
+                without_key.get_webhook(&webhook.id).await,
+                Err(StorageError::Corrupt { .. })
+            ),
+            "the secret is stored sealed now"
+        );
+    }
+    let other_key = EmbeddedStore::open(dir.path())
+        .await
+        .unwrap()
+        .sealing_secrets_with(secret_box());
+    let refused = other_key.reseal_webhook_secrets().await.unwrap_err();
+    let chain = freight::telemetry::error_chain(&refused);
+    assert!(chain.contains("does not open with this key"), "{chain}");
+    assert!(other_key.all_webhooks().await.is_err());
+}
 
 #[tokio::test(flavor = "multi_thread")]
 async fn embedded_writes_survive_reopening() {

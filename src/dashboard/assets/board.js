@@ -289,6 +289,17 @@
       else pending.push(msg);
     });
     es.addEventListener('reset', () => refetch());
+    // The session ended (signed out, expired, the account disabled): the
+    // server closed the stream for good; reconnecting would only be refused.
+    for (const ending of ['revoked', 'expired']) {
+      es.addEventListener(ending, () => {
+        es.close();
+        if (source === es) source = null;
+        setStatus(ending === 'expired'
+          ? 'Session expired \u2014 log in again to follow the board'
+          : 'Signed out \u2014 log in again to follow the board', 'ended');
+      });
+    }
   }
 
   async function start() {

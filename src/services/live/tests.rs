@@ -76,7 +76,9 @@ async fn event(stream: &mut LiveStream) -> (u32, Frame) {
 
 /// A new stream, past its first frame (the retry hint).
 fn open(hub: &LiveHub, account: &AccountId, load: Option<&LoadId>, resume: Resume) -> LiveStream {
-    hub.subscribe(account, load.cloned(), resume)
+    let never: Ending = Box::pin(std::future::pending());
+    hub.subscribe(account, load.cloned(), resume, 1_000, never)
+        .expect("under the cap")
 }
 
 async fn opened(
@@ -302,6 +304,50 @@ async fn an_account_is_forgotten_a_resume_window_after_its_last_stream() {
     // Its ids are stale now: a new epoch.
     let mut late = opened(&hub, &account, None, Resume::After(seen)).await;
     assert_eq!(next(&mut late).await.field("event"), Some("reset"));
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_account_holds_at_most_its_limit_of_streams() {
+    let hub = hub(|_| {});
+    let (account, _, _) = ids();
+    let never = || -> Ending { Box::pin(std::future::pending()) };
+    let first = hub.subscribe(&account, None, Resume::Start, 2, never());
+    let second = hub.subscribe(&account, None, Resume::Start, 2, never());
+    assert!(first.is_ok() && second.is_ok());
+    let third = hub.subscribe(&account, None, Resume::Start, 2, never());
+    assert_eq!(third.err(), Some(TooManyStreams { limit: 2 }));
+    // Another account has its own count.
+    assert!(
+        hub.subscribe(&AccountId::generate(), None, Resume::Start, 2, never())
+            .is_ok()
+    );
+    // A closed stream makes room.
+    drop(first);
+    assert!(
+        hub.subscribe(&account, None, Resume::Start, 2, never())
+            .is_ok()
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_stream_ends_with_its_credential_and_says_why() {
+    let hub = hub(|_| {});
+    let (account, load, _) = ids();
+    let (ended, ending) = tokio::sync::oneshot::channel::<StreamEnd>();
+    let ending: Ending = Box::pin(async move { ending.await.expect("sent") });
+    let mut stream = hub
+        .subscribe(&account, None, Resume::Start, 10, ending)
+        .unwrap();
+    assert_eq!(next(&mut stream).await.field("retry"), Some("2000"));
+    hub.publish(&account, vec![update(&load, 1)]);
+    assert_eq!(event(&mut stream).await.0, 1);
+    ended.send(StreamEnd::KeyRevoked).unwrap();
+    let last = next(&mut stream).await;
+    assert_eq!(last.field("event"), Some("revoked"));
+    assert_eq!(last.json()["reason"], "key_revoked");
+    assert!(stream.next().await.is_none(), "and nothing after it");
+    assert_eq!(hub.streams(), 0, "no longer counted");
+    assert_eq!(StreamEnd::SessionExpired.event(), "expired");
 }
 
 #[test]

@@ -8,11 +8,12 @@ mod tests;
 use std::sync::Arc;
 
 use self::ingest::Writer;
-use super::live::{LiveHub, LiveStream, Resume};
+use super::live::{Ending, LiveHub, LiveStream, Resume, TooManyStreams};
 use super::loads::LoadError;
 use crate::actors::group_commit::GroupCommitter;
 use crate::actors::registry::LoadRegistry;
 use crate::clock::Clock;
+use crate::domain::account::Account;
 use crate::domain::ids::{AccountId, LoadId};
 use crate::domain::tracking::TrackingState;
 use crate::domain::tracking::{Appended, GpsFix};
@@ -128,17 +129,23 @@ impl TrackingService {
 
     /// A live stream of the fixes stored from now on (after `resume`, if it can
     /// be resumed), of every load of the account or of one (which must be the
-    /// account's).
+    /// account's), unless the account has its plan's number of streams open.
+    /// It ends when `ending` (its credential's guard) resolves.
     pub async fn stream(
         &self,
-        account: &AccountId,
+        account: &Account,
         load: Option<LoadId>,
         resume: Resume,
-    ) -> Result<LiveStream, LoadError> {
+        ending: Ending,
+    ) -> Result<LiveStream, StreamError> {
         if let Some(load) = &load {
-            self.check_owned(account, load).await?;
+            self.check_owned(&account.id, load).await?;
         }
-        Ok(self.writer.live.subscribe(account, load, resume))
+        let limit = account.max_streams();
+        Ok(self
+            .writer
+            .live
+            .subscribe(&account.id, load, resume, limit, ending)?)
     }
 
     /// Not found unless the load exists and is the account's (read from storage:
@@ -151,6 +158,15 @@ impl TrackingService {
             .map(|_| ())
             .ok_or(LoadError::NotFound)
     }
+}
+
+/// Why a stream was not opened.
+#[derive(Debug, thiserror::Error)]
+pub enum StreamError {
+    #[error(transparent)]
+    Load(#[from] LoadError),
+    #[error(transparent)]
+    TooMany(#[from] TooManyStreams),
 }
 
 /// GPS points by what became of them (malformed points never get this far; the

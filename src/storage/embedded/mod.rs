@@ -33,6 +33,7 @@ use fjall::{Database, Keyspace, KeyspaceCreateOptions};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
+use super::secret_box::{SecretBox, SecretSealing};
 use super::{Storage, StorageError, StorageResult};
 use group_sync::GroupSync;
 
@@ -101,7 +102,12 @@ struct Inner {
     sessions: Keyspace,
     /// `user id ‖ token SHA-256` → (): a user's sessions.
     user_sessions: Keyspace,
-    /// Serialises the check-then-insert of a user's email (sign-ups are rare).
+    /// Token SHA-256 → password link (an invitation, a reset).
+    password_links: Keyspace,
+    /// `account ‖ token SHA-256` → (): an account's pending invitations.
+    account_invitations: Keyspace,
+    /// Serialises the check-then-insert of a user's email, a user's removal,
+    /// and the take of a password link (all rare).
     user_insert: std::sync::Mutex<()>,
     /// Per load, the time of its newest stored point as far as this process
     /// knows (never lower than the truth): a later fix needs no duplicate
@@ -113,6 +119,8 @@ struct Inner {
 #[derive(Clone)]
 pub struct EmbeddedStore {
     shared: Arc<Shared>,
+    /// How subscription secrets are kept (see `secret_box`).
+    secrets: SecretSealing,
     /// Tests only: role leases, as a store shared by several instances keeps
     /// them (see `as_if_shared`).
     #[cfg(test)]
@@ -184,6 +192,13 @@ impl EmbeddedStore {
             .map_err(unavailable)?
     }
 
+    /// The store, sealing webhook secrets with `secrets` from now on (and
+    /// opening those it reads with it).
+    pub fn sealing_secrets_with(mut self, secrets: Arc<SecretBox>) -> Self {
+        self.secrets = SecretSealing::with(secrets);
+        self
+    }
+
     fn open_blocking(path: &Path) -> StorageResult<Self> {
         let inner = open_inner(path)?;
         Ok(Self {
@@ -192,6 +207,7 @@ impl EmbeddedStore {
                 current: std::sync::RwLock::new(Some(Arc::new(inner))),
                 recovering: std::sync::atomic::AtomicBool::new(false),
             }),
+            secrets: SecretSealing::default(),
             #[cfg(test)]
             roles: None,
         })
@@ -240,6 +256,8 @@ fn open_inner(path: &Path) -> StorageResult<Inner> {
         account_users: keyspace("account_users").map_err(unavailable)?,
         sessions: keyspace("sessions").map_err(unavailable)?,
         user_sessions: keyspace("user_sessions").map_err(unavailable)?,
+        password_links: keyspace("password_links").map_err(unavailable)?,
+        account_invitations: keyspace("account_invitations").map_err(unavailable)?,
         user_insert: std::sync::Mutex::new(()),
         newest_points: std::sync::Mutex::default(),
         carrier_insert: std::sync::Mutex::new(()),

@@ -7,7 +7,7 @@ use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use fjall::Readable;
 
-use super::{EmbeddedStore, Inner, codec, encode, keys, unavailable};
+use super::{EmbeddedStore, Inner, codec, decode, encode, keys, unavailable};
 use crate::domain::event::Event;
 use crate::domain::ids::{EventId, LoadId, WebhookId};
 use crate::domain::webhook::{Delivery, DeliveryStatus, Subscription};
@@ -94,7 +94,7 @@ impl WebhookStore for EmbeddedStore {
     }
 
     async fn put_webhook(&self, webhook: &Subscription) -> StorageResult<()> {
-        let value = encode(webhook)?;
+        let value = encode(&self.secrets.seal(webhook))?;
         let key = webhook.id.as_str().as_bytes().to_vec();
         self.put_one(|s| &s.webhooks, key, value).await
     }
@@ -121,11 +121,37 @@ impl WebhookStore for EmbeddedStore {
 
     async fn get_webhook(&self, id: &WebhookId) -> StorageResult<Option<Subscription>> {
         let key = id.as_str().as_bytes().to_vec();
-        self.run(move |s| s.get_json(&s.webhooks, &key)).await
+        let stored: Option<Subscription> = self.run(move |s| s.get_json(&s.webhooks, &key)).await?;
+        stored.map(|webhook| self.secrets.open(webhook)).transpose()
     }
 
     async fn all_webhooks(&self) -> StorageResult<Vec<Subscription>> {
-        self.all_of(|s| &s.webhooks).await
+        let stored: Vec<Subscription> = self.all_of(|s| &s.webhooks).await?;
+        stored
+            .into_iter()
+            .map(|webhook| self.secrets.open(webhook))
+            .collect()
+    }
+
+    async fn reseal_webhook_secrets(&self) -> StorageResult<u64> {
+        let secrets = self.secrets.clone();
+        self.run(move |s| {
+            let mut batch = s.durable_batch();
+            let mut resealed = 0u64;
+            for guard in s.webhooks.iter() {
+                let (key, value) = guard.into_inner().map_err(unavailable)?;
+                let (webhook, plain) = secrets.reseal(decode(&value)?)?;
+                if plain {
+                    batch.insert(&s.webhooks, key.to_vec(), encode(&secrets.seal(&webhook))?);
+                    resealed += 1;
+                }
+            }
+            if resealed > 0 {
+                s.commit_durably(batch)?;
+            }
+            Ok(resealed)
+        })
+        .await
     }
 
     async fn without_records(&self, deliveries: Vec<Delivery>) -> StorageResult<Vec<Delivery>> {

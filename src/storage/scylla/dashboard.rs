@@ -1,5 +1,6 @@
 //! Dashboard users (unique by email, see `users_by_email` in
-//! `cql/003_idempotency_dashboard.cql`) and their sessions.
+//! `cql/003_idempotency_dashboard.cql`), their sessions, and password links
+//! (`cql/006_password_links.cql`).
 
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
@@ -8,8 +9,9 @@ use super::statements::LoggedBatch;
 use super::{ScyllaStore, decode, encode, keys};
 use crate::domain::account::Account;
 use crate::domain::ids::{AccountId, UserId};
+use crate::domain::password_link::{LinkPurpose, PasswordLink};
 use crate::domain::user::{Session, User};
-use crate::storage::{DashboardStore, StorageResult, UserInsert};
+use crate::storage::{DashboardStore, StorageError, StorageResult, UserInsert};
 
 impl ScyllaStore {
     /// Writes the rows of a user (and of its new account) claimed by email.
@@ -94,6 +96,106 @@ impl DashboardStore for ScyllaStore {
     /// Clustered by user id ascending: oldest first.
     async fn list_users(&self, account: &AccountId) -> StorageResult<Vec<User>> {
         self.records(&self.st.users_of_account, (account.as_str(),))
+            .await
+    }
+
+    /// The record in both of the user's rows (the email claim's copy is only
+    /// read to finish a user whose rows are missing, which this one's are not).
+    async fn put_user(&self, user: &User) -> StorageResult<()> {
+        let record = encode(user)?;
+        let mut batch = LoggedBatch::new();
+        batch.add(
+            &self.st.put_user,
+            (user.id.as_str().to_owned(), record.clone()),
+        );
+        batch.add(
+            &self.st.put_user_by_account,
+            (
+                user.account_id.as_str().to_owned(),
+                user.id.as_str().to_owned(),
+                record,
+            ),
+        );
+        self.logged(batch).await
+    }
+
+    /// The email claim first: while it stands, a reader that finds the user
+    /// row gone would write the user back from it (`find_user_by_email`).
+    /// Conditional on the claim still being this user's, so a later user of
+    /// the address keeps theirs. A removal cut short is finished by running
+    /// it again.
+    async fn delete_user(&self, user: &User) -> StorageResult<()> {
+        self.applied(
+            &self.st.release_email,
+            (user.email.as_str(), user.id.as_str()),
+        )
+        .await?;
+        self.delete_user_sessions(&user.id, None).await?;
+        let mut batch = LoggedBatch::new();
+        batch.add(
+            &self.st.delete_user_of_account,
+            (
+                user.account_id.as_str().to_owned(),
+                user.id.as_str().to_owned(),
+            ),
+        );
+        batch.add(&self.st.delete_user, (user.id.as_str().to_owned(),));
+        self.logged(batch).await
+    }
+
+    /// The link row by LWT (every write to it is one), then the account's
+    /// listing of an invitation.
+    async fn put_password_link(&self, link: &PasswordLink) -> StorageResult<()> {
+        let record = encode(link)?;
+        let inserted = self
+            .applied(
+                &self.st.put_password_link,
+                (link.token_sha256.as_str(), record.as_str()),
+            )
+            .await?;
+        if !inserted {
+            return Err(StorageError::corrupt(
+                "a new password link's token hash is taken (256 random bits collided?)",
+            ));
+        }
+        if let LinkPurpose::Invitation { account_id, .. } = &link.purpose {
+            self.exec(
+                &self.st.put_invitation_of_account,
+                (account_id.as_str(), link.token_sha256.as_str(), record),
+            )
+            .await?;
+        }
+        Ok(())
+    }
+
+    async fn get_password_link(&self, token_sha256: &str) -> StorageResult<Option<PasswordLink>> {
+        self.record(&self.st.get_password_link, (token_sha256,))
+            .await
+    }
+
+    /// Read, then `DELETE ... IF EXISTS`: of callers racing for the link,
+    /// the one whose delete applied has it. Records never change, so the one
+    /// read is the one deleted.
+    async fn take_password_link(&self, token_sha256: &str) -> StorageResult<Option<PasswordLink>> {
+        let Some(link) = self.get_password_link(token_sha256).await? else {
+            return Ok(None);
+        };
+        if !self
+            .applied(&self.st.take_password_link, (token_sha256,))
+            .await?
+        {
+            return Ok(None);
+        }
+        self.exec(
+            &self.st.delete_invitation_of_account,
+            (link.account_id().as_str(), token_sha256),
+        )
+        .await?;
+        Ok(Some(link))
+    }
+
+    async fn list_invitations(&self, account: &AccountId) -> StorageResult<Vec<PasswordLink>> {
+        self.records(&self.st.invitations_of_account, (account.as_str(),))
             .await
     }
 

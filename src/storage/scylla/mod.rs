@@ -39,6 +39,7 @@ use scylla::statement::prepared::PreparedStatement;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
+use super::secret_box::{SecretBox, SecretSealing};
 use super::{PageRequest, Storage, StorageError, StorageResult};
 use crate::domain::ids::LoadId;
 use crate::shared_map::FastHashMap;
@@ -113,6 +114,8 @@ pub struct ScyllaStore {
     /// load's lease, being its only writer): a later fix needs no conditional
     /// insert to know it is not a duplicate.
     newest_points: Mutex<FastHashMap<LoadId, Option<i64>>>,
+    /// How subscription secrets are kept (see `secret_box`).
+    secrets: SecretSealing,
 }
 
 impl ScyllaStore {
@@ -133,7 +136,16 @@ impl ScyllaStore {
             st,
             wh,
             newest_points: Mutex::new(FastHashMap::default()),
+            secrets: SecretSealing::default(),
         })
+    }
+
+    /// The store, sealing webhook secrets with `secrets` from now on (and
+    /// opening those it reads with it). Every instance sharing the keyspace
+    /// needs the same key.
+    pub fn sealing_secrets_with(mut self, secrets: std::sync::Arc<SecretBox>) -> Self {
+        self.secrets = SecretSealing::with(secrets);
+        self
     }
 
     /// One prepared statement, unpaged (writes, and reads of one row or a bounded few).

@@ -33,6 +33,10 @@ pub const FILES: &[(&str, &str)] = &[
         "005_role_leases.cql",
         include_str!("../../../cql/005_role_leases.cql"),
     ),
+    (
+        "006_password_links.cql",
+        include_str!("../../../cql/006_password_links.cql"),
+    ),
 ];
 
 /// The bookkeeping table, created before any file is applied.

@@ -128,6 +128,17 @@ statements! {
     delete_session_of_user = "DELETE FROM sessions_by_user WHERE user_id = ? AND token_sha256 = ?";
     sessions_of_user = "SELECT token_sha256 FROM sessions_by_user WHERE user_id = ?";
     all_sessions = "SELECT token_sha256, user_id, expires_at FROM sessions";
+    release_email = "DELETE FROM users_by_email WHERE email = ? IF user_id = ?";
+    delete_user = "DELETE FROM users WHERE id = ?";
+    delete_user_of_account = "DELETE FROM users_by_account WHERE account_id = ? AND user_id = ?";
+
+    // Password links (invitations, resets).
+    put_password_link = "INSERT INTO password_links (token_sha256, record) VALUES (?, ?) IF NOT EXISTS";
+    put_invitation_of_account = "INSERT INTO invitations_by_account (account_id, token_sha256, record) VALUES (?, ?, ?)";
+    get_password_link = "SELECT record FROM password_links WHERE token_sha256 = ?";
+    take_password_link = "DELETE FROM password_links WHERE token_sha256 = ? IF EXISTS";
+    delete_invitation_of_account = "DELETE FROM invitations_by_account WHERE account_id = ? AND token_sha256 = ?";
+    invitations_of_account = "SELECT record FROM invitations_by_account WHERE account_id = ?";
 }
 
 /// Prepares one statement with the backend's settings (see the module doc).

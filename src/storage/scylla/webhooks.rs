@@ -144,6 +144,8 @@ super::statements::statements! {
     get_webhook = "SELECT record FROM webhooks WHERE webhook_id = ?";
     webhook_exists = "SELECT webhook_id FROM webhooks WHERE webhook_id = ?";
     all_webhooks = "SELECT record FROM webhooks";
+    // Seals a secret stored plain, unless the record changed since it was read.
+    reseal_webhook = "UPDATE webhooks SET record = ? WHERE webhook_id = ? IF record = ?";
     delete_webhook = "DELETE FROM webhooks WHERE webhook_id = ?";
 
     // Delivery records, per subscription and hour of their event.
@@ -913,7 +915,7 @@ impl WebhookStore for ScyllaStore {
     async fn put_webhook(&self, webhook: &Subscription) -> StorageResult<()> {
         self.exec(
             &self.wh.put_webhook,
-            (webhook.id.as_str(), encode(webhook)?),
+            (webhook.id.as_str(), encode(&self.secrets.seal(webhook))?),
         )
         .await
         .map(|_| ())
@@ -931,11 +933,38 @@ impl WebhookStore for ScyllaStore {
     }
 
     async fn get_webhook(&self, id: &WebhookId) -> StorageResult<Option<Subscription>> {
-        self.record(&self.wh.get_webhook, (id.as_str(),)).await
+        let stored: Option<Subscription> =
+            self.record(&self.wh.get_webhook, (id.as_str(),)).await?;
+        stored.map(|webhook| self.secrets.open(webhook)).transpose()
     }
 
     async fn all_webhooks(&self) -> StorageResult<Vec<Subscription>> {
-        self.records(&self.wh.all_webhooks, ()).await
+        let stored: Vec<Subscription> = self.records(&self.wh.all_webhooks, ()).await?;
+        stored
+            .into_iter()
+            .map(|webhook| self.secrets.open(webhook))
+            .collect()
+    }
+
+    async fn reseal_webhook_secrets(&self) -> StorageResult<u64> {
+        let stored: Vec<String> = self
+            .rows(&self.wh.all_webhooks, (), |(record,): (String,)| Ok(record))
+            .await?;
+        let mut resealed = 0u64;
+        for record in stored {
+            let (webhook, plain) = self.secrets.reseal(decode(&record)?)?;
+            if !plain {
+                continue;
+            }
+            // Conditional: another instance may have changed the subscription
+            // since it was read (then it wrote it sealed already).
+            let sealed = encode(&self.secrets.seal(&webhook))?;
+            let values = (sealed, webhook.id.as_str(), record.as_str());
+            if self.applied(&self.wh.reseal_webhook, values).await? {
+                resealed += 1;
+            }
+        }
+        Ok(resealed)
     }
 
     async fn without_records(&self, deliveries: Vec<Delivery>) -> StorageResult<Vec<Delivery>> {

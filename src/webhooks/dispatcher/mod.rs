@@ -83,6 +83,13 @@ const OUTBOX_SCAN_TICKS: u64 = 30;
 #[derive(Debug, Clone)]
 pub struct DispatchSettings {
     pub url_policy: UrlPolicy,
+    /// The proxy every delivery goes through, if the operator names one
+    /// (`--webhooks-proxy`); never taken from the environment.
+    pub proxy: Option<reqwest::Url>,
+    /// The file of the key that seals subscription secrets at rest
+    /// (`--secrets-key-file`); `None`: `secrets.key` in the data directory.
+    /// Read once at start, by `server::secrets_key`, not by the dispatcher.
+    pub secrets_key_file: Option<std::path::PathBuf>,
     pub retry: RetryPolicy,
     /// How often the schedule and the outbox are looked at without a nudge.
     pub tick: Duration,
@@ -104,6 +111,8 @@ impl Default for DispatchSettings {
     fn default() -> Self {
         DispatchSettings {
             url_policy: UrlPolicy::default(),
+            proxy: None,
+            secrets_key_file: None,
             retry: RetryPolicy::default(),
             tick: Duration::from_secs(1),
             max_in_flight: 256,

@@ -77,7 +77,7 @@ fn start_dispatcher(
     Dispatcher::new(
         storage.clone(),
         Arc::new(Directory::new(subscriptions)),
-        super::super::client::build(policy),
+        super::super::client::build(policy, None),
         clock,
         DispatchSettings {
             url_policy: policy,
@@ -285,7 +285,7 @@ async fn with_a_shared_store_one_instance_dispatches_and_another_takes_over() {
         Dispatcher::new(
             storage.clone(),
             Arc::new(Directory::new(vec![subscription.clone()])),
-            super::super::client::build(policy),
+            super::super::client::build(policy, None),
             Clock::system(),
             DispatchSettings {
                 url_policy: policy,

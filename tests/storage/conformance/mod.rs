@@ -15,7 +15,11 @@ mod webhooks;
 
 pub use accounts::accounts_and_keys;
 pub use carriers::{carrier, carriers_are_unique_by_mc_number_per_account};
-pub use dashboard::{sessions_end_and_expire, users_are_unique_by_email_and_bring_their_account};
+pub use dashboard::{
+    password_links_are_taken_once, sessions_end_and_expire,
+    users_are_changed_and_removed_with_their_sessions,
+    users_are_unique_by_email_and_bring_their_account,
+};
 pub use idempotency::idempotency_answers_are_kept_and_purged;
 pub use instances::{
     idempotency_keys_are_claimed_by_one_instance, leases_give_a_load_one_owner_at_a_time,
@@ -25,7 +29,7 @@ pub use loads::{load_lists_filter_order_and_paginate, loads_round_trip_and_move_
 pub use tracking::points_are_ordered_deduplicated_and_ranged;
 pub use webhooks::{
     outbox_fan_out_and_delivery_schedule, outbox_reads_waiting_events_near_and_far_apart,
-    webhook_history_is_pruned_but_nothing_pending,
+    webhook_history_is_pruned_but_nothing_pending, webhook_secrets_come_back_as_put,
 };
 
 use freight::domain::account::{Account, PlanKind};
@@ -39,6 +43,7 @@ fn account() -> Account {
         name: "Conformance".into(),
         plan: PlanKind::Standard,
         custom_requests_per_hour: None,
+        custom_max_streams: None,
         disabled: false,
         created_at: crate::fixtures::now(),
     }

@@ -51,6 +51,26 @@ async fn webhook_and_loads(
     (webhook, events)
 }
 
+/// A subscription's secret comes back as it was put, by id and among all,
+/// also once changed; and nothing is stored plain for a start to seal again.
+/// (The suite's stores seal secrets, as `storage::open` makes them.)
+pub async fn webhook_secrets_come_back_as_put(store: &dyn Storage) {
+    let now = crate::fixtures::now();
+    let (webhook, _) = webhook_and_loads(store, 0, now).await;
+    assert_eq!(
+        store.get_webhook(&webhook.id).await.unwrap(),
+        Some(webhook.clone())
+    );
+    assert_eq!(store.all_webhooks().await.unwrap(), vec![webhook.clone()]);
+    let rotated = Subscription {
+        secret: "whsec_cm90YXRlZCBzZWNyZXQgMDEyMzQ1".into(),
+        ..webhook.clone()
+    };
+    store.put_webhook(&rotated).await.unwrap();
+    assert_eq!(store.get_webhook(&webhook.id).await.unwrap(), Some(rotated));
+    assert_eq!(store.reseal_webhook_secrets().await.unwrap(), 0);
+}
+
 /// The outbox read back when only some events still wait: runs of waiting
 /// events next to each other, and waiting events far apart with fanned-out
 /// ones between them, come back exactly, in order, after a given event and
