@@ -16,6 +16,7 @@ pub mod cpu_placement;
 pub mod dashboard;
 pub mod domain;
 pub mod geo;
+pub mod ingest;
 pub mod loadgen;
 pub mod openapi;
 pub mod routes;

@@ -16,6 +16,7 @@ use crate::domain::validation::ValidationErrors;
 use crate::services::accounts::AccountError;
 use crate::services::auth::AuthError;
 use crate::services::carriers::CarrierError;
+use crate::services::devices::DeviceError;
 use crate::services::live::TooManyStreams;
 use crate::services::loads::LoadError;
 use crate::services::tracking::StreamError;
@@ -226,6 +227,11 @@ impl From<KeyRejection> for ApiError {
             KeyRejection::Unknown => ("INVALID_API_KEY", "the API key is not recognised"),
             KeyRejection::Revoked => ("REVOKED_API_KEY", "the API key has been revoked"),
             KeyRejection::Expired => ("EXPIRED_API_KEY", "the API key has expired"),
+            KeyRejection::DeviceToken => (
+                "DEVICE_TOKEN_NOT_ACCEPTED",
+                "this is a device token: it only posts positions to /v1/ingest/...; use an \
+                 account API key (frk_...) here",
+            ),
         };
         ApiError::new(StatusCode::UNAUTHORIZED, code, message)
     }
@@ -356,6 +362,26 @@ impl From<LoadError> for ApiError {
             })),
             LoadError::Storage(e) => e.into(),
             LoadError::Unavailable(e) => e.into(),
+        }
+    }
+}
+
+impl From<DeviceError> for ApiError {
+    fn from(error: DeviceError) -> Self {
+        match error {
+            DeviceError::NotFound => ApiError::new(
+                StatusCode::NOT_FOUND,
+                "DEVICE_NOT_FOUND",
+                "device not found",
+            ),
+            DeviceError::LoadNotFound => LoadError::NotFound.into(),
+            DeviceError::UnknownCarrier(id) => ApiError::field(
+                StatusCode::BAD_REQUEST,
+                "UNKNOWN_CARRIER",
+                "carrier_id",
+                format!("names no carrier of this account ({id})"),
+            ),
+            DeviceError::Storage(e) => e.into(),
         }
     }
 }

@@ -15,9 +15,10 @@ use actix_web::{FromRequest, HttpRequest};
 
 use super::error::ApiError;
 use crate::actors::LoadError;
-use crate::domain::ids::{AccountId, CarrierId, EventId, KeyId, LoadId, WebhookId};
+use crate::domain::ids::{AccountId, CarrierId, DeviceId, EventId, KeyId, LoadId, WebhookId};
 use crate::services::accounts::AccountError;
 use crate::services::carriers::CarrierError;
+use crate::services::devices::DeviceError;
 use crate::services::webhooks::WebhookError;
 
 /// An id type that names a resource in a path, and the 404 for one that is not there.
@@ -82,6 +83,7 @@ path_resources! {
     LoadId => LoadError::NotFound,
     CarrierId => CarrierError::NotFound,
     WebhookId => WebhookError::NotFound,
+    DeviceId => DeviceError::NotFound,
     // A delivery is named by its event's id.
     EventId => WebhookError::DeliveryNotFound,
 }

@@ -86,6 +86,9 @@ pub enum KeyRejection {
     Revoked,
     #[error("the API key has expired")]
     Expired,
+    /// A device's token (`frd_…`), which only posts positions.
+    #[error("a device token is not an API key")]
+    DeviceToken,
 }
 
 /// A token split into its parts; produced only by [`parse_token`].
@@ -95,6 +98,9 @@ pub struct PresentedToken {
 }
 
 pub fn parse_token(token: &str) -> Result<PresentedToken, KeyRejection> {
+    if token.starts_with(super::device::TOKEN_PREFIX) {
+        return Err(KeyRejection::DeviceToken);
+    }
     let (suffix, secret_hex) = split_token(token, TOKEN_PREFIX).ok_or(KeyRejection::Malformed)?;
     let key_id = KeyId::from_suffix(suffix).ok_or(KeyRejection::Malformed)?;
     Ok(PresentedToken {

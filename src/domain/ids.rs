@@ -265,6 +265,12 @@ prefixed_id!(
 );
 
 prefixed_id!(
+    /// A telematics device or phone app that posts positions, `dev_<ulid>`;
+    /// also embedded in its token.
+    DeviceId,
+    "dev_"
+);
+prefixed_id!(
     /// A webhook subscription, `wh_<ulid>`.
     WebhookId,
     "wh_"

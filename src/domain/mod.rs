@@ -6,6 +6,7 @@
 pub mod account;
 pub mod api_key;
 pub mod carrier;
+pub mod device;
 pub mod equipment;
 pub mod eta;
 pub mod event;

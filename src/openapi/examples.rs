@@ -37,6 +37,7 @@ impl Modify for Examples {
             let operations = [
                 &mut item.get,
                 &mut item.post,
+                &mut item.put,
                 &mut item.patch,
                 &mut item.delete,
             ];

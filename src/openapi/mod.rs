@@ -80,6 +80,17 @@ in UTC. Ids are opaque strings with a type prefix (`load_`, `carrier_`, `wh_`, `
         routes::webhooks::deliveries,
         routes::webhooks::redeliver,
         routes::auth::verify,
+        routes::devices::create,
+        routes::devices::list,
+        routes::devices::get,
+        routes::devices::delete,
+        routes::devices::attached,
+        routes::devices::attach,
+        routes::devices::detach,
+        routes::ingest::osmand_get,
+        routes::ingest::osmand_post,
+        routes::ingest::owntracks,
+        routes::ingest::overland,
     ),
     components(schemas(schemas::Error, schemas::BatchPoint, crate::views::tracking::TrackingUpdate)),
     modifiers(&BearerAuth, &Layers, &Examples),
@@ -90,6 +101,8 @@ in UTC. Ids are opaque strings with a type prefix (`load_`, `carrier_`, `wh_`, `
         (name = "carriers", description = "The carriers loads are assigned to."),
         (name = "webhooks", description = "Signed event notifications and their delivery log."),
         (name = "auth", description = "API keys."),
+        (name = "devices", description = "Trackers and phone apps that post positions with a \
+            token of their own, and the loads they feed."),
         (name = "documentation", description = "This document and its reference page; no key needed."),
     ),
 )]
@@ -114,6 +127,31 @@ impl Modify for BearerAuth {
                         .build(),
                 ),
             );
+        let components = doc.components.get_or_insert_with(Default::default);
+        components.add_security_scheme(
+            "deviceToken",
+            SecurityScheme::Http(
+                HttpBuilder::new()
+                    .scheme(HttpAuthScheme::Bearer)
+                    .bearer_format("frd_<device id>_<secret>")
+                    .description(Some(
+                        "A device's token (`POST /v1/devices`); OsmAnd and Traccar Client send it \
+                         as the `id` parameter, Overland also as `?token=`.",
+                    ))
+                    .build(),
+            ),
+        );
+        components.add_security_scheme(
+            "deviceBasic",
+            SecurityScheme::Http(
+                HttpBuilder::new()
+                    .scheme(HttpAuthScheme::Basic)
+                    .description(Some(
+                        "OwnTracks: any user name, the device token as the password.",
+                    ))
+                    .build(),
+            ),
+        );
     }
 }
 

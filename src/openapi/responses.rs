@@ -29,6 +29,10 @@ use utoipa::{Modify, ToSchema};
 
 use super::schemas::Error;
 
+/// Paths under which devices post with their own tokens (`routes::ingest`),
+/// outside the API key's middlewares.
+pub const DEVICE_PATHS: &str = "/v1/ingest/";
+
 /// Paths served without a key (the documentation itself).
 pub const PUBLIC_PATHS: &[&str] = &["/v1/openapi.json", "/v1/docs"];
 
@@ -81,7 +85,8 @@ const UNAUTHORIZED: Common = Common {
     status: "401",
     name: "Unauthorized",
     description: "No working API key: `MISSING_API_KEY`, `MALFORMED_API_KEY`, \
-        `INVALID_API_KEY`, `REVOKED_API_KEY` or `EXPIRED_API_KEY`.",
+        `INVALID_API_KEY`, `REVOKED_API_KEY` or `EXPIRED_API_KEY`; \
+        `DEVICE_TOKEN_NOT_ACCEPTED` for a device's token, which only posts positions.",
     quota_headers: false,
 };
 
@@ -316,6 +321,19 @@ impl Modify for Layers {
                     // No key needed: overrides the document-wide bearer requirement.
                     operation.security = Some(Vec::new());
                     add_common(operation, &[&HTTPS_REQUIRED, &HEADERS_TOO_LARGE]);
+                } else if path.starts_with(DEVICE_PATHS) {
+                    // A device token (its own security, set by the operation);
+                    // the operation documents its refusals itself.
+                    add_common(
+                        operation,
+                        &[
+                            &HTTPS_REQUIRED,
+                            &HEADERS_TOO_LARGE,
+                            &PAYLOAD_TOO_LARGE,
+                            &INTERNAL_ERROR,
+                            &SERVICE_UNAVAILABLE,
+                        ],
+                    );
                 } else {
                     add_layers(path, method, operation);
                 }

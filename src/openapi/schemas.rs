@@ -18,6 +18,7 @@ use crate::domain::account::PlanKind;
 use crate::domain::api_key::Permission;
 use crate::domain::ids::{AccountId, EventId, KeyId, LoadId, WebhookId};
 use crate::domain::validation::FieldError;
+use crate::views::device::DeviceView;
 use crate::views::load::{CarrierView, LoadView};
 use crate::views::schema::always_true;
 use crate::views::tracking::PointView;
@@ -193,6 +194,11 @@ list_schema!(
     DeliveryList, "deliveries", DeliveryView
 );
 
+list_schema!(
+    /// `GET /v1/devices` (`routes::devices::list`).
+    DeviceList, "devices", DeviceView
+);
+
 /// `GET /v1/loads/{id}/tracking/history` (`routes::tracking::history`): the list
 /// shape plus `pagination.next_cursor`.
 pub struct GpsHistory;
@@ -281,6 +287,15 @@ impl ToSchema for StatusChangeBody {
 #[derive(ToSchema)]
 pub struct DeletedWebhook {
     pub id: WebhookId,
+    #[schema(schema_with = always_true)]
+    pub deleted: bool,
+}
+
+/// `routes::devices::delete`.
+#[derive(ToSchema)]
+pub struct DeletedDevice {
+    #[schema(value_type = String)]
+    pub id: String,
     #[schema(schema_with = always_true)]
     pub deleted: bool,
 }

@@ -57,7 +57,9 @@ macro_rules! resources {
 
 pub mod auth;
 pub mod carriers;
+pub mod devices;
 pub mod docs;
+pub mod ingest;
 pub mod loads;
 pub mod streams;
 pub mod tracking;
@@ -74,6 +76,8 @@ pub const API_SCOPE: &str = "/v1";
 pub fn configure(cfg: &mut web::ServiceConfig) {
     // First, and outside the scope: the scope's middlewares would demand a key.
     docs::configure(cfg);
+    // Devices authenticate with their own tokens, never an account key.
+    ingest::configure(cfg);
     cfg.service(
         web::scope(API_SCOPE)
             // Authenticates and counts the request, then applies its idempotency key.
@@ -85,6 +89,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
             .configure(loads::configure)
             .configure(carriers::configure)
             .configure(webhooks::configure)
+            .configure(devices::configure)
             .configure(auth::configure),
     );
 }
@@ -98,10 +103,12 @@ pub fn all_routes() -> Vec<(&'static str, String)> {
         loads::ROUTES,
         carriers::ROUTES,
         webhooks::ROUTES,
+        devices::ROUTES,
         auth::ROUTES,
     ];
     let public = docs::ROUTES
         .iter()
+        .chain(ingest::ROUTES)
         .map(|&(method, path)| (method, path.to_owned()));
     public
         .chain(

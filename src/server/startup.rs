@@ -403,12 +403,18 @@ async fn start_services(
         clock.clone(),
         auth.credential_changes().clone(),
     ));
+    let devices = Arc::new(services::devices::DeviceService::new(
+        storage.clone(),
+        clock.clone(),
+    ));
     let services = Services {
         accounts: Arc::new(services::accounts::AccountService::new(
             storage.clone(),
             clock.clone(),
             auth.clone(),
+            devices.clone(),
         )),
+        devices,
         loads: Arc::new(services::loads::LoadService::new(
             storage.clone(),
             clock.clone(),

@@ -5,6 +5,7 @@ use std::sync::Arc;
 use chrono::{DateTime, Utc};
 
 use super::auth::Authenticator;
+use super::devices::DeviceService;
 use crate::clock::Clock;
 use crate::domain::account::{Account, MAX_ACCOUNT_NAME_CHARS, PlanKind};
 use crate::domain::api_key::{ApiKey, IssuedKey, MAX_DESCRIPTION_CHARS, NewKey, Permission};
@@ -50,14 +51,21 @@ pub struct AccountService {
     storage: Arc<dyn Storage>,
     clock: Clock,
     auth: Arc<Authenticator>,
+    devices: Arc<DeviceService>,
 }
 
 impl AccountService {
-    pub fn new(storage: Arc<dyn Storage>, clock: Clock, auth: Arc<Authenticator>) -> Self {
+    pub fn new(
+        storage: Arc<dyn Storage>,
+        clock: Clock,
+        auth: Arc<Authenticator>,
+        devices: Arc<DeviceService>,
+    ) -> Self {
         Self {
             storage,
             clock,
             auth,
+            devices,
         }
     }
 
@@ -107,6 +115,7 @@ impl AccountService {
         };
         self.storage.put_account(&account).await?;
         self.auth.account_changed(&account);
+        self.devices.account_changed(&account.id);
         tracing::info!(
             account = %account.id,
             from = current_plan.as_str(),
@@ -135,6 +144,7 @@ impl AccountService {
         };
         self.storage.put_account(&account).await?;
         self.auth.account_changed(&account);
+        self.devices.account_changed(&account.id);
         match disabled {
             true => tracing::info!(account = %account.id, "account disabled"),
             false => tracing::info!(account = %account.id, "account enabled"),

@@ -3,6 +3,8 @@
 pub mod accounts;
 pub mod auth;
 pub mod carriers;
+pub mod device_ingest;
+pub mod devices;
 pub mod idempotency;
 pub mod live;
 pub mod loads;
@@ -37,6 +39,7 @@ pub struct Services {
     pub tracking: Arc<tracking::TrackingService>,
     pub webhooks: Arc<webhooks::WebhookService>,
     pub users: Arc<users::UserService>,
+    pub devices: Arc<devices::DeviceService>,
     /// The load actors (for their count in `/metrics`).
     pub actors: Arc<LoadRegistry>,
     /// Keeps the webhook dispatcher's threads for as long as the services live.

@@ -1,6 +1,6 @@
 //! Persistence, as one trait per aggregate: [`AccountStore`], [`LoadStore`],
-//! [`CarrierStore`], [`TrackingStore`], [`WebhookStore`], [`IdempotencyStore`]
-//! and [`DashboardStore`].
+//! [`CarrierStore`], [`TrackingStore`], [`WebhookStore`], [`IdempotencyStore`],
+//! [`DashboardStore`] and [`DeviceStore`].
 //! [`Storage`] is all of them together and is the handle everyone holds
 //! (`Arc<dyn Storage>`): their methods are callable on `dyn Storage` with only
 //! `Storage` in scope. Code holding a concrete backend (`EmbeddedStore`) brings
@@ -24,6 +24,7 @@ use async_trait::async_trait;
 mod accounts;
 mod carriers;
 mod dashboard;
+mod devices;
 pub mod embedded;
 mod idempotency;
 mod loads;
@@ -35,6 +36,7 @@ mod webhooks;
 pub use accounts::AccountStore;
 pub use carriers::{CarrierInsert, CarrierStore};
 pub use dashboard::{DashboardStore, UserInsert};
+pub use devices::DeviceStore;
 pub use idempotency::IdempotencyStore;
 pub use loads::{LoadFilter, LoadStore, Page, PageRequest};
 pub use tracking::{PointRange, TrackingStore};
@@ -113,6 +115,7 @@ pub trait Storage:
     + WebhookStore
     + IdempotencyStore
     + DashboardStore
+    + DeviceStore
     + Send
     + Sync
     + 'static

@@ -7,6 +7,7 @@
 //! below both the HTTP boundary and the webhook pipeline and imports only the
 //! domain.
 
+pub mod device;
 pub mod load;
 pub mod schema;
 pub mod tracking;

@@ -6,6 +6,7 @@ mod browser;
 mod carriers;
 mod crash;
 mod dashboard;
+mod devices;
 mod helpers;
 mod idempotency;
 mod layering;

@@ -37,6 +37,7 @@ macro_rules! conformance_tests {
             sessions_end_and_expire,
             users_are_changed_and_removed_with_their_sessions,
             password_links_are_taken_once,
+            devices_and_their_loads,
             leases_give_a_load_one_owner_at_a_time,
             idempotency_keys_are_claimed_by_one_instance,
             request_counts_add_up_across_instances,

@@ -7,6 +7,7 @@
 //! the others, rather than by serde as the first error.
 
 pub mod carrier;
+pub mod device;
 pub mod fields;
 pub mod load;
 pub mod location;

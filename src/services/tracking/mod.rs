@@ -150,7 +150,7 @@ impl TrackingService {
 
     /// Not found unless the load exists and is the account's (read from storage:
     /// no actor is started for it).
-    async fn check_owned(&self, account: &AccountId, id: &LoadId) -> Result<(), LoadError> {
+    pub async fn check_owned(&self, account: &AccountId, id: &LoadId) -> Result<(), LoadError> {
         self.storage
             .get_load(id)
             .await?

@@ -17,6 +17,7 @@ mod as_if_shared;
 mod carriers;
 mod codec;
 mod dashboard;
+mod devices;
 mod group_sync;
 mod idempotency;
 mod keys;
@@ -106,6 +107,16 @@ struct Inner {
     password_links: Keyspace,
     /// `account ‖ token SHA-256` → (): an account's pending invitations.
     account_invitations: Keyspace,
+    /// Devices by id.
+    devices: Keyspace,
+    /// `account ‖ device id` → (): an account's devices.
+    account_devices: Keyspace,
+    /// Load id → its attachment (the load's one device).
+    load_devices: Keyspace,
+    /// `device id ‖ load id` → (): a device's loads.
+    device_loads: Keyspace,
+    /// Serialises the read-then-move of a load's attachment (rare).
+    attachments: std::sync::Mutex<()>,
     /// Serialises the check-then-insert of a user's email, a user's removal,
     /// and the take of a password link (all rare).
     user_insert: std::sync::Mutex<()>,
@@ -258,6 +269,11 @@ fn open_inner(path: &Path) -> StorageResult<Inner> {
         user_sessions: keyspace("user_sessions").map_err(unavailable)?,
         password_links: keyspace("password_links").map_err(unavailable)?,
         account_invitations: keyspace("account_invitations").map_err(unavailable)?,
+        devices: keyspace("devices").map_err(unavailable)?,
+        account_devices: keyspace("account_devices").map_err(unavailable)?,
+        load_devices: keyspace("load_devices").map_err(unavailable)?,
+        device_loads: keyspace("device_loads").map_err(unavailable)?,
+        attachments: std::sync::Mutex::new(()),
         user_insert: std::sync::Mutex::new(()),
         newest_points: std::sync::Mutex::default(),
         carrier_insert: std::sync::Mutex::new(()),

@@ -19,6 +19,7 @@
 mod accounts;
 mod carriers;
 mod dashboard;
+mod devices;
 mod idempotency;
 pub mod keys;
 mod loads;

@@ -37,6 +37,10 @@ pub const FILES: &[(&str, &str)] = &[
         "006_password_links.cql",
         include_str!("../../../cql/006_password_links.cql"),
     ),
+    (
+        "007_devices.cql",
+        include_str!("../../../cql/007_devices.cql"),
+    ),
 ];
 
 /// The bookkeeping table, created before any file is applied.

@@ -139,6 +139,21 @@ statements! {
     take_password_link = "DELETE FROM password_links WHERE token_sha256 = ? IF EXISTS";
     delete_invitation_of_account = "DELETE FROM invitations_by_account WHERE account_id = ? AND token_sha256 = ?";
     invitations_of_account = "SELECT record FROM invitations_by_account WHERE account_id = ?";
+
+    // Devices and attachments.
+    put_device = "INSERT INTO devices (id, record) VALUES (?, ?)";
+    put_device_of_account = "INSERT INTO devices_by_account (account_id, device_id) VALUES (?, ?)";
+    get_device = "SELECT record FROM devices WHERE id = ?";
+    devices_of_account = "SELECT device_id FROM devices_by_account WHERE account_id = ?";
+    all_devices = "SELECT record FROM devices";
+    delete_device = "DELETE FROM devices WHERE id = ?";
+    delete_device_of_account = "DELETE FROM devices_by_account WHERE account_id = ? AND device_id = ?";
+    put_load_device = "INSERT INTO load_devices (load_id, device_id, record) VALUES (?, ?, ?)";
+    get_load_device = "SELECT record FROM load_devices WHERE load_id = ?";
+    delete_load_device = "DELETE FROM load_devices WHERE load_id = ?";
+    put_device_load = "INSERT INTO loads_by_device (device_id, load_id) VALUES (?, ?)";
+    loads_of_device = "SELECT load_id FROM loads_by_device WHERE device_id = ?";
+    delete_device_load = "DELETE FROM loads_by_device WHERE device_id = ? AND load_id = ?";
 }
 
 /// Prepares one statement with the backend's settings (see the module doc).

@@ -7,6 +7,7 @@
 mod accounts;
 mod carriers;
 mod dashboard;
+mod devices;
 mod idempotency;
 mod instances;
 mod loads;
@@ -20,6 +21,7 @@ pub use dashboard::{
     users_are_changed_and_removed_with_their_sessions,
     users_are_unique_by_email_and_bring_their_account,
 };
+pub use devices::devices_and_their_loads;
 pub use idempotency::idempotency_answers_are_kept_and_purged;
 pub use instances::{
     idempotency_keys_are_claimed_by_one_instance, leases_give_a_load_one_owner_at_a_time,

@@ -1,0 +1,139 @@
+//! Devices: a telematics unit or a phone app that posts positions, with a
+//! token of its own that authenticates nothing but those posts.
+//!
+//! A token is `frd_<device id suffix>_<64 hex chars>`, the API key scheme
+//! (`api_key::split_token`): the embedded id finds one record, whose stored
+//! SHA-256 the secret is compared with in constant time. A device is attached
+//! to loads (a truck carrying several); a load has one device at most.
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+
+use super::api_key::{new_secret, secret_matches, split_token};
+use super::ids::{AccountId, CarrierId, DeviceId, LoadId};
+use super::timestamp::serde_utc;
+
+pub const TOKEN_PREFIX: &str = "frd_";
+pub const MAX_NAME_CHARS: usize = 100;
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Device {
+    pub id: DeviceId,
+    pub account_id: AccountId,
+    pub name: String,
+    /// The carrier that runs it, if the account says.
+    pub carrier_id: Option<CarrierId>,
+    /// Hex SHA-256 of the secret part of the token.
+    pub token_sha256: String,
+    #[serde(with = "serde_utc")]
+    pub created_at: DateTime<Utc>,
+    /// When a post of the device last arrived, as stored (kept to the minute:
+    /// see `services::devices`).
+    #[serde(default, with = "serde_utc::option")]
+    pub last_seen_at: Option<DateTime<Utc>>,
+}
+
+/// A load and the device attached to it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Attachment {
+    pub load_id: LoadId,
+    pub device_id: DeviceId,
+    pub account_id: AccountId,
+}
+
+/// A new device and the one copy of its token.
+pub struct IssuedDevice {
+    pub device: Device,
+    pub token: String,
+}
+
+impl Device {
+    pub fn issue(
+        account_id: AccountId,
+        name: String,
+        carrier_id: Option<CarrierId>,
+        now: DateTime<Utc>,
+    ) -> IssuedDevice {
+        let id = DeviceId::generate();
+        let (secret_hex, token_sha256) = new_secret();
+        let suffix = id
+            .as_str()
+            .strip_prefix(DeviceId::PREFIX)
+            .expect("own prefix");
+        let token = format!("{TOKEN_PREFIX}{suffix}_{secret_hex}");
+        IssuedDevice {
+            device: Device {
+                id,
+                account_id,
+                name,
+                carrier_id,
+                token_sha256,
+                created_at: now,
+                last_seen_at: None,
+            },
+            token,
+        }
+    }
+
+    /// Whether `token` is this device's.
+    pub fn token_matches(&self, token: &PresentedDeviceToken) -> bool {
+        token.device_id == self.id && secret_matches(&token.secret_hex, &self.token_sha256)
+    }
+}
+
+/// A token split into its parts; produced only by [`parse_device_token`].
+pub struct PresentedDeviceToken {
+    pub device_id: DeviceId,
+    secret_hex: String,
+}
+
+/// A device token as a device sent it; `None` when it cannot be one.
+pub fn parse_device_token(token: &str) -> Option<PresentedDeviceToken> {
+    let (suffix, secret_hex) = split_token(token.trim(), TOKEN_PREFIX)?;
+    Some(PresentedDeviceToken {
+        device_id: DeviceId::from_suffix(suffix)?,
+        secret_hex: secret_hex.to_owned(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_token_matches_its_device_only() {
+        let now = Utc::now();
+        let issued = Device::issue(AccountId::generate(), "Truck 12".into(), None, now);
+        assert!(issued.token.starts_with(TOKEN_PREFIX));
+        let presented = parse_device_token(&issued.token).expect("own token parses");
+        assert!(issued.device.token_matches(&presented));
+        let other = Device::issue(AccountId::generate(), "Truck 13".into(), None, now);
+        assert!(!other.device.token_matches(&presented), "another device");
+        // The same id with another secret.
+        let forged = format!(
+            "{}{}",
+            &issued.token[..issued.token.len() - 64],
+            "0".repeat(64)
+        );
+        assert!(
+            !issued
+                .device
+                .token_matches(&parse_device_token(&forged).unwrap())
+        );
+        for bad in [
+            "",
+            "frd_",
+            "frk_x_y",
+            &issued.token[..issued.token.len() - 1],
+        ] {
+            assert!(parse_device_token(bad).is_none(), "{bad}");
+        }
+        assert!(
+            !issued
+                .device
+                .token_sha256
+                .contains(&issued.token[issued.token.len() - 64..]),
+            "only a hash is kept"
+        );
+    }
+}

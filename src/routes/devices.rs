@@ -1,0 +1,216 @@
+//! `/v1/devices`: create, read, list and revoke devices; and
+//! `/v1/loads/{load_id}/device`: attach a device to a load, detach it.
+//! (What devices post is `routes::ingest`.)
+
+use actix_web::{HttpRequest, HttpResponse, web};
+use serde_json::json;
+
+use crate::api::envelope::{self, Envelope};
+use crate::api::error::ApiError;
+use crate::api::extract::{JsonBody, NoQuery, Paging};
+use crate::api::input::device::{AttachDeviceInput, NewDeviceInput};
+use crate::api::path::PathId;
+use crate::domain::ids::{DeviceId, LoadId};
+use crate::openapi::params;
+use crate::openapi::schemas::{DeletedDevice, DeviceList, Error};
+use crate::services::Services;
+use crate::services::auth::Principal;
+use crate::views::device::{AttachedDevice, DeviceView, IngestSettings, NewDeviceView};
+
+/// Create a device.
+///
+/// The answer holds the device's token, shown this once, and per app the
+/// exact settings to type in (`ingest`). The token authenticates only this
+/// device's position posts (`/v1/ingest/…`), nothing else.
+#[utoipa::path(
+    post,
+    path = "/v1/devices",
+    operation_id = "create_device",
+    tag = "devices",
+    request_body(content = NewDeviceInput, example = json!({"name": "Truck 12"})),
+    responses(
+        (status = 201, description = "The device, its token and its apps' settings.", body = Envelope<NewDeviceView>),
+    ),
+)]
+pub(crate) async fn create(
+    principal: Principal,
+    _: NoQuery,
+    services: web::Data<Services>,
+    req: HttpRequest,
+    JsonBody(input): JsonBody<NewDeviceInput>,
+) -> Result<HttpResponse, ApiError> {
+    let new = input.validate()?;
+    let issued = services
+        .devices
+        .create(principal.account_id(), new.name, new.carrier_id)
+        .await?;
+    let origin = format!("https://{}", req.connection_info().host());
+    let ingest = IngestSettings::new(&origin, &issued.token);
+    Ok(envelope::created(NewDeviceView::new(
+        &issued.device,
+        issued.token,
+        ingest,
+    )))
+}
+
+/// Get a device.
+#[utoipa::path(
+    get,
+    path = "/v1/devices/{device_id}",
+    operation_id = "get_device",
+    tag = "devices",
+    params(("device_id" = String, Path, description = "The device.")),
+    responses((status = 200, description = "The device.", body = Envelope<DeviceView>)),
+)]
+pub(crate) async fn get(
+    principal: Principal,
+    _: NoQuery,
+    services: web::Data<Services>,
+    id: PathId<DeviceId>,
+) -> Result<HttpResponse, ApiError> {
+    let (device, loads) = services
+        .devices
+        .get(principal.account_id(), &id.found()?)
+        .await?;
+    Ok(envelope::ok(DeviceView::new(&device, &loads)))
+}
+
+/// List the account's devices, oldest first.
+#[utoipa::path(
+    get,
+    path = "/v1/devices",
+    operation_id = "list_devices",
+    tag = "devices",
+    params(params::Paging),
+    responses((status = 200, description = "A page of devices.", body = DeviceList)),
+)]
+pub(crate) async fn list(
+    principal: Principal,
+    services: web::Data<Services>,
+    paging: Paging,
+) -> Result<HttpResponse, ApiError> {
+    let devices = services.devices.list(principal.account_id()).await?;
+    let page = paging.request();
+    let views: Vec<DeviceView> = devices
+        .iter()
+        .skip(page.offset as usize)
+        .take(page.limit as usize)
+        .map(|(device, loads)| DeviceView::new(device, loads))
+        .collect();
+    Ok(envelope::list(
+        "devices",
+        views,
+        paging.info(devices.len() as u64),
+    ))
+}
+
+/// Revoke a device.
+///
+/// Its token stops working at once, and it is detached from its loads; the
+/// positions it posted stay with them.
+#[utoipa::path(
+    delete,
+    path = "/v1/devices/{device_id}",
+    operation_id = "delete_device",
+    tag = "devices",
+    params(("device_id" = String, Path, description = "The device.")),
+    responses((status = 200, description = "Revoked.", body = Envelope<DeletedDevice>)),
+)]
+pub(crate) async fn delete(
+    principal: Principal,
+    _: NoQuery,
+    services: web::Data<Services>,
+    id: PathId<DeviceId>,
+) -> Result<HttpResponse, ApiError> {
+    let id = id.found()?;
+    services.devices.delete(principal.account_id(), &id).await?;
+    Ok(envelope::ok(json!({"id": id.as_str(), "deleted": true})))
+}
+
+/// The device attached to a load, if any (`data: null` when none).
+#[utoipa::path(
+    get,
+    path = "/v1/loads/{load_id}/device",
+    operation_id = "get_load_device",
+    tag = "devices",
+    params(("load_id" = LoadId, Path, description = "The load.")),
+    responses((status = 200, description = "The load's device, or null.", body = Envelope<Option<AttachedDevice>>)),
+)]
+pub(crate) async fn attached(
+    principal: Principal,
+    _: NoQuery,
+    services: web::Data<Services>,
+    id: PathId<LoadId>,
+) -> Result<HttpResponse, ApiError> {
+    let load = id.found()?;
+    services
+        .tracking
+        .check_owned(principal.account_id(), &load)
+        .await?;
+    let device = services
+        .devices
+        .device_of_load(principal.account_id(), &load)
+        .await?;
+    Ok(envelope::ok(device.as_ref().map(AttachedDevice::new)))
+}
+
+/// Attach a device to a load.
+///
+/// Allowed in any status; the device's positions become the load's fixes
+/// while it is `assigned` or `in_transit`. A load has one device at most: this
+/// replaces the one it had. A device may feed several loads.
+#[utoipa::path(
+    put,
+    path = "/v1/loads/{load_id}/device",
+    operation_id = "attach_device",
+    tag = "devices",
+    params(("load_id" = LoadId, Path, description = "The load.")),
+    request_body(content = AttachDeviceInput, example = json!({"device_id": "dev_01jd8y6m2x0q3v5p7r9t1w3y5z"})),
+    responses(
+        (status = 200, description = "The device now attached.", body = Envelope<AttachedDevice>),
+        (status = 404, description = "`INVALID_LOAD` or `DEVICE_NOT_FOUND`.", body = Error),
+    ),
+)]
+pub(crate) async fn attach(
+    principal: Principal,
+    _: NoQuery,
+    services: web::Data<Services>,
+    id: PathId<LoadId>,
+    JsonBody(input): JsonBody<AttachDeviceInput>,
+) -> Result<HttpResponse, ApiError> {
+    let device = input.validate()?;
+    let load = id.found()?;
+    let device = services
+        .devices
+        .attach(principal.account_id(), &load, &device)
+        .await?;
+    Ok(envelope::ok(AttachedDevice::new(&device)))
+}
+
+/// Detach the load's device (none attached: nothing to do).
+#[utoipa::path(
+    delete,
+    path = "/v1/loads/{load_id}/device",
+    operation_id = "detach_device",
+    tag = "devices",
+    params(("load_id" = LoadId, Path, description = "The load.")),
+    responses((status = 200, description = "The load has no device now.", body = Envelope<Option<AttachedDevice>>)),
+)]
+pub(crate) async fn detach(
+    principal: Principal,
+    _: NoQuery,
+    services: web::Data<Services>,
+    id: PathId<LoadId>,
+) -> Result<HttpResponse, ApiError> {
+    services
+        .devices
+        .detach(principal.account_id(), &id.found()?)
+        .await?;
+    Ok(envelope::ok(serde_json::Value::Null))
+}
+
+resources! {
+    "/devices" => [GET => list, POST => create],
+    "/devices/{device_id}" => [GET => get, DELETE => delete],
+    "/loads/{load_id}/device" => [GET => attached, PUT => attach, DELETE => detach],
+}

@@ -1,0 +1,354 @@
+//! Devices: created, listed and revoked by an account's keys, attached to
+//! loads, and authenticated by their own tokens when they post positions.
+//!
+//! A device's post is as hot as the API's fixes, so what it needs (the device,
+//! its account, the loads it feeds) is cached in memory per device, as keys
+//! are (`services::auth`): this process's changes update the cache at once;
+//! the expiry bounds what another instance sharing the store may have changed.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use chrono::DateTime;
+
+use crate::clock::Clock;
+use crate::domain::account::Account;
+use crate::domain::device::{Attachment, Device, IssuedDevice, parse_device_token};
+use crate::domain::ids::{AccountId, CarrierId, DeviceId, LoadId};
+use crate::shared_map::SharedMap;
+use crate::storage::{Storage, StorageError};
+
+/// How long a device, its account and its loads are trusted from memory.
+const CACHE_TTL: Duration = Duration::from_secs(30);
+/// A device's `last_seen_at` is written to storage at most this often; in
+/// between, this process keeps it in memory (shown by its reads).
+const LAST_SEEN_WRITE_SECONDS: i64 = 60;
+
+#[derive(Debug, thiserror::Error)]
+pub enum DeviceError {
+    #[error("device not found")]
+    NotFound,
+    #[error("load not found")]
+    LoadNotFound,
+    #[error("names no carrier of this account ({0})")]
+    UnknownCarrier(CarrierId),
+    #[error(transparent)]
+    Storage(#[from] StorageError),
+}
+
+/// Why a device's post is not taken.
+#[derive(Debug, thiserror::Error)]
+pub enum DeviceRefusal {
+    #[error("no device token was sent")]
+    Missing,
+    #[error("an account API key cannot post device positions; use the device's token (frd_…)")]
+    AccountKey,
+    #[error("the device token is not recognised (wrong, or the device was removed)")]
+    Unknown,
+    #[error("the device's account is disabled")]
+    AccountDisabled,
+    #[error(transparent)]
+    Storage(#[from] StorageError),
+}
+
+impl DeviceRefusal {
+    /// For the refusals metric (a bounded set).
+    pub fn reason(&self) -> &'static str {
+        match self {
+            DeviceRefusal::Missing => "missing_token",
+            DeviceRefusal::AccountKey => "account_key",
+            DeviceRefusal::Unknown => "unknown_token",
+            DeviceRefusal::AccountDisabled => "account_disabled",
+            DeviceRefusal::Storage(_) => "storage",
+        }
+    }
+}
+
+/// An authenticated device, as cached: cloning it copies pointers.
+#[derive(Debug, Clone)]
+pub struct DeviceContext {
+    pub device: Arc<Device>,
+    pub account: Arc<Account>,
+    /// The loads it is attached to.
+    pub loads: Arc<[LoadId]>,
+}
+
+struct Cached {
+    context: DeviceContext,
+    fetched: Instant,
+}
+
+pub struct DeviceService {
+    storage: Arc<dyn Storage>,
+    clock: Clock,
+    cache: SharedMap<DeviceId, Arc<Cached>>,
+    /// Bumped on every change of a device or an attachment: a record read
+    /// while one happened is not cached (it may predate the change).
+    changes: AtomicU64,
+    /// When each device was last seen by this process (Unix seconds), and
+    /// when that was last written to storage.
+    seen: SharedMap<DeviceId, (AtomicI64, AtomicI64)>,
+}
+
+impl DeviceService {
+    pub fn new(storage: Arc<dyn Storage>, clock: Clock) -> Self {
+        DeviceService {
+            storage,
+            clock,
+            cache: SharedMap::default(),
+            changes: AtomicU64::new(0),
+            seen: SharedMap::default(),
+        }
+    }
+
+    /// A new device of the account (the carrier, if named, must be the
+    /// account's); the token is in the answer only.
+    pub async fn create(
+        &self,
+        account: &AccountId,
+        name: String,
+        carrier: Option<CarrierId>,
+    ) -> Result<IssuedDevice, DeviceError> {
+        if let Some(carrier) = &carrier
+            && self.storage.get_carrier(account, carrier).await?.is_none()
+        {
+            return Err(DeviceError::UnknownCarrier(carrier.clone()));
+        }
+        let issued = Device::issue(account.clone(), name, carrier, self.clock.now());
+        self.storage.put_device(&issued.device).await?;
+        tracing::info!(request_id = %crate::telemetry::request_id(), account = %account, device = %issued.device.id, "device created");
+        Ok(issued)
+    }
+
+    /// A device of the account, with the loads it feeds; another account's is
+    /// not found.
+    pub async fn get(
+        &self,
+        account: &AccountId,
+        id: &DeviceId,
+    ) -> Result<(Device, Vec<LoadId>), DeviceError> {
+        let device = self.owned(account, id).await?;
+        let loads = self.loads_of(&device.id).await?;
+        Ok((self.with_last_seen(device), loads))
+    }
+
+    /// The account's devices, oldest first, each with its loads.
+    pub async fn list(
+        &self,
+        account: &AccountId,
+    ) -> Result<Vec<(Device, Vec<LoadId>)>, DeviceError> {
+        let mut out = Vec::new();
+        for device in self.storage.list_devices(account).await? {
+            let loads = self.loads_of(&device.id).await?;
+            out.push((self.with_last_seen(device), loads));
+        }
+        Ok(out)
+    }
+
+    /// Removes a device: its token stops working at once on this instance
+    /// (within the cache's 30 s on others); the positions it posted stay.
+    pub async fn delete(&self, account: &AccountId, id: &DeviceId) -> Result<(), DeviceError> {
+        let device = self.owned(account, id).await?;
+        self.storage.delete_device(&device).await?;
+        self.changed(id);
+        self.seen.remove(id);
+        tracing::info!(request_id = %crate::telemetry::request_id(), account = %account, device = %id, "device removed");
+        Ok(())
+    }
+
+    /// Attaches a device of the account to a load of the account (any
+    /// status), replacing the load's device if it had one.
+    pub async fn attach(
+        &self,
+        account: &AccountId,
+        load: &LoadId,
+        device: &DeviceId,
+    ) -> Result<Device, DeviceError> {
+        self.owned_load(account, load).await?;
+        let attached = self.owned(account, device).await?;
+        let before = self.storage.attachment_of_load(load).await?;
+        self.storage
+            .put_attachment(&Attachment {
+                load_id: load.clone(),
+                device_id: device.clone(),
+                account_id: account.clone(),
+            })
+            .await?;
+        if let Some(before) = before {
+            self.changed(&before.device_id);
+        }
+        self.changed(device);
+        Ok(self.with_last_seen(attached))
+    }
+
+    /// Detaches the load's device (none attached: nothing to do).
+    pub async fn detach(&self, account: &AccountId, load: &LoadId) -> Result<(), DeviceError> {
+        self.owned_load(account, load).await?;
+        if let Some(before) = self.storage.attachment_of_load(load).await? {
+            self.storage.delete_attachment(load).await?;
+            self.changed(&before.device_id);
+        }
+        Ok(())
+    }
+
+    /// The device attached to a load of the account, if any.
+    pub async fn device_of_load(
+        &self,
+        account: &AccountId,
+        load: &LoadId,
+    ) -> Result<Option<Device>, DeviceError> {
+        let Some(attachment) = self.storage.attachment_of_load(load).await? else {
+            return Ok(None);
+        };
+        if &attachment.account_id != account {
+            return Ok(None);
+        }
+        let device = self.storage.get_device(&attachment.device_id).await?;
+        Ok(device.map(|d| self.with_last_seen(d)))
+    }
+
+    /// The device a token belongs to, with its account and loads.
+    pub async fn authenticate(&self, token: Option<&str>) -> Result<DeviceContext, DeviceRefusal> {
+        let token = token.map(str::trim).filter(|t| !t.is_empty());
+        let token = token.ok_or(DeviceRefusal::Missing)?;
+        if token.starts_with(crate::domain::api_key::TOKEN_PREFIX) {
+            return Err(DeviceRefusal::AccountKey);
+        }
+        let presented = parse_device_token(token).ok_or(DeviceRefusal::Unknown)?;
+        let context = self
+            .context(&presented.device_id)
+            .await?
+            .ok_or(DeviceRefusal::Unknown)?;
+        if !context.device.token_matches(&presented) {
+            return Err(DeviceRefusal::Unknown);
+        }
+        if context.account.disabled {
+            return Err(DeviceRefusal::AccountDisabled);
+        }
+        Ok(context)
+    }
+
+    /// Notes that the device posted now: in memory at once, in storage at
+    /// most once a minute (a write per post would double the device path's
+    /// cost for a timestamp).
+    pub async fn seen(&self, device: &Device) -> Result<(), StorageError> {
+        let now = self.clock.now();
+        let at = now.timestamp();
+        let write = match self.seen.get(&device.id) {
+            Some(entry) => {
+                entry.0.store(at, Ordering::Relaxed);
+                let written = entry.1.load(Ordering::Relaxed);
+                at - written >= LAST_SEEN_WRITE_SECONDS
+                    && entry
+                        .1
+                        .compare_exchange(written, at, Ordering::AcqRel, Ordering::Relaxed)
+                        .is_ok()
+            }
+            None => {
+                let stored = device.last_seen_at.map_or(i64::MIN / 2, |s| s.timestamp());
+                let write = at - stored >= LAST_SEEN_WRITE_SECONDS;
+                let written = if write { at } else { stored };
+                self.seen.insert(
+                    device.id.clone(),
+                    (AtomicI64::new(at), AtomicI64::new(written)),
+                );
+                write
+            }
+        };
+        if write && let Some(current) = self.storage.get_device(&device.id).await? {
+            let device = Device {
+                last_seen_at: Some(now),
+                ..current
+            };
+            self.storage.put_device(&device).await?;
+        }
+        Ok(())
+    }
+
+    /// The device with the latest sighting this process knows of.
+    fn with_last_seen(&self, device: Device) -> Device {
+        let Some(entry) = self.seen.get(&device.id) else {
+            return device;
+        };
+        let seen = DateTime::from_timestamp(entry.0.load(Ordering::Relaxed), 0);
+        let last_seen_at = device.last_seen_at.max(seen);
+        Device {
+            last_seen_at,
+            ..device
+        }
+    }
+
+    async fn context(&self, id: &DeviceId) -> Result<Option<DeviceContext>, StorageError> {
+        if let Some(hit) = self.cache.get(id)
+            && hit.fetched.elapsed() < CACHE_TTL
+        {
+            return Ok(Some(hit.context.clone()));
+        }
+        let generation = self.changes.load(Ordering::SeqCst);
+        let Some(device) = self.storage.get_device(id).await? else {
+            self.cache.remove(id);
+            return Ok(None);
+        };
+        let Some(account) = self.storage.get_account(&device.account_id).await? else {
+            return Err(StorageError::corrupt(format!(
+                "device {} names missing account {}",
+                device.id, device.account_id
+            )));
+        };
+        let loads = self.loads_of(id).await?;
+        let context = DeviceContext {
+            device: Arc::new(device),
+            account: Arc::new(account),
+            loads: loads.into(),
+        };
+        if self.changes.load(Ordering::SeqCst) == generation {
+            let cached = Cached {
+                context: context.clone(),
+                fetched: Instant::now(),
+            };
+            self.cache.insert(id.clone(), Arc::new(cached));
+        }
+        Ok(Some(context))
+    }
+
+    async fn loads_of(&self, device: &DeviceId) -> Result<Vec<LoadId>, StorageError> {
+        Ok(self
+            .storage
+            .attachments_of_device(device)
+            .await?
+            .into_iter()
+            .map(|a| a.load_id)
+            .collect())
+    }
+
+    /// Called after an account was written (disabled, plan changed) so its
+    /// devices' next posts see it.
+    pub fn account_changed(&self, account: &AccountId) {
+        self.changes.fetch_add(1, Ordering::SeqCst);
+        self.cache
+            .retain(|_, cached| &cached.context.account.id != account);
+    }
+
+    fn changed(&self, device: &DeviceId) {
+        self.changes.fetch_add(1, Ordering::SeqCst);
+        self.cache.remove(device);
+    }
+
+    async fn owned(&self, account: &AccountId, id: &DeviceId) -> Result<Device, DeviceError> {
+        self.storage
+            .get_device(id)
+            .await?
+            .filter(|d| &d.account_id == account)
+            .ok_or(DeviceError::NotFound)
+    }
+
+    async fn owned_load(&self, account: &AccountId, id: &LoadId) -> Result<(), DeviceError> {
+        self.storage
+            .get_load(id)
+            .await?
+            .filter(|l| &l.account_id == account)
+            .map(|_| ())
+            .ok_or(DeviceError::LoadNotFound)
+    }
+}

@@ -1,0 +1,164 @@
+//! Devices as clients see them, and the settings to type into each app.
+
+use serde::Serialize;
+use utoipa::ToSchema;
+
+use crate::domain::device::Device;
+use crate::domain::ids::LoadId;
+use crate::domain::timestamp::format;
+
+/// A device. `last_seen_at` is when a post of it last arrived.
+#[derive(Serialize, ToSchema)]
+#[schema(as = Device)]
+pub struct DeviceView {
+    #[schema(value_type = String, examples("dev_01jd8y6m2x0q3v5p7r9t1w3y5z"))]
+    pub id: String,
+    pub name: String,
+    #[schema(required = true, value_type = Option<String>)]
+    pub carrier_id: Option<String>,
+    pub created_at: String,
+    #[schema(required = true)]
+    pub last_seen_at: Option<String>,
+    /// The loads it is attached to (its positions become their fixes while
+    /// they are `assigned` or `in_transit`).
+    #[schema(value_type = Vec<String>)]
+    pub loads: Vec<String>,
+}
+
+impl DeviceView {
+    pub fn new(device: &Device, loads: &[LoadId]) -> Self {
+        DeviceView {
+            id: device.id.to_string(),
+            name: device.name.clone(),
+            carrier_id: device.carrier_id.as_ref().map(ToString::to_string),
+            created_at: format(&device.created_at),
+            last_seen_at: device.last_seen_at.as_ref().map(format),
+            loads: loads.iter().map(ToString::to_string).collect(),
+        }
+    }
+}
+
+/// A device as `GET /v1/loads/{id}/device` shows it.
+#[derive(Serialize, ToSchema)]
+pub struct AttachedDevice {
+    #[schema(value_type = String)]
+    pub id: String,
+    pub name: String,
+    #[schema(required = true)]
+    pub last_seen_at: Option<String>,
+}
+
+impl AttachedDevice {
+    pub fn new(device: &Device) -> Self {
+        AttachedDevice {
+            id: device.id.to_string(),
+            name: device.name.clone(),
+            last_seen_at: device.last_seen_at.as_ref().map(format),
+        }
+    }
+}
+
+/// A new device: as [`DeviceView`], with its token (shown this once) and
+/// what to type into each app.
+#[derive(Serialize, ToSchema)]
+pub struct NewDeviceView {
+    #[schema(value_type = String, examples("dev_01jd8y6m2x0q3v5p7r9t1w3y5z"))]
+    pub id: String,
+    pub name: String,
+    #[schema(required = true, value_type = Option<String>)]
+    pub carrier_id: Option<String>,
+    pub created_at: String,
+    /// Null: a new device has posted nothing yet.
+    #[schema(required = true)]
+    pub last_seen_at: Option<String>,
+    #[schema(value_type = Vec<String>)]
+    pub loads: Vec<String>,
+    /// The device's token: it authenticates only this device's position posts.
+    /// Shown once; only its hash is kept.
+    pub token: String,
+    pub ingest: IngestSettings,
+}
+
+impl NewDeviceView {
+    pub fn new(device: &Device, token: String, ingest: IngestSettings) -> Self {
+        let view = DeviceView::new(device, &[]);
+        NewDeviceView {
+            id: view.id,
+            name: view.name,
+            carrier_id: view.carrier_id,
+            created_at: view.created_at,
+            last_seen_at: view.last_seen_at,
+            loads: view.loads,
+            token,
+            ingest,
+        }
+    }
+}
+
+/// Per app, the exact settings that make it post to this device.
+#[derive(Serialize, ToSchema)]
+pub struct IngestSettings {
+    /// Traccar Client (Android, iOS): Server URL and Device identifier.
+    pub traccar_client: UrlAndIdentifier,
+    /// OsmAnd (online tracking web address).
+    pub osmand: UrlOnly,
+    /// GPSLogger (custom URL, GET).
+    pub gpslogger: UrlOnly,
+    /// OwnTracks (HTTP mode): URL, and the token as password (any user name).
+    pub owntracks: UrlAndCredentials,
+    /// Overland (receiver endpoint).
+    pub overland: UrlOnly,
+}
+
+#[derive(Serialize, ToSchema)]
+pub struct UrlAndIdentifier {
+    pub url: String,
+    pub identifier: String,
+}
+
+#[derive(Serialize, ToSchema)]
+pub struct UrlOnly {
+    pub url: String,
+}
+
+#[derive(Serialize, ToSchema)]
+pub struct UrlAndCredentials {
+    pub url: String,
+    pub username: String,
+    pub password: String,
+}
+
+impl IngestSettings {
+    /// For a device with `token`, at the service's `origin` (`https://host`).
+    pub fn new(origin: &str, token: &str) -> Self {
+        let osmand = format!("{origin}/v1/ingest/osmand");
+        IngestSettings {
+            traccar_client: UrlAndIdentifier {
+                url: osmand.clone(),
+                identifier: token.to_owned(),
+            },
+            // OsmAnd fills {0}..{6}: lat, lon, time (ms), hdop, altitude,
+            // speed (m/s), bearing.
+            osmand: UrlOnly {
+                url: format!(
+                    "{osmand}?id={token}&lat={{0}}&lon={{1}}&timestamp={{2}}&hdop={{3}}\
+                     &altitude={{4}}&speed={{5}}&bearing={{6}}&speed_unit=mps"
+                ),
+            },
+            gpslogger: UrlOnly {
+                url: format!(
+                    "{osmand}?id={token}&lat=%LAT&lon=%LON&timestamp=%TIMESTAMP&speed=%SPD\
+                     &bearing=%DIR&accuracy=%ACC&altitude=%ALT&batt=%BATT&speed_unit=mps"
+                ),
+            },
+            owntracks: UrlAndCredentials {
+                url: format!("{origin}/v1/ingest/owntracks"),
+                username: "freight".to_owned(),
+                password: token.to_owned(),
+            },
+            overland: UrlOnly {
+                url: format!("{origin}/v1/ingest/overland?token={token}"),
+            },
+        }
+    }
+}
