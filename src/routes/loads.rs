@@ -16,6 +16,7 @@ use crate::services::Services;
 use crate::services::auth::Principal;
 use crate::storage::LoadFilter;
 use crate::telemetry::error_chain;
+use crate::views::device::AttachedDevice;
 use crate::views::load::LoadView;
 use crate::views::tracking::TrackingSummary;
 
@@ -74,7 +75,12 @@ pub(crate) async fn get(
         .get(principal.account_id(), &id.found()?)
         .await?;
     let tracking = tracking_summary(&services, &principal, &load).await;
-    Ok(envelope::ok(LoadView::with_tracking(&load, tracking)))
+    let device = services
+        .devices
+        .device_of_load(principal.account_id(), &load.id)
+        .await?;
+    let device = device.as_ref().map(AttachedDevice::new);
+    Ok(envelope::ok(LoadView::retrieved(&load, tracking, device)))
 }
 
 /// The load's tracking summary from its actor. The load itself is already read (or

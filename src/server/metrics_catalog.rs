@@ -13,8 +13,10 @@ use metrics::{
 
 use crate::actors::group_commit::{BATCH_POINTS_METRIC, COMMIT_SECONDS_METRIC, SHED_METRIC};
 use crate::api::auth::RATE_LIMITED_METRIC;
+use crate::ingest::Protocol;
 use crate::server::admin::RESIDENT_ACTORS_METRIC;
 use crate::server::observe::{LATENCY_METRIC, REQUESTS_METRIC};
+use crate::services::device_ingest::{POSITIONS_METRIC, REFUSALS_METRIC};
 use crate::services::live::{DROPPED_METRIC, STREAMS_METRIC};
 use crate::services::tracking::POINTS_METRIC;
 use crate::telemetry::LOG_LINES_LOST_METRIC;
@@ -84,6 +86,18 @@ pub fn register() {
          pipe) and were dropped; the service goes on answering"
     );
 
+    describe_counter!(
+        POSITIONS_METRIC,
+        "Positions devices posted (/v1/ingest/...), by protocol and outcome: stored and \
+         duplicate (fixes, one per attached load), unattached (reaching no load taking \
+         fixes: taken, not stored), invalid (refused by the API's rules, skipped), heartbeat"
+    );
+    describe_counter!(
+        REFUSALS_METRIC,
+        "Device posts and positions refused, by protocol and reason (bad token, malformed, \
+         rate limited, ...): apps such as Traccar Client retry a refused post forever"
+    );
+
     // Incrementing by zero registers a counter without changing it (a restart
     // of the service starts counters from zero, as Prometheus expects).
     for outcome in ["stored", "duplicate", "refused"] {
@@ -91,6 +105,12 @@ pub fn register() {
     }
     for outcome in ["delivered", "retrying", "failed"] {
         counter!(DELIVERIES_METRIC, "outcome" => outcome).increment(0);
+    }
+    for protocol in Protocol::ALL {
+        for outcome in ["stored", "duplicate", "unattached", "invalid"] {
+            counter!(POSITIONS_METRIC, "protocol" => protocol.as_str(), "outcome" => outcome)
+                .increment(0);
+        }
     }
     for name in [
         SHED_METRIC,

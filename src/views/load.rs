@@ -10,6 +10,7 @@ use crate::domain::load::{CarrierSummary, Load, LoadStatus, StatusEntry};
 use crate::domain::location::{Location, UsState};
 use crate::domain::timestamp::format;
 
+use super::device::AttachedDevice;
 use super::tracking::TrackingSummary;
 
 /// A load. Optional fields are present as `null` when unset.
@@ -47,6 +48,11 @@ pub struct LoadView<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(value_type = TrackingSummary, required = false)]
     pub tracking: Option<TrackingSummary>,
+    /// On a retrieved load: the device attached to it, null when none
+    /// (`PUT /v1/loads/{id}/device`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<AttachedDevice>, required = false)]
+    pub device: Option<Option<AttachedDevice>>,
     /// The last 50 status changes, oldest first.
     #[schema(value_type = Vec<StatusEntry>)]
     pub status_history: &'a [StatusEntry],
@@ -72,6 +78,18 @@ impl<'a> LoadView<'a> {
         }
     }
 
+    /// A retrieved load: with its tracking summary and its device.
+    pub fn retrieved(
+        load: &'a Load,
+        tracking: TrackingSummary,
+        device: Option<AttachedDevice>,
+    ) -> Self {
+        LoadView {
+            device: Some(device),
+            ..Self::with_tracking(load, tracking)
+        }
+    }
+
     /// A load without tracking (list items).
     pub fn new(load: &'a Load) -> Self {
         LoadView {
@@ -88,6 +106,7 @@ impl<'a> LoadView<'a> {
             notes: load.notes.as_deref(),
             carrier: load.carrier.as_ref(),
             tracking: None,
+            device: None,
             status_history: &load.status_history,
             created_at: format(&load.created_at),
             updated_at: format(&load.updated_at),

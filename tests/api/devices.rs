@@ -78,6 +78,9 @@ async fn devices_are_made_attached_and_revoked_and_tokens_stay_in_their_lane() {
     attach(&app, &load, &id).await;
     let (_, attached) = app.get(&format!("/loads/{load}/device")).await;
     assert_eq!(attached["data"]["id"], id.as_str());
+    let (_, shown) = app.get(&format!("/loads/{load}")).await;
+    assert_eq!(shown["data"]["device"]["id"], id.as_str(), "{shown}");
+    assert_eq!(shown["data"]["device"]["name"], "Truck 12");
     let (_, listed) = app.get("/devices").await;
     assert_eq!(listed["data"]["devices"][0]["loads"], json!([load]));
     assert_eq!(listed["data"]["total"], 1);
@@ -133,6 +136,89 @@ async fn devices_are_made_attached_and_revoked_and_tokens_stay_in_their_lane() {
     assert_eq!(history_len(&app, &load).await, 1);
     let (_, attached) = app.get(&format!("/loads/{load}/device")).await;
     assert_eq!(attached["data"], Value::Null);
+    let (_, shown) = app.get(&format!("/loads/{load}")).await;
+    assert_eq!(shown["data"]["device"], Value::Null, "{shown}");
+}
+
+/// Device posts count against the account's quota like API calls: past it,
+/// 429 with Retry-After, which Traccar Client and Overland retry after.
+#[actix_web::test]
+async fn device_posts_count_against_the_quota() {
+    let app = spawn_app().await;
+    let (_, token, _) = device(&app, "Truck 1").await;
+    let response = app.get_response("/devices").await;
+    let remaining: u64 = response.headers()["x-ratelimit-remaining"]
+        .to_str()
+        .unwrap()
+        .parse()
+        .unwrap();
+    let url = ingest(&app, &format!("osmand?id={token}&batt=50"));
+    for _ in 0..remaining {
+        assert_eq!(
+            app.client.get(&url).send().await.unwrap().status(),
+            StatusCode::OK
+        );
+    }
+    let refused = app.client.get(&url).send().await.unwrap();
+    assert_eq!(refused.status(), StatusCode::TOO_MANY_REQUESTS);
+    assert!(refused.headers().contains_key("retry-after"));
+    let body: Value = refused.json().await.unwrap();
+    assert_eq!(body["error"]["code"], "RATE_LIMITED");
+    let (status, _) = app.get("/devices").await;
+    assert_eq!(
+        status,
+        StatusCode::TOO_MANY_REQUESTS,
+        "the same account's quota"
+    );
+}
+
+/// A device token opens nothing but ingest: every route the API serves
+/// refuses it (the route table, swept).
+#[actix_web::test]
+async fn a_device_token_is_refused_on_every_other_route() {
+    let app = spawn_app().await;
+    let (_, token, _) = device(&app, "Truck 2").await;
+    let mut swept = 0;
+    for (method, path) in freight::routes::all_routes() {
+        if !path.starts_with("/v1/") || path.starts_with("/v1/ingest/") {
+            continue;
+        }
+        if path == "/v1/openapi.json" || path.starts_with("/v1/docs") {
+            continue;
+        }
+        let path = path
+            .replace("{load_id}", "load_01jd5ex0k3m2v8q4r6t9w1y3z5")
+            .replace("{carrier_id}", "carrier_01jd5ex0k3m2v8q4r6t9w1y3z5")
+            .replace("{device_id}", "dev_01jd5ex0k3m2v8q4r6t9w1y3z5")
+            .replace("{id}", "wh_01jd5ex0k3m2v8q4r6t9w1y3z5")
+            .replace("{delivery_id}", "evt_01jd5ex0k3m2v8q4r6t9w1y3z5");
+        let url = format!("https://localhost:{}{path}", app.api_port);
+        let request = app
+            .client
+            .request(reqwest::Method::from_bytes(method.as_bytes()).unwrap(), url)
+            .bearer_auth(&token)
+            .json(&json!({}));
+        let (status, body) = send(request).await;
+        assert_error(status, &body, 401, "DEVICE_TOKEN_NOT_ACCEPTED");
+        swept += 1;
+    }
+    assert!(swept >= 25, "the sweep covered the API ({swept} routes)");
+    // The dashboard takes no token at all.
+    let response = app
+        .client
+        .get(format!(
+            "https://localhost:{}/dashboard/loads",
+            app.api_port
+        ))
+        .bearer_auth(&token)
+        .send()
+        .await
+        .unwrap();
+    assert!(
+        response.url().path().starts_with("/dashboard/login"),
+        "to the sign-in page: {}",
+        response.url()
+    );
 }
 
 #[actix_web::test]

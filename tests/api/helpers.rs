@@ -47,15 +47,44 @@ pub async fn spawn_app_with_local_webhooks() -> TestApp {
     .await
 }
 
-/// The id of the first delivery in `webhook`'s log, once there is one.
-pub async fn first_delivery(app: &TestApp, webhook: &str) -> String {
+/// Asks `probe` every 25 ms until it answers `Ok`, and returns that; fails
+/// the test after `within`, saying `what` was awaited and the last `Err`
+/// (what was seen instead). The one wait loop of the suite: a wait that
+/// cannot end is a failure, never a hang.
+pub async fn eventually<T, F, Fut>(within: std::time::Duration, what: &str, mut probe: F) -> T
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Result<T, String>>,
+{
+    let deadline = std::time::Instant::now() + within;
     loop {
-        let (_, log) = app.get(&format!("/webhooks/{webhook}/deliveries")).await;
-        if let Some(first) = log["data"]["deliveries"].as_array().and_then(|d| d.first()) {
-            return first["id"].as_str().unwrap().to_owned();
+        match probe().await {
+            Ok(found) => return found,
+            Err(seen) => assert!(
+                std::time::Instant::now() < deadline,
+                "timed out after {within:?} waiting for {what}; last seen: {seen}"
+            ),
         }
-        tokio::task::yield_now().await;
+        tokio::time::sleep(std::time::Duration::from_millis(25)).await;
     }
+}
+
+/// The id of the first delivery in `webhook`'s log, once there is one (10 s
+/// at most).
+pub async fn first_delivery(app: &TestApp, webhook: &str) -> String {
+    let path = format!("/webhooks/{webhook}/deliveries");
+    eventually(
+        std::time::Duration::from_secs(10),
+        "a delivery in the log",
+        || async {
+            let (_, log) = app.get(&path).await;
+            match log["data"]["deliveries"].as_array().and_then(|d| d.first()) {
+                Some(first) => Ok(first["id"].as_str().unwrap().to_owned()),
+                None => Err(log.to_string()),
+            }
+        },
+    )
+    .await
 }
 
 /// Starts the server with settings adjusted by `adjust`.

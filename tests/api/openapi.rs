@@ -14,7 +14,8 @@ use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
 
 use crate::helpers::{
-    EventStream, TestApp, assert_media_type, carrier_body, load_body, spawn_app, spawn_app_with,
+    EventStream, TestApp, assert_media_type, carrier_body, eventually, load_body, spawn_app,
+    spawn_app_with,
 };
 use crate::receiver::Receiver;
 
@@ -1043,19 +1044,19 @@ async fn streams(api: &Client<'_>, load_id: &str) -> EventStream {
 async fn delivery_log(api: &Client<'_>, receiver: &Receiver, hook_id: &str) {
     receiver.wait_for("events", |r| r.len() >= 5).await;
     let deliveries = "/v1/webhooks/{id}/deliveries";
-    let deadline = std::time::Instant::now() + Duration::from_secs(20);
-    let log = loop {
-        let log = api.call("GET", deliveries, &[hook_id]).expect(200).await;
-        let entries = log["data"]["deliveries"].as_array().unwrap();
-        if !entries.is_empty() && entries.iter().all(|d| d["status"] == "delivered") {
-            break log;
-        }
-        assert!(
-            std::time::Instant::now() < deadline,
-            "deliveries pending: {log}"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    };
+    let log = eventually(
+        Duration::from_secs(20),
+        "every delivery delivered",
+        || async {
+            let log = api.call("GET", deliveries, &[hook_id]).expect(200).await;
+            let entries = log["data"]["deliveries"].as_array().unwrap();
+            match !entries.is_empty() && entries.iter().all(|d| d["status"] == "delivered") {
+                true => Ok(log),
+                false => Err(log.to_string()),
+            }
+        },
+    )
+    .await;
     api.call("GET", deliveries, &[hook_id])
         .query("limit=1")
         .expect(200)

@@ -9,7 +9,7 @@ use freight::webhooks::retry::RetryPolicy;
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 
-use crate::helpers::{TestApp, assert_error, load_body, spawn_app, spawn_app_with};
+use crate::helpers::{TestApp, assert_error, eventually, load_body, spawn_app, spawn_app_with};
 use crate::receiver::{Receiver, verify};
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
@@ -314,18 +314,14 @@ async fn gone_disables_the_subscription_and_says_why() {
     .await;
     app.create_load(load_body("TX", "GA")).await;
     receiver.wait_for("one attempt", |r| !r.is_empty()).await;
-    let deadline = std::time::Instant::now() + Duration::from_secs(10);
-    let body = loop {
+    let body = eventually(Duration::from_secs(10), "the webhook disabled", || async {
         let (_, body) = app.get(&format!("/webhooks/{webhook}")).await;
-        if body["data"]["enabled"] == false {
-            break body;
+        match body["data"]["enabled"] == false {
+            true => Ok(body),
+            false => Err(body.to_string()),
         }
-        assert!(
-            std::time::Instant::now() < deadline,
-            "never disabled: {body}"
-        );
-        tokio::time::sleep(Duration::from_millis(25)).await;
-    };
+    })
+    .await;
     assert!(
         body["data"]["disabled_reason"]
             .as_str()
@@ -461,15 +457,18 @@ async fn test_pings_and_redeliveries_keep_the_event_id() {
     app.create_load(load_body("TX", "GA")).await;
     let received = receiver.wait_for("event", |r| r.len() == 2).await;
     let event_id = received[1].id.clone();
-    let deadline = std::time::Instant::now() + Duration::from_secs(10);
-    loop {
-        let (_, log) = app.get(&format!("/webhooks/{webhook}/deliveries")).await;
-        if log["data"]["deliveries"][0]["status"] == "delivered" {
-            break;
-        }
-        assert!(std::time::Instant::now() < deadline);
-        tokio::time::sleep(Duration::from_millis(25)).await;
-    }
+    eventually(
+        Duration::from_secs(10),
+        "the delivery delivered",
+        || async {
+            let (_, log) = app.get(&format!("/webhooks/{webhook}/deliveries")).await;
+            match log["data"]["deliveries"][0]["status"] == "delivered" {
+                true => Ok(()),
+                false => Err(log.to_string()),
+            }
+        },
+    )
+    .await;
     let (status, again) = app
         .post(
             &format!("/webhooks/{webhook}/deliveries/{event_id}/redeliver"),
@@ -652,21 +651,21 @@ async fn deliveries_waiting_behind_a_silent_receiver_show_in_the_log() {
     for _ in 0..3 {
         app.create_load(load_body("TX", "GA")).await;
     }
-    let deadline = std::time::Instant::now() + Duration::from_secs(20);
-    let log = loop {
-        // Past the time a fresh delivery may wait unrecorded.
-        app.clock.advance(chrono::Duration::milliseconds(500));
-        let (status, log) = app.get(&format!("/webhooks/{webhook}/deliveries")).await;
-        assert_eq!(status, StatusCode::OK, "{log}");
-        if log["data"]["deliveries"].as_array().unwrap().len() >= 2 {
-            break log;
-        }
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the waiting deliveries never showed: {log}"
-        );
-        tokio::time::sleep(Duration::from_millis(25)).await;
-    };
+    let log = eventually(
+        Duration::from_secs(20),
+        "the waiting deliveries",
+        || async {
+            // Past the time a fresh delivery may wait unrecorded.
+            app.clock.advance(chrono::Duration::milliseconds(500));
+            let (status, log) = app.get(&format!("/webhooks/{webhook}/deliveries")).await;
+            assert_eq!(status, StatusCode::OK, "{log}");
+            match log["data"]["deliveries"].as_array().unwrap().len() >= 2 {
+                true => Ok(log),
+                false => Err(log.to_string()),
+            }
+        },
+    )
+    .await;
     for delivery in log["data"]["deliveries"].as_array().unwrap() {
         assert_eq!(delivery["status"], "pending", "{delivery}");
         assert_eq!(delivery["attempts"], 0, "{delivery}");
