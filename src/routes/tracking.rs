@@ -22,6 +22,7 @@ use crate::openapi::params;
 use crate::openapi::schemas::GpsHistory;
 use crate::services::Services;
 use crate::services::auth::Principal;
+use crate::services::tracking::{PointBatch, PointOutcome};
 use crate::storage::PointRange;
 use crate::views::tracking::{LiveTracking, PointView, RecordedFix};
 
@@ -343,14 +344,12 @@ pub(crate) async fn batch(
 ) -> Result<HttpResponse, ApiError> {
     let inputs = batch_inputs(&body)?;
     let now = services.clock.now();
-    let mut results: Vec<Option<PointResult>> = Vec::with_capacity(inputs.len());
-    let mut accepted_at = Vec::with_capacity(inputs.len());
-    let mut fixes = Vec::with_capacity(inputs.len());
-    for (index, input) in inputs.into_iter().enumerate() {
+    let mut points = PointBatch::<ApiError>::with_capacity(inputs.len());
+    for input in inputs {
         let input = match input {
             Ok(input) => input,
             Err(error) => {
-                results.push(Some(rejected(index, error)));
+                points.reject(error);
                 continue;
             }
         };
@@ -361,41 +360,37 @@ pub(crate) async fn batch(
         let fix = input.validate("", now, &mut errors);
         let load = match raw_load.as_deref().map(|raw| LoadId::parse(raw.trim())) {
             Some(None) if errors.is_empty() => {
-                let not_found = <LoadId as crate::api::path::PathResource>::not_found("");
-                results.push(Some(rejected(index, not_found)));
+                points.reject(<LoadId as crate::api::path::PathResource>::not_found(""));
                 continue;
             }
             parsed => parsed.flatten(),
         };
         match errors.finish(|| (load.expect("checked"), fix.expect("checked"))) {
-            Ok(point) => {
-                accepted_at.push(index);
-                results.push(None);
-                fixes.push(point);
-            }
-            Err(errors) => results.push(Some(rejected(index, errors.into()))),
+            Ok((load, fix)) => points.submit(load, fix),
+            Err(errors) => points.reject(errors.into()),
         }
     }
-    let outcomes = services
-        .tracking
-        .record_many(principal.account_id(), fixes)
+    let outcomes = points
+        .record(&services.tracking, principal.account_id())
         .await;
-    for (index, outcome) in accepted_at.into_iter().zip(outcomes) {
-        results[index] = Some(match outcome {
-            Ok(Appended::Stored) => PointResult {
+    let results: Vec<PointResult> = outcomes
+        .into_iter()
+        .enumerate()
+        .map(|(index, outcome)| match outcome {
+            PointOutcome::Stored => PointResult {
                 index,
                 status: PointStatus::Created,
                 error: None,
             },
-            Ok(Appended::Duplicate) => PointResult {
+            PointOutcome::Duplicate => PointResult {
                 index,
                 status: PointStatus::Duplicate,
                 error: None,
             },
-            Err(error) => rejected(index, error.into()),
-        });
-    }
-    let results: Vec<PointResult> = results.into_iter().flatten().collect();
+            PointOutcome::Refused(error) => rejected(index, error.into()),
+            PointOutcome::Rejected(error) => rejected(index, error),
+        })
+        .collect();
     let count = |status| results.iter().filter(|r| r.status == status).count();
     Ok(envelope::ok(BatchResult {
         accepted: count(PointStatus::Created),

@@ -8,10 +8,9 @@
 use chrono::{DateTime, Utc};
 
 use super::devices::DeviceContext;
-use super::tracking::TrackingService;
+use super::tracking::{PointBatch, PointOutcome, TrackingService};
 use crate::actors::LoadError;
-use crate::domain::ids::LoadId;
-use crate::domain::tracking::{Appended, GpsFix, MAX_AGE, MAX_FUTURE_SKEW, MAX_SPEED_MPH};
+use crate::domain::tracking::{GpsFix, MAX_AGE, MAX_FUTURE_SKEW, MAX_SPEED_MPH};
 use crate::ingest::{DevicePosition, Protocol};
 
 /// Positions taken from devices, by protocol and outcome.
@@ -67,45 +66,54 @@ pub async fn record(
     now: DateTime<Utc>,
 ) -> Result<IngestOutcome, LoadError> {
     let mut outcome = IngestOutcome::default();
-    let mut fixes: Vec<(LoadId, GpsFix)> = Vec::with_capacity(positions.len() * device.loads.len());
+    // Each position is one point per attached load, or one rejected point.
+    let mut points = PointBatch::with_capacity(positions.len() * device.loads.len().max(1));
+    let mut spans = Vec::with_capacity(positions.len());
     for position in positions {
+        let start = points.len();
         match check(position, now) {
-            Ok(_) if device.loads.is_empty() => outcome.unattached += 1,
-            Ok(fix) => fixes.extend(device.loads.iter().map(|load| (load.clone(), fix))),
-            Err(reason) => {
-                outcome.invalid += 1;
-                refused(protocol, reason);
-            }
-        }
-    }
-    if !fixes.is_empty() {
-        let per_position = device.loads.len();
-        let results = tracking.record_many(&device.account.id, fixes).await;
-        for position in results.chunks(per_position) {
-            let mut reached = false;
-            for result in position {
-                match result {
-                    Ok(Appended::Stored) => {
-                        outcome.stored += 1;
-                        reached = true;
-                    }
-                    Ok(Appended::Duplicate) => {
-                        outcome.duplicates += 1;
-                        reached = true;
-                    }
-                    // A load not taking fixes, or gone: not stored, not refused.
-                    Err(LoadError::NotTrackable(_) | LoadError::NotFound) => {}
-                    Err(error @ (LoadError::Storage(_) | LoadError::Unavailable(_))) => {
-                        return Err(error.clone());
-                    }
-                    Err(error @ (LoadError::UnknownCarrier(_) | LoadError::Transition(_))) => {
-                        tracing::warn!(%error, "a device's fix got an answer fixes never get");
-                    }
+            Ok(_) if device.loads.is_empty() => {}
+            Ok(fix) => {
+                for load in device.loads.iter() {
+                    points.submit(load.clone(), fix);
                 }
             }
-            if !reached {
-                outcome.unattached += 1;
+            Err(reason) => points.reject(reason),
+        }
+        spans.push(start..points.len());
+    }
+    let outcomes = points.record(tracking, &device.account.id).await;
+    for span in spans {
+        let mut reached = false;
+        for point in &outcomes[span.clone()] {
+            match point {
+                PointOutcome::Stored => {
+                    outcome.stored += 1;
+                    reached = true;
+                }
+                PointOutcome::Duplicate => {
+                    outcome.duplicates += 1;
+                    reached = true;
+                }
+                PointOutcome::Rejected(reason) => {
+                    outcome.invalid += 1;
+                    refused(protocol, reason);
+                    reached = true;
+                }
+                // A load not taking fixes, or gone: not stored, not refused.
+                PointOutcome::Refused(LoadError::NotTrackable(_) | LoadError::NotFound) => {}
+                PointOutcome::Refused(
+                    error @ (LoadError::Storage(_) | LoadError::Unavailable(_)),
+                ) => return Err(error.clone()),
+                PointOutcome::Refused(
+                    error @ (LoadError::UnknownCarrier(_) | LoadError::Transition(_)),
+                ) => {
+                    tracing::warn!(%error, "a device's fix got an answer fixes never get");
+                }
             }
+        }
+        if !reached {
+            outcome.unattached += 1;
         }
     }
     for (label, n) in [

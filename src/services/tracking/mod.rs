@@ -1,12 +1,14 @@
 //! GPS ingest and tracking reads, through the load actors, and the live
 //! streams of what is stored (`services::live`).
 
+mod batch;
 mod ingest;
 #[cfg(test)]
 mod tests;
 
 use std::sync::Arc;
 
+pub use self::batch::{PointBatch, PointOutcome};
 use self::ingest::Writer;
 use super::live::{Ending, LiveHub, LiveStream, Resume, TooManyStreams};
 use super::loads::LoadError;

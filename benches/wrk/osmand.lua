@@ -1,0 +1,33 @@
+-- wrk: a position per request as Traccar Client 7 posts it (POST, the query
+-- string, an empty body; speed in knots, time in Unix milliseconds), round-robin
+-- over the device tokens in the file named by $WRK_TOKENS (one device per load,
+-- attached: benches/wrk/device_setup.py). The same positions as fix.lua posts
+-- through the API; timestamps move a millisecond per request and threads are
+-- 100 s apart, so no (device, time) repeats.
+
+local tokens = {}
+local counter = 0
+local base = 0
+local thread_index = 0
+
+local next_thread = 0
+function setup(thread)
+  thread:set("thread_index", next_thread)
+  next_thread = next_thread + 1
+end
+
+function init(args)
+  for line in io.lines(os.getenv("WRK_TOKENS")) do
+    if line ~= "" then tokens[#tokens + 1] = line end
+  end
+  base = (os.time() - 600) * 1000
+end
+
+function request()
+  counter = counter + 1
+  local token = tokens[(counter % #tokens) + 1]
+  local millis = base + counter + thread_index * 100000
+  return wrk.format("POST", string.format(
+    "/v1/ingest/osmand?id=%s&timestamp=%d&lat=%.5f&lon=%.5f&speed=48.2&bearing=90&altitude=150&accuracy=5&batt=88",
+    token, millis, 32.0 + (counter % 1000) / 1000, -96.0 - (counter % 997) / 1000))
+end
