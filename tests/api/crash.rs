@@ -30,6 +30,23 @@ impl Server {
         ids
     }
 
+    /// A new load, assigned (so it takes fixes) to a carrier made for it (the
+    /// first of this server: its MC number is taken once); its id.
+    async fn assigned_load(&self, client: &reqwest::Client, key: &str) -> String {
+        let call = |method, path: &str| self.call(client, key, method, path);
+        let (_, load) = send(call(Method::POST, "/loads").json(&load_body("TX", "GA"))).await;
+        let id = load["data"]["id"].as_str().unwrap().to_owned();
+        let (_, carrier) =
+            send(call(Method::POST, "/carriers").json(&crate::helpers::carrier_body("4242"))).await;
+        let (status, _) = send(
+            call(Method::PATCH, &format!("/loads/{id}/status"))
+                .json(&json!({"status": "assigned", "carrier_id": carrier["data"]["id"]})),
+        )
+        .await;
+        assert_eq!(status, StatusCode::OK);
+        id
+    }
+
     /// An authenticated request to `path` (under `/v1`) of this server.
     fn call(
         &self,
@@ -180,17 +197,7 @@ async fn stop_mid_stream(stop: Stop) {
     let (mut server, key) = start(dir.path()).await;
     let key = key.expect("first start prints a key");
     let client = https_client(dir.path());
-    let call = |method, path: &str| server.call(&client, &key, method, path);
-    let (_, load) = send(call(Method::POST, "/loads").json(&load_body("TX", "GA"))).await;
-    let id = load["data"]["id"].as_str().unwrap().to_owned();
-    let (_, carrier) =
-        send(call(Method::POST, "/carriers").json(&crate::helpers::carrier_body("4242"))).await;
-    let (status, _) = send(
-        call(Method::PATCH, &format!("/loads/{id}/status"))
-            .json(&json!({"status": "assigned", "carrier_id": carrier["data"]["id"]})),
-    )
-    .await;
-    assert_eq!(status, StatusCode::OK);
+    let id = server.assigned_load(&client, &key).await;
 
     // 8 connections post fixes as fast as they can; the server is killed mid-stream.
     let acked: Arc<Mutex<BTreeSet<i64>>> = Arc::default();
@@ -341,17 +348,8 @@ async fn every_acknowledged_device_position_survives_sigkill() {
     let (mut server, key) = start(dir.path()).await;
     let key = key.expect("first start prints a key");
     let client = https_client(dir.path());
+    let id = server.assigned_load(&client, &key).await;
     let call = |method, path: &str| server.call(&client, &key, method, path);
-    let (_, load) = send(call(Method::POST, "/loads").json(&load_body("TX", "GA"))).await;
-    let id = load["data"]["id"].as_str().unwrap().to_owned();
-    let (_, carrier) =
-        send(call(Method::POST, "/carriers").json(&crate::helpers::carrier_body("4343"))).await;
-    let (status, _) = send(
-        call(Method::PATCH, &format!("/loads/{id}/status"))
-            .json(&json!({"status": "assigned", "carrier_id": carrier["data"]["id"]})),
-    )
-    .await;
-    assert_eq!(status, StatusCode::OK);
     let (_, device) = send(call(Method::POST, "/devices").json(&json!({"name": "Truck"}))).await;
     let token = device["data"]["token"].as_str().unwrap().to_owned();
     let (status, _) = send(
