@@ -16,6 +16,7 @@ async fn serve(
     log: &std::path::Path,
     env: &[(&str, String)],
 ) -> (tokio::process::Child, String, String) {
+    freight::telemetry::install_crypto_provider();
     let (api, admin) = (free_port(), free_port());
     let server = tokio::process::Command::new(env!("CARGO_BIN_EXE_freight"))
         .args(["serve", "--webhooks-allow-private", "--webhooks-allow-http"])
@@ -105,4 +106,49 @@ async fn webhook_deliveries_ignore_proxy_variables() {
         proxy.accept().is_err(),
         "nothing connected to the proxy of the environment"
     );
+}
+
+/// Device tokens travel in query strings (OsmAnd, Traccar Client, GPSLogger):
+/// no log line of the server carries one, at the most verbose level, whether
+/// the token works or not.
+#[actix_web::test]
+async fn device_tokens_are_never_logged() {
+    let dir = tempfile::tempdir().unwrap();
+    let (data, log) = (dir.path().join("data"), dir.path().join("freight.log"));
+    let (_server, base, key) = serve(&data, &log, &[("RUST_LOG", "trace".to_owned())]).await;
+    let client = https_client(&data);
+    let (status, created) = send(
+        client
+            .post(format!("{base}/devices"))
+            .bearer_auth(&key)
+            .json(&json!({"name": "Truck"})),
+    )
+    .await;
+    assert_eq!(status, StatusCode::CREATED, "{created}");
+    let token = created["data"]["token"].as_str().unwrap().to_owned();
+    let forged = format!("{}{}", &token[..token.len() - 64], "ab".repeat(32));
+    for (id, expected) in [
+        (&token, StatusCode::OK),
+        (&forged, StatusCode::UNAUTHORIZED),
+    ] {
+        let url = format!("{base}/ingest/osmand?id={id}&lat=32.7&lon=-96.8&batt=50");
+        let response = client.post(&url).send().await.unwrap();
+        assert_eq!(response.status(), expected);
+    }
+    // A request that fails to parse, with the token in it, is not logged either.
+    let response = client
+        .get(format!("{base}/ingest/osmand?id={token}&lat=bad&lon=-96.8"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::BAD_REQUEST);
+    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    let logged = std::fs::read_to_string(&log).unwrap();
+    assert!(
+        logged.contains("/v1/ingest/osmand"),
+        "the requests are logged"
+    );
+    let secret = &token[token.len() - 64..];
+    assert!(!logged.contains(secret), "a token's secret is in the log");
+    assert!(!logged.contains(&forged[forged.len() - 64..]));
 }
