@@ -3,6 +3,7 @@
 //! page is a frame; `assets/board.js` draws the map (a vendored outline, no tile
 //! server) from `loads.json` and follows the account's tracking stream.
 
+use std::collections::HashMap;
 use std::convert::Infallible;
 
 use actix_web::http::header;
@@ -11,10 +12,12 @@ use futures_util::stream::{self, StreamExt};
 use maud::html;
 use serde::Serialize;
 
+use super::device_pages::device_error;
 use super::load_pages::load_error;
 use super::page::{self, PageError, Section};
 use super::session::Viewer;
 use crate::api::error::STREAMS_RETRY_AFTER_SECONDS;
+use crate::domain::ids::LoadId;
 use crate::domain::load::{Load, LoadStatus};
 use crate::services::Services;
 use crate::services::live::Resume;
@@ -104,6 +107,8 @@ struct BoardLoad {
     origin: Place,
     destination: Place,
     carrier: Option<Carrier>,
+    /// The device whose positions feed it, if one is attached.
+    device: Option<DeviceName>,
     position: Option<PointView>,
     eta: Option<String>,
     url: String,
@@ -117,6 +122,11 @@ struct Place {
 
 #[derive(Serialize)]
 struct Carrier {
+    name: String,
+}
+
+#[derive(Serialize)]
+struct DeviceName {
     name: String,
 }
 
@@ -146,12 +156,21 @@ pub async fn loads(
         truncated |= page.total > u64::from(MAX_PER_STATUS);
         active.extend(page.items);
     }
-    let services = &services;
     let account = viewer.account_id();
+    // One read of the account's devices names every load's device.
+    let mut feeds: HashMap<LoadId, String> = HashMap::new();
+    for (device, loads) in services.devices.list(account).await.map_err(device_error)? {
+        for load in loads {
+            feeds.insert(load, device.name.clone());
+        }
+    }
+    let services = &services;
+    let feeds = &feeds;
     let loads: Vec<BoardLoad> = stream::iter(active)
         .map(|load| async move {
             let state = services.tracking.current(account, &load.id).await.ok();
-            board_load(load, state.as_ref())
+            let device = feeds.get(&load.id).cloned();
+            board_load(load, state.as_ref(), device)
         })
         .buffered(CONCURRENT_READS)
         .collect()
@@ -161,7 +180,11 @@ pub async fn loads(
         .json(BoardLoads { loads, truncated }))
 }
 
-fn board_load(load: Load, state: Option<&crate::domain::tracking::TrackingState>) -> BoardLoad {
+fn board_load(
+    load: Load,
+    state: Option<&crate::domain::tracking::TrackingState>,
+    device: Option<String>,
+) -> BoardLoad {
     let latest = state.and_then(|s| s.recent.first());
     BoardLoad {
         url: format!("/dashboard/loads/{}", load.id),
@@ -176,6 +199,7 @@ fn board_load(load: Load, state: Option<&crate::domain::tracking::TrackingState>
             state: load.destination.state.to_string(),
         },
         carrier: load.carrier.map(|c| Carrier { name: c.name }),
+        device: device.map(|name| DeviceName { name }),
         position: latest.map(PointView::new),
         eta: state.and_then(|s| TrackingSummary::new(s).eta),
     }

@@ -5,6 +5,7 @@ use actix_web::{HttpRequest, HttpResponse, web};
 use maud::{Markup, html};
 
 use super::account_pages::when;
+use super::device_pages;
 use super::form::Form;
 use super::page::{self, PageError, Section};
 use super::session::Viewer;
@@ -278,6 +279,7 @@ async fn load_view(
             .collect(),
         _ => Vec::new(),
     };
+    let device = device_pages::load_device_card(services, viewer, &load.id).await?;
     Ok(page::page(
         &format!("Load {}", load.id),
         Some(viewer),
@@ -288,6 +290,7 @@ async fn load_view(
             (problems.summary())
             (next_steps(viewer, load, &carriers, problems))
             div.grid2 { (facts(load)) (tracking_card(tracking.as_ref())) }
+            (device)
             (history(load))
             (trail_table(&trail))
         },

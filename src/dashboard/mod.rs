@@ -12,6 +12,7 @@ mod account_pages;
 mod assets;
 mod board;
 mod carrier_pages;
+mod device_pages;
 mod form;
 mod load_pages;
 mod page;
@@ -64,8 +65,12 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         "/loads/new" => [get => load_pages::new_page],
         "/loads/{id}" => [get => load_pages::show],
         "/loads/{id}/status" => [post => load_pages::change_status],
+        "/loads/{id}/device" => [post => device_pages::attach],
+        "/loads/{id}/device/detach" => [post => device_pages::detach],
         "/carriers" => [get => carrier_pages::list, post => carrier_pages::create],
         "/carriers/new" => [get => carrier_pages::new_page],
+        "/devices" => [get => device_pages::list, post => device_pages::create],
+        "/devices/{id}/revoke" => [get => device_pages::confirm_revoke, post => device_pages::revoke],
         "/webhooks" => [get => webhook_pages::list, post => webhook_pages::create],
         "/webhooks/{id}" => [get => webhook_pages::show],
         "/webhooks/{id}/deliveries/{event}/redeliver" => [post => webhook_pages::redeliver],

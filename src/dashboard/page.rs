@@ -14,16 +14,18 @@ pub enum Section {
     Board,
     Loads,
     Carriers,
+    Devices,
     Webhooks,
     Plan,
     Settings,
     None,
 }
 
-const NAV: [(Section, &str, &str); 6] = [
+const NAV: [(Section, &str, &str); 7] = [
     (Section::Board, "/dashboard/board", "Board"),
     (Section::Loads, "/dashboard/loads", "Loads"),
     (Section::Carriers, "/dashboard/carriers", "Carriers"),
+    (Section::Devices, "/dashboard/devices", "Devices"),
     (Section::Webhooks, "/dashboard/webhooks", "Webhooks"),
     (Section::Plan, "/dashboard/plan", "Plan"),
     (

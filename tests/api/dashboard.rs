@@ -1155,6 +1155,28 @@ async fn markup_in_every_field_is_shown_as_text() {
         .await;
     assert_eq!(status, StatusCode::CREATED, "{hook}");
     let hook_id = hook["data"]["id"].as_str().map(str::to_owned);
+    // A device named with the markup, made with the form (whose answer shows
+    // the name) and attached to the load on the load's page.
+    let made = browser.create_device(PAYLOAD, None).await;
+    assert_eq!(made.status, StatusCode::OK, "{}", made.body);
+    for raw in ["<script>alert(1)", "<img src=x", "onerror=alert(2)>"] {
+        assert!(!made.body.contains(raw), "the new device shows {raw:?}");
+    }
+    let device = made.new_device();
+    let attached = browser
+        .post_from(
+            &format!("/dashboard/loads/{load_id}"),
+            &format!("/dashboard/loads/{load_id}/device"),
+            &[("device_id", &device)],
+        )
+        .await;
+    assert_eq!(attached.status, StatusCode::SEE_OTHER, "{}", attached.body);
+    let load_page = browser.get(&format!("/dashboard/loads/{load_id}")).await;
+    assert!(
+        device_card(&load_page.body).contains("&lt;script&gt;alert(1)&lt;/script&gt;"),
+        "the load's device, escaped: {}",
+        device_card(&load_page.body)
+    );
 
     let mut pages = vec![
         "/dashboard/plan".to_owned(),
@@ -1162,6 +1184,8 @@ async fn markup_in_every_field_is_shown_as_text() {
         "/dashboard/loads".to_owned(),
         format!("/dashboard/loads/{load_id}"),
         "/dashboard/carriers".to_owned(),
+        "/dashboard/devices".to_owned(),
+        format!("/dashboard/devices/{device}/revoke"),
         "/dashboard/settings/api-keys".to_owned(),
         "/dashboard/settings/users".to_owned(),
         "/dashboard/webhooks".to_owned(),
@@ -1172,6 +1196,8 @@ async fn markup_in_every_field_is_shown_as_text() {
         "/dashboard/loads".to_owned(),
         format!("/dashboard/loads/{load_id}"),
         "/dashboard/carriers".to_owned(),
+        "/dashboard/devices".to_owned(),
+        format!("/dashboard/devices/{device}/revoke"),
         "/dashboard/settings/api-keys".to_owned(),
     ];
     for path in &pages {
@@ -1187,4 +1213,339 @@ async fn markup_in_every_field_is_shown_as_text() {
             );
         }
     }
+}
+
+impl Page {
+    /// The id of the device a create answer shows with its token.
+    fn new_device(&self) -> String {
+        let marker = "data-new-device=\"";
+        let start = self.body.find(marker).expect("a new device") + marker.len();
+        let end = self.body[start..].find('"').unwrap() + start;
+        self.body[start..end].to_owned()
+    }
+}
+
+/// The device card of a load's page.
+fn device_card(body: &str) -> &str {
+    let start = body.find("id=\"device\"").expect("a device card");
+    let end = body[start..].find("</section>").unwrap() + start;
+    &body[start..end]
+}
+
+impl Browser {
+    /// Opens `page` and posts `fields` to `path` with the page's CSRF token.
+    async fn post_from(&mut self, page: &str, path: &str, fields: &[(&str, &str)]) -> Page {
+        let opened = self.get(page).await;
+        assert_eq!(opened.status, StatusCode::OK, "{page}: {}", opened.body);
+        let csrf = opened.hidden("csrf");
+        let mut all = vec![("csrf", csrf.as_str())];
+        all.extend_from_slice(fields);
+        self.post(path, &all).await
+    }
+
+    /// Creates a device with the form of the devices page; the answer.
+    async fn create_device(&mut self, name: &str, carrier: Option<&str>) -> Page {
+        let fields = [("name", name), ("carrier_id", carrier.unwrap_or(""))];
+        self.post_from("/dashboard/devices", "/dashboard/devices", &fields)
+            .await
+    }
+
+    /// Generates a read and write API key on the settings page; the key.
+    async fn generate_key(&mut self) -> String {
+        let made = self
+            .post_from(
+                "/dashboard/settings/api-keys",
+                "/dashboard/settings/api-keys",
+                &[("permissions", "read"), ("permissions", "write")],
+            )
+            .await;
+        assert_eq!(made.status, StatusCode::OK, "{}", made.body);
+        made.input("new-key")
+    }
+
+    /// Creates a load with the form; its id.
+    async fn create_load_by_hand(&mut self) -> String {
+        let fields = [
+            ("origin.city", "Dallas"),
+            ("origin.state", "TX"),
+            ("origin.zip", "75201"),
+            ("destination.city", "Atlanta"),
+            ("destination.state", "GA"),
+            ("destination.zip", "30301"),
+            ("weight", "42000"),
+            ("equipment_type", "dry_van"),
+        ];
+        let created = self
+            .post_from("/dashboard/loads/new", "/dashboard/loads", &fields)
+            .await;
+        assert_eq!(created.status, StatusCode::SEE_OTHER, "{}", created.body);
+        let location = created.location.unwrap();
+        location
+            .strip_prefix("/dashboard/loads/")
+            .expect("the load's page")
+            .to_owned()
+    }
+}
+
+/// A position posted the way GPSLogger and the OsmAnd app do; the status.
+async fn osmand_position(app: &TestApp, token: &str) -> StatusCode {
+    let url = format!(
+        "https://localhost:{}/v1/ingest/osmand?id={token}&lat=1&lon=1",
+        app.api_port
+    );
+    app.client.get(url).send().await.unwrap().status()
+}
+
+/// A device made on the Devices page shows its token and each app's settings
+/// once, is listed, is attached to a load on the load's page (seen there, on
+/// the board and through the API), detached, and revoked after a
+/// confirmation, after which its token is refused.
+#[actix_web::test]
+async fn a_device_is_made_attached_detached_and_revoked_by_hand() {
+    let app = spawn_app().await;
+    let mut browser = Browser::new(&app);
+    browser.register("fleet@example.com").await;
+    let key = browser.generate_key().await;
+    let mut carrier = crate::helpers::carrier_body("313131");
+    carrier["name"] = "Red River Hauling".into();
+    let (status, carrier) = app.post_as(&key, "/carriers", carrier).await;
+    assert_eq!(status, StatusCode::CREATED, "{carrier}");
+    let carrier = carrier["data"]["id"].as_str().unwrap().to_owned();
+
+    let devices = browser.get("/dashboard/devices").await;
+    assert_eq!(devices.status, StatusCode::OK);
+    assert!(
+        devices
+            .body
+            .contains("href=\"/dashboard/devices\" aria-current=\"page\""),
+        "in the navigation, current"
+    );
+    assert!(devices.body.contains("No devices yet."));
+    assert!(devices.body.contains("Red River Hauling (MC 313131)"));
+
+    let unnamed = browser.create_device("", None).await;
+    assert_eq!(unnamed.status, StatusCode::BAD_REQUEST);
+    assert!(
+        unnamed.body.contains("<code>name</code>"),
+        "{}",
+        unnamed.body
+    );
+
+    let made = browser.create_device("Truck 12", Some(&carrier)).await;
+    assert_eq!(made.status, StatusCode::OK, "{}", made.body);
+    let device = made.new_device();
+    let token = made.input("device-token");
+    assert!(token.starts_with("frd_"), "{token}");
+    let origin = &browser.origin;
+    let osmand = format!("{origin}/v1/ingest/osmand");
+    assert_eq!(made.input("traccar-url"), osmand);
+    assert_eq!(made.input("traccar-identifier"), token);
+    assert!(
+        made.input("osmand-url")
+            .starts_with(&format!("{osmand}?id={token}&lat={{0}}&lon={{1}}"))
+    );
+    assert!(
+        made.input("gpslogger-url")
+            .starts_with(&format!("{osmand}?id={token}&lat=%LAT&lon=%LON"))
+    );
+    assert_eq!(
+        made.input("owntracks-url"),
+        format!("{origin}/v1/ingest/owntracks")
+    );
+    assert_eq!(made.input("owntracks-password"), token);
+    assert!(!made.input("owntracks-username").is_empty());
+    assert_eq!(
+        made.input("overland-url"),
+        format!("{origin}/v1/ingest/overland?token={token}")
+    );
+    assert!(
+        made.body.contains("data-copy=\"#overland-url\""),
+        "copy buttons"
+    );
+    assert!(made.body.contains("Carrier: Red River Hauling"));
+
+    let listed = browser.get("/dashboard/devices").await;
+    assert!(
+        listed
+            .body
+            .contains(&format!("data-device-id=\"{device}\""))
+    );
+    assert!(listed.body.contains("Truck 12"));
+    assert!(
+        !listed.body.contains(&token),
+        "the token is shown only once"
+    );
+
+    // Attached on the load's page.
+    let load = browser.create_load_by_hand().await;
+    let load_page = format!("/dashboard/loads/{load}");
+    let before = browser.get(&load_page).await;
+    assert!(device_card(&before.body).contains("No device attached"));
+    let attached = browser
+        .post_from(
+            &load_page,
+            &format!("{load_page}/device"),
+            &[("device_id", &device)],
+        )
+        .await;
+    assert_eq!(attached.status, StatusCode::SEE_OTHER, "{}", attached.body);
+    assert_eq!(attached.location.as_deref(), Some(load_page.as_str()));
+    let shown = browser.get(&load_page).await;
+    let card = device_card(&shown.body);
+    assert!(
+        card.contains("Truck 12") && card.contains("Detach"),
+        "{card}"
+    );
+    let (status, api) = app.get_as(&key, &format!("/loads/{load}")).await;
+    assert_eq!(status, StatusCode::OK, "{api}");
+    assert_eq!(api["data"]["device"]["id"], device.as_str());
+    assert_eq!(api["data"]["device"]["name"], "Truck 12");
+    let listed = browser.get("/dashboard/devices").await;
+    assert!(
+        listed.body.contains(&format!("href=\"{load_page}\"")),
+        "the load it feeds, linked"
+    );
+
+    // Its position shows it seen; assigned, the board names it.
+    assert_eq!(osmand_position(&app, &token).await, StatusCode::OK);
+    let seen = browser.get(&load_page).await;
+    assert!(
+        device_card(&seen.body).contains("<time"),
+        "last seen: {}",
+        device_card(&seen.body)
+    );
+    let (status, body) = app
+        .patch_as(
+            &key,
+            &format!("/loads/{load}/status"),
+            serde_json::json!({"status": "assigned", "carrier_id": carrier}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let board = browser.get("/dashboard/board/loads.json").await;
+    let board: serde_json::Value = serde_json::from_str(&board.body).unwrap();
+    assert_eq!(board["loads"][0]["id"], load.as_str());
+    assert_eq!(board["loads"][0]["device"]["name"], "Truck 12");
+
+    // Detached.
+    let detached = browser
+        .post_from(&load_page, &format!("{load_page}/device/detach"), &[])
+        .await;
+    assert_eq!(detached.status, StatusCode::SEE_OTHER, "{}", detached.body);
+    assert!(device_card(&browser.get(&load_page).await.body).contains("No device attached"));
+    let (_, api) = app.get_as(&key, &format!("/loads/{load}")).await;
+    assert!(api["data"]["device"].is_null(), "{api}");
+    let board = browser.get("/dashboard/board/loads.json").await;
+    let board: serde_json::Value = serde_json::from_str(&board.body).unwrap();
+    assert!(board["loads"][0]["device"].is_null(), "{board}");
+
+    // Revoked after a confirmation: the token is refused at once.
+    let revoke = format!("/dashboard/devices/{device}/revoke");
+    let confirm = browser.get(&revoke).await;
+    assert_eq!(confirm.status, StatusCode::OK);
+    assert!(confirm.body.contains("Revoke device") && confirm.body.contains("Truck 12"));
+    assert_eq!(
+        osmand_position(&app, &token).await,
+        StatusCode::OK,
+        "not revoked by looking"
+    );
+    let revoked = browser.post_from(&revoke, &revoke, &[]).await;
+    assert_eq!(revoked.status, StatusCode::SEE_OTHER, "{}", revoked.body);
+    assert_eq!(revoked.location.as_deref(), Some("/dashboard/devices"));
+    assert_eq!(
+        osmand_position(&app, &token).await,
+        StatusCode::UNAUTHORIZED
+    );
+    let listed = browser.get("/dashboard/devices").await;
+    assert!(!listed.body.contains(&device), "no longer listed");
+}
+
+/// The device forms need the session's CSRF token, and another account's
+/// device is a 404 page that changes nothing, whatever is posted to it.
+#[actix_web::test]
+async fn device_forms_need_their_token_and_stay_in_their_account() {
+    let app = spawn_app().await;
+    let mut owner = Browser::new(&app);
+    owner.register("owner@example.com").await;
+    let made = owner.create_device("Truck 7", None).await;
+    let device = made.new_device();
+    let token = made.input("device-token");
+    let load = owner.create_load_by_hand().await;
+
+    // Without the token (a cross-site post), or with a wrong one: refused.
+    let attach = format!("/dashboard/loads/{load}/device");
+    let revoke = format!("/dashboard/devices/{device}/revoke");
+    for (path, fields) in [
+        ("/dashboard/devices", vec![("name", "Forged")]),
+        (attach.as_str(), vec![("device_id", device.as_str())]),
+        (revoke.as_str(), vec![]),
+    ] {
+        let missing = owner.post(path, &fields).await;
+        assert_eq!(missing.status, StatusCode::FORBIDDEN, "{path}");
+        let mut wrong = vec![("csrf", "not-the-token")];
+        wrong.extend_from_slice(&fields);
+        assert_eq!(
+            owner.post(path, &wrong).await.status,
+            StatusCode::FORBIDDEN,
+            "{path}"
+        );
+    }
+    let listed = owner.get("/dashboard/devices").await;
+    assert!(!listed.body.contains("Forged"));
+    assert!(
+        device_card(&owner.get(&format!("/dashboard/loads/{load}")).await.body)
+            .contains("No device attached")
+    );
+    owner
+        .post_from(
+            &format!("/dashboard/loads/{load}"),
+            &attach,
+            &[("device_id", &device)],
+        )
+        .await;
+    let detach = format!("/dashboard/loads/{load}/device/detach");
+    assert_eq!(owner.post(&detach, &[]).await.status, StatusCode::FORBIDDEN);
+    assert!(
+        device_card(&owner.get(&format!("/dashboard/loads/{load}")).await.body).contains("Truck 7")
+    );
+
+    // Another account: the device's pages and forms are not found, its
+    // devices list does not show it, its loads cannot take the device.
+    let mut other = Browser::new(&app);
+    other.register("other@example.com").await;
+    let theirs = other.create_load_by_hand().await;
+    let hidden = other.get(&revoke).await;
+    assert_eq!(hidden.status, StatusCode::NOT_FOUND);
+    assert!(hidden.body.contains("belongs to another account"));
+    assert!(!hidden.body.contains("Truck 7"));
+    let posted = other.post_from("/dashboard/devices", &revoke, &[]).await;
+    assert_eq!(posted.status, StatusCode::NOT_FOUND, "{}", posted.body);
+    let taken = other
+        .post_from(
+            &format!("/dashboard/loads/{theirs}"),
+            &format!("/dashboard/loads/{theirs}/device"),
+            &[("device_id", &device)],
+        )
+        .await;
+    assert_eq!(taken.status, StatusCode::NOT_FOUND, "{}", taken.body);
+    for path in [
+        format!("/dashboard/loads/{load}/device"),
+        format!("/dashboard/loads/{load}/device/detach"),
+    ] {
+        let fields: &[(&str, &str)] = &[("device_id", &device)];
+        let page = other.post_from("/dashboard/devices", &path, fields).await;
+        assert_eq!(page.status, StatusCode::NOT_FOUND, "{path}");
+    }
+    let their_list = other.get("/dashboard/devices").await;
+    assert!(!their_list.body.contains(&device) && !their_list.body.contains("Truck 7"));
+    assert!(
+        device_card(&other.get(&format!("/dashboard/loads/{theirs}")).await.body)
+            .contains("No device attached")
+    );
+
+    // Nothing of the owner's changed: still attached, its token still works.
+    assert!(
+        device_card(&owner.get(&format!("/dashboard/loads/{load}")).await.body).contains("Truck 7")
+    );
+    assert_eq!(osmand_position(&app, &token).await, StatusCode::OK);
 }

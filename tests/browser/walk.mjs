@@ -2,8 +2,9 @@
 // the labels and action names on the pages: register, choose Pro, generate a
 // key and use it against the API, add a carrier, create a load by hand, assign
 // it, post GPS fixes through the API and watch its marker move on the board
-// without a reload, revoke the key and see the API refuse it, log out and find
-// the pages closed. Screenshots of each page at 1280 and 390 px go to
+// without a reload, create a device, attach it to the load and see the board
+// name it, revoke device and key and see each refused, log out and find the
+// pages closed. Screenshots of each page at 1280 and 390 px go to
 // $FREIGHT_ARTIFACTS. Started by tests/api/browser.rs with the server running.
 //
 // Environment: FREIGHT_URL (https://localhost:<port>), FREIGHT_CHROMIUM (the
@@ -30,11 +31,13 @@ async function api(method, path, key, body) {
   return { status: response.status, body: await response.json() };
 }
 
-/** Saves the page at laptop and phone widths. */
+/** Saves the page at laptop and phone widths; neither may scroll sideways. */
 async function shoot(page, name) {
   for (const [label, width] of [['1280', 1280], ['390', 390]]) {
     await page.setViewportSize({ width, height: width === 390 ? 844 : 800 });
     await page.screenshot({ path: join(artifacts, `${name}-${label}.png`), fullPage: true });
+    const wide = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+    if (wide > 0) fail(`${name} scrolls sideways by ${wide}px at ${width}px`);
   }
   await page.setViewportSize({ width: 1280, height: 800 });
 }
@@ -48,6 +51,7 @@ const browser = await chromium.launch({
 });
 try {
   const context = await browser.newContext({ ignoreHTTPSErrors: true, viewport: { width: 1280, height: 800 } });
+  await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: base });
   const page = await context.newPage();
   page.setDefaultTimeout(15000);
   // The main navigation's links, by their exact names.
@@ -139,6 +143,33 @@ try {
   await page.waitForSelector('text=in transit');
   await shoot(page, '07-load');
 
+  step('Devices → Create device: the token and each app\'s settings, once, with copy buttons');
+  await nav('Devices');
+  await page.getByLabel('Name (a truck number, a driver\'s phone)').fill('Truck 12');
+  await page.getByLabel('Carrier (optional)').selectOption({ label: 'Red River Hauling (MC 778899)' });
+  await page.getByRole('button', { name: 'Create device' }).click();
+  const deviceToken = await page.locator('#device-token').inputValue();
+  if (!deviceToken.startsWith('frd_')) fail(`no device token shown: ${deviceToken}`);
+  if ((await page.locator('#traccar-url').inputValue()) !== `${base}/v1/ingest/osmand`) fail('wrong Traccar Client server URL');
+  if ((await page.locator('#owntracks-password').inputValue()) !== deviceToken) fail('wrong OwnTracks password');
+  await page.getByRole('button', { name: 'Copy Token' }).click();
+  if ((await page.evaluate(() => navigator.clipboard.readText())) !== deviceToken) fail('the token was not copied');
+  await shoot(page, '07a-new-device');
+
+  step('attach it on the load\'s page');
+  await page.goto(`${base}/dashboard/loads/${loadId}`);
+  await page.getByLabel('Device to attach').selectOption({ label: 'Truck 12' });
+  await page.getByRole('button', { name: 'Attach', exact: true }).click();
+  await page.locator('#device .device-name', { hasText: 'Truck 12' }).waitFor();
+  await shoot(page, '07b-load-device');
+  await nav('Devices');
+  await page.locator(`a[href="/dashboard/loads/${loadId}"]`).waitFor();
+  await shoot(page, '07c-devices');
+
+  step('the device posts a position as Traccar Client does');
+  let posted = await fetch(`${base}/v1/ingest/osmand?id=${deviceToken}&lat=32.5&lon=-96.9&timestamp=${Math.floor(Date.now() / 1000) - 5}&speed=50`, { method: 'POST' });
+  if (posted.status !== 200) fail(`the device's position answered ${posted.status}`);
+
   step('a GPS fix through the API puts the load on the board');
   const fix = (lat, lng) => ({ lat, lng, timestamp: new Date().toISOString(), speed: 61, heading: 90 });
   answer = await api('POST', `/loads/${loadId}/tracking`, key, fix(32.78, -96.80));
@@ -158,7 +189,19 @@ try {
     [loadId, before],
   );
   await page.waitForTimeout(1500); // the marker glides to its new place
+  const fed = await page.locator(`#board-list li[data-load="${loadId}"] .load-device`).textContent();
+  if (fed !== 'Device: Truck 12') fail(`the board names the wrong device: ${fed}`);
   await shoot(page, '08-board');
+
+  step('revoke the device after confirming; its token is refused');
+  await nav('Devices');
+  await page.getByRole('link', { name: 'Revoke', exact: true }).click();
+  await shoot(page, '08a-revoke-device');
+  await page.getByRole('button', { name: 'Revoke device' }).click();
+  await page.waitForURL('**/dashboard/devices');
+  posted = await fetch(`${base}/v1/ingest/osmand?id=${deviceToken}&lat=32.5&lon=-96.9`);
+  if (posted.status !== 401) fail(`a revoked device's position answered ${posted.status}`);
+  await shoot(page, '08b-devices');
 
   step('revoke the key; the API refuses it');
   await nav('Settings');

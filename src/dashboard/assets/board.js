@@ -79,6 +79,8 @@
   };
   const place = (p) => (p && p.city ? `${p.city}, ${p.state}` : '?');
   const route = (l) => (l.origin || l.destination ? `${place(l.origin)} \u2192 ${place(l.destination)}` : '');
+  // The attached device's name, if any (a string from the server, shown as text).
+  const deviceName = (l) => (l.device && typeof l.device.name === 'string' ? l.device.name : '');
   const statusText = (s) => String(s || 'unknown').replace(/_/g, ' ');
   // Status is server data: keep only safe characters before using it as a class.
   const statusClass = (s) => `status-${String(s || 'unknown').replace(/[^a-z0-9_-]/gi, '')}`;
@@ -92,6 +94,7 @@
       `${l.id} \u00b7 ${statusText(l.status)}`,
       route(l),
       l.carrier && l.carrier.name ? `Carrier: ${l.carrier.name}` : '',
+      deviceName(l) ? `Device: ${deviceName(l)}` : '',
       `Speed: ${speedText(l.position)}`,
       `Last update: ${when(l.position && l.position.timestamp)}`,
       `ETA: ${when(l.eta)}`,
@@ -186,6 +189,7 @@
     const meta = [route(l), !pos ? 'no position' : num(pos.speed) ? speedText(pos) : '', `ETA ${when(l.eta)}`];
     li.replaceChildren(a, ' ', htmlEl('span', 'load-status', statusText(l.status)),
       htmlEl('span', 'load-meta', meta.filter(Boolean).join(' \u00b7 ')));
+    if (deviceName(l)) li.append(htmlEl('span', 'load-device', `Device: ${deviceName(l)}`));
   }
 
   function render(l) {
@@ -223,7 +227,7 @@
     if (!l) {
       // A load we have not seen: show what the event says now and fetch the
       // snapshot for its route, carrier and link.
-      l = { id, status: msg.status, origin: null, destination: null, carrier: null, position: null, eta: null, url: null };
+      l = { id, status: msg.status, origin: null, destination: null, carrier: null, device: null, position: null, eta: null, url: null };
       loads.set(id, l);
       refetchSoon();
     }

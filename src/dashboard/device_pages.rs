@@ -1,0 +1,382 @@
+//! Devices: the list (last seen, the loads each feeds), the form to create one
+//! (its token and each app's settings shown this once), revoking after a
+//! confirmation; and, on a load's page, the device attached to it.
+
+use std::collections::HashMap;
+
+use actix_web::http::StatusCode;
+use actix_web::{HttpRequest, HttpResponse, web};
+use maud::{Markup, html};
+
+use super::account_pages::when;
+use super::form::Form;
+use super::page::{self, PageError, Section};
+use super::session::Viewer;
+use super::widgets::{Kind, Problems, field, select};
+use crate::api::input::device::{AttachDeviceInput, NewDeviceInput};
+use crate::api::path::PathId;
+use crate::domain::device::Device;
+use crate::domain::ids::{CarrierId, DeviceId, LoadId};
+use crate::services::Services;
+use crate::services::devices::DeviceError;
+use crate::storage::PageRequest;
+use crate::views::device::IngestSettings;
+
+/// Carriers offered when creating a device (the API takes any of them).
+const CARRIER_CHOICES: u32 = 500;
+
+/// A device just made: shown with its token and settings, this once.
+struct Issued<'a> {
+    device: &'a Device,
+    token: &'a str,
+    settings: IngestSettings,
+}
+
+pub async fn list(
+    viewer: Viewer,
+    services: web::Data<Services>,
+) -> Result<HttpResponse, PageError> {
+    let (form, problems) = (Form::empty(), Problems::default());
+    let view = list_view(&services, &viewer, &form, &problems, None).await?;
+    Ok(page::ok(view))
+}
+
+pub async fn create(
+    viewer: Viewer,
+    services: web::Data<Services>,
+    req: HttpRequest,
+    form: Form,
+) -> Result<HttpResponse, PageError> {
+    viewer.check_csrf(form.raw("csrf").as_deref())?;
+    let input = NewDeviceInput {
+        name: form.text("name"),
+        carrier_id: form.text("carrier_id"),
+    };
+    let problems = match input.validate() {
+        Ok(new) => {
+            let created = services
+                .devices
+                .create(viewer.account_id(), new.name, new.carrier_id)
+                .await;
+            match created {
+                Ok(issued) => {
+                    // The address the browser reached, as the API's create answers.
+                    let origin = format!("https://{}", req.connection_info().host());
+                    let shown = Issued {
+                        device: &issued.device,
+                        token: &issued.token,
+                        settings: IngestSettings::new(&origin, &issued.token),
+                    };
+                    let (empty, none) = (Form::empty(), Problems::default());
+                    let view = list_view(&services, &viewer, &empty, &none, Some(shown)).await?;
+                    return Ok(page::ok(view));
+                }
+                Err(DeviceError::UnknownCarrier(_)) => {
+                    Problems::one("carrier_id", "names no carrier of this account")
+                }
+                Err(error) => return Err(device_error(error)),
+            }
+        }
+        Err(errors) => Problems::from_validation(&errors),
+    };
+    let view = list_view(&services, &viewer, &form, &problems, None).await?;
+    Ok(page::respond(StatusCode::BAD_REQUEST, view))
+}
+
+pub async fn confirm_revoke(
+    viewer: Viewer,
+    services: web::Data<Services>,
+    id: PathId<DeviceId>,
+) -> Result<HttpResponse, PageError> {
+    let id = id.valid().ok_or(PageError::NotFound)?;
+    let (device, loads) = services
+        .devices
+        .get(viewer.account_id(), &id)
+        .await
+        .map_err(device_error)?;
+    Ok(page::ok(page::page(
+        "Revoke device",
+        Some(&viewer),
+        Section::Devices,
+        html! {
+            section.card.narrow {
+                h1 { "Revoke device " q { (device.name) } "?" }
+                p {
+                    "Its token will be refused at once (401)"
+                    @match loads.len() {
+                        0 => {}
+                        1 => { ", and it will be detached from the load it feeds" }
+                        n => { ", and it will be detached from the " (n) " loads it feeds" }
+                    }
+                    ". The positions it posted stay with their loads. This cannot be undone."
+                }
+                form method="post" action=(format!("/dashboard/devices/{}/revoke", device.id)) {
+                    (viewer.csrf_field())
+                    button.danger type="submit" { "Revoke device" }
+                    " " a href="/dashboard/devices" { "Cancel" }
+                }
+            }
+        },
+    )))
+}
+
+pub async fn revoke(
+    viewer: Viewer,
+    services: web::Data<Services>,
+    id: PathId<DeviceId>,
+    form: Form,
+) -> Result<HttpResponse, PageError> {
+    viewer.check_csrf(form.raw("csrf").as_deref())?;
+    let id = id.valid().ok_or(PageError::NotFound)?;
+    services
+        .devices
+        .delete(viewer.account_id(), &id)
+        .await
+        .map_err(device_error)?;
+    tracing::info!(request_id = %crate::telemetry::request_id(), account = %viewer.account_id(), device = %id, "device revoked in the dashboard");
+    Ok(page::see_other("/dashboard/devices"))
+}
+
+/// Attaches the chosen device to the load (replacing the one it had).
+pub async fn attach(
+    viewer: Viewer,
+    services: web::Data<Services>,
+    id: PathId<LoadId>,
+    form: Form,
+) -> Result<HttpResponse, PageError> {
+    viewer.check_csrf(form.raw("csrf").as_deref())?;
+    let load = id.valid().ok_or(PageError::NotFound)?;
+    let input = AttachDeviceInput {
+        device_id: form.text("device_id"),
+    };
+    // The select offers only the account's devices: anything else is a forged form.
+    let device = input.validate().map_err(|_| PageError::BadForm)?;
+    services
+        .devices
+        .attach(viewer.account_id(), &load, &device)
+        .await
+        .map_err(device_error)?;
+    Ok(page::see_other(&format!("/dashboard/loads/{load}")))
+}
+
+pub async fn detach(
+    viewer: Viewer,
+    services: web::Data<Services>,
+    id: PathId<LoadId>,
+    form: Form,
+) -> Result<HttpResponse, PageError> {
+    viewer.check_csrf(form.raw("csrf").as_deref())?;
+    let load = id.valid().ok_or(PageError::NotFound)?;
+    services
+        .devices
+        .detach(viewer.account_id(), &load)
+        .await
+        .map_err(device_error)?;
+    Ok(page::see_other(&format!("/dashboard/loads/{load}")))
+}
+
+/// The card of a load's page: its device, and the forms to change it.
+pub async fn load_device_card(
+    services: &Services,
+    viewer: &Viewer,
+    load: &LoadId,
+) -> Result<Markup, PageError> {
+    let account = viewer.account_id();
+    let attached = services
+        .devices
+        .device_of_load(account, load)
+        .await
+        .map_err(device_error)?;
+    let choices: Vec<(String, String)> = services
+        .devices
+        .list(account)
+        .await
+        .map_err(device_error)?
+        .into_iter()
+        .map(|(device, _)| (device.id.to_string(), device.name))
+        .collect();
+    let selected = attached.as_ref().map(|d| d.id.to_string());
+    let none = Problems::default();
+    Ok(html! {
+        section.card #device {
+            h2 { "Device" }
+            @match &attached {
+                Some(device) => {
+                    dl.facts {
+                        dt { "Name" } dd.device-name { (device.name) }
+                        dt { "Last seen" } dd { (when(device.last_seen_at)) }
+                    }
+                    p.hint { "Its positions become this load's fixes while the load is assigned or in transit." }
+                }
+                None => p { "No device attached: positions come only through the API." },
+            }
+            div.actions {
+                @if choices.is_empty() {
+                    p { "No devices yet: " a href="/dashboard/devices" { "create one" } "." }
+                } @else {
+                    form method="post" action=(format!("/dashboard/loads/{load}/device")) {
+                        (viewer.csrf_field())
+                        (select("device_id", "Device to attach", &choices, selected.as_deref(), &none))
+                        button.primary type="submit" { "Attach" }
+                    }
+                }
+                @if attached.is_some() {
+                    form method="post" action=(format!("/dashboard/loads/{load}/device/detach")) {
+                        (viewer.csrf_field())
+                        button type="submit" { "Detach" }
+                    }
+                }
+            }
+        }
+    })
+}
+
+async fn list_view(
+    services: &Services,
+    viewer: &Viewer,
+    form: &Form,
+    problems: &Problems,
+    issued: Option<Issued<'_>>,
+) -> Result<Markup, PageError> {
+    let account = viewer.account_id();
+    let devices = services.devices.list(account).await.map_err(device_error)?;
+    let carriers = services
+        .carriers
+        .list(
+            account,
+            PageRequest {
+                offset: 0,
+                limit: CARRIER_CHOICES,
+            },
+        )
+        .await
+        .map_err(|e| PageError::Unavailable(e.to_string()))?
+        .items;
+    let mut names: HashMap<CarrierId, String> = carriers
+        .iter()
+        .map(|c| (c.id.clone(), c.name.clone()))
+        .collect();
+    // A device's carrier beyond the choices is read on its own.
+    for id in devices.iter().filter_map(|(d, _)| d.carrier_id.as_ref()) {
+        if !names.contains_key(id)
+            && let Ok(carrier) = services.carriers.get(account, id).await
+        {
+            names.insert(id.clone(), carrier.name);
+        }
+    }
+    let carrier_of = |device: &Device| {
+        device
+            .carrier_id
+            .as_ref()
+            .map(|id| names.get(id).cloned().unwrap_or_else(|| id.to_string()))
+    };
+    let choices: Vec<(String, String)> = std::iter::once((String::new(), "None".to_owned()))
+        .chain(
+            carriers
+                .iter()
+                .map(|c| (c.id.to_string(), format!("{} (MC {})", c.name, c.mc_number))),
+        )
+        .collect();
+    Ok(page::page(
+        "Devices",
+        Some(viewer),
+        Section::Devices,
+        html! {
+            h1 { "Devices" }
+            p.hint { "Trackers and drivers' phone apps that post positions with a token of their own, which opens nothing else. Attach one to a load on the load's page." }
+            @if let Some(issued) = &issued { (issued_card(issued, carrier_of(issued.device))) }
+            section.card {
+                h2 { "Create device" }
+                (problems.summary())
+                form method="post" action="/dashboard/devices" {
+                    (viewer.csrf_field())
+                    div.grid2 {
+                        (field("name", "Name (a truck number, a driver's phone)", Kind::Text, form.text("name").as_deref(), true, problems))
+                        (select("carrier_id", "Carrier (optional)", &choices, form.text("carrier_id").as_deref(), problems))
+                    }
+                    button.primary type="submit" { "Create device" }
+                }
+            }
+            section.card {
+                h2 { "Devices" }
+                @if devices.is_empty() { p { "No devices yet." } }
+                @else {
+                    div.table-wrap {
+                        table.devices {
+                            thead { tr { th { "Name" } th.wide { "Carrier" } th { "Last seen" } th { "Loads" } th { "" } } }
+                            tbody {
+                                @for (device, loads) in &devices {
+                                    tr data-device-id=(device.id) {
+                                        td.device-name { (device.name) }
+                                        td.wide { (carrier_of(device).unwrap_or_else(|| "—".to_owned())) }
+                                        td { (when(device.last_seen_at)) }
+                                        td {
+                                            @if loads.is_empty() { "—" }
+                                            @for load in loads {
+                                                a.load-link href=(format!("/dashboard/loads/{load}")) { code { (load) } } " "
+                                            }
+                                        }
+                                        td.action { a.danger href=(format!("/dashboard/devices/{}/revoke", device.id)) { "Revoke" } }
+                                    }
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+            script src="/dashboard/assets/dashboard.js" defer {}
+        },
+    ))
+}
+
+/// The new device's token and, per app, what to type where.
+fn issued_card(issued: &Issued<'_>, carrier: Option<String>) -> Markup {
+    let s = &issued.settings;
+    html! {
+        section.card.new-device role="status" data-new-device=(issued.device.id) {
+            h2 { "Device " q { (issued.device.name) } " created" }
+            @if let Some(carrier) = carrier { p { "Carrier: " (carrier) } }
+            p { "Copy its settings now: the token is shown only this once and cannot be recovered. Revoke the device and create another if it is lost." }
+            (copy("device-token", "Token", issued.token))
+            h3 { "Traccar Client" }
+            p.hint { "Settings: Server URL and Device identifier." }
+            (copy("traccar-url", "Server URL", &s.traccar_client.url))
+            (copy("traccar-identifier", "Device identifier", &s.traccar_client.identifier))
+            h3 { "OsmAnd" }
+            p.hint { "Trip recording → Online tracking: Web address." }
+            (copy("osmand-url", "Web address", &s.osmand.url))
+            h3 { "GPSLogger" }
+            p.hint { "Logging details → Log to custom URL: URL, HTTP method GET." }
+            (copy("gpslogger-url", "URL", &s.gpslogger.url))
+            h3 { "OwnTracks" }
+            p.hint { "Preferences → Connection: Mode HTTP, URL; Identification: Username and Password." }
+            (copy("owntracks-url", "URL", &s.owntracks.url))
+            (copy("owntracks-username", "Username", &s.owntracks.username))
+            (copy("owntracks-password", "Password", &s.owntracks.password))
+            h3 { "Overland" }
+            p.hint { "Settings: Receiver Endpoint." }
+            (copy("overland-url", "Receiver endpoint", &s.overland.url))
+        }
+    }
+}
+
+/// A labelled read-only value with a button that copies it.
+fn copy(id: &str, label: &str, value: &str) -> Markup {
+    html! {
+        div.field {
+            label for=(id) { (label) }
+            div.copy {
+                input id=(id) readonly value=(value);
+                button type="button" data-copy=(format!("#{id}")) aria-label=(format!("Copy {label}")) { "Copy" }
+            }
+        }
+    }
+}
+
+pub fn device_error(error: DeviceError) -> PageError {
+    match error {
+        DeviceError::NotFound | DeviceError::LoadNotFound => PageError::NotFound,
+        DeviceError::UnknownCarrier(_) => PageError::BadForm,
+        DeviceError::Storage(e) => PageError::Unavailable(e.to_string()),
+    }
+}
