@@ -48,10 +48,11 @@ pub(crate) async fn create(
 ) -> Result<HttpResponse, ApiError> {
     let new = input.validate()?;
     let load = services.loads.create(principal.account_id(), new).await?;
-    // A new load has no fixes yet: its tracking summary is known to be empty.
-    Ok(envelope::created(LoadView::with_tracking(
+    // A new load has no fixes yet and no device: both are known to be empty.
+    Ok(envelope::created(LoadView::retrieved(
         &load,
         TrackingSummary::default(),
+        Some(None),
     )))
 }
 
@@ -75,12 +76,29 @@ pub(crate) async fn get(
         .get(principal.account_id(), &id.found()?)
         .await?;
     let tracking = tracking_summary(&services, &principal, &load).await;
-    let device = services
+    let device = attached_device(&services, &principal, &load).await;
+    Ok(envelope::ok(LoadView::retrieved(&load, tracking, device)))
+}
+
+/// The load's device for its view. The load is already read (or changed,
+/// durably): if its device cannot be read now, the field is left out rather
+/// than the answer turned into a 503 that would claim nothing happened.
+async fn attached_device(
+    services: &Services,
+    principal: &Principal,
+    load: &Load,
+) -> Option<Option<AttachedDevice>> {
+    match services
         .devices
         .device_of_load(principal.account_id(), &load.id)
-        .await?;
-    let device = device.as_ref().map(AttachedDevice::new);
-    Ok(envelope::ok(LoadView::retrieved(&load, tracking, device)))
+        .await
+    {
+        Ok(device) => Some(device.as_ref().map(AttachedDevice::new)),
+        Err(error) => {
+            tracing::warn!(request_id = %crate::telemetry::request_id(), load = %load.id, %error, "a load's device could not be read for its view");
+            None
+        }
+    }
 }
 
 /// The load's tracking summary from its actor. The load itself is already read (or
@@ -187,7 +205,8 @@ pub(crate) async fn change_status(
         .change_status(principal.account_id(), &id.found()?, change)
         .await?;
     let tracking = tracking_summary(&services, &principal, &load).await;
-    Ok(envelope::ok(LoadView::with_tracking(&load, tracking)))
+    let device = attached_device(&services, &principal, &load).await;
+    Ok(envelope::ok(LoadView::retrieved(&load, tracking, device)))
 }
 
 resources! {

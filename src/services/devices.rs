@@ -256,12 +256,9 @@ impl DeviceService {
                 write
             }
         };
-        if write && let Some(current) = self.storage.get_device(&device.id).await? {
-            let device = Device {
-                last_seen_at: Some(now),
-                ..current
-            };
-            self.storage.put_device(&device).await?;
+        if write {
+            // Never a read-then-put: a removal in between would be undone.
+            self.storage.record_sighting(&device.id, now).await?;
         }
         Ok(())
     }

@@ -1,6 +1,7 @@
 //! Devices and the loads they are attached to.
 
 use async_trait::async_trait;
+use chrono::{DateTime, Utc};
 
 use super::StorageResult;
 use crate::domain::device::{Attachment, Device};
@@ -17,6 +18,9 @@ pub trait DeviceStore: Send + Sync {
     /// Removes a device and every attachment of it (its token stops working;
     /// the positions it posted stay with their loads).
     async fn delete_device(&self, device: &Device) -> StorageResult<()>;
+    /// Notes when a device was last seen. A device removed meanwhile stays
+    /// removed: a sighting never writes a device back.
+    async fn record_sighting(&self, id: &DeviceId, at: DateTime<Utc>) -> StorageResult<()>;
     /// Every device of every account (read at start, and by other instances'
     /// refreshes).
     async fn all_devices(&self) -> StorageResult<Vec<Device>>;

@@ -78,14 +78,15 @@ impl<'a> LoadView<'a> {
         }
     }
 
-    /// A retrieved load: with its tracking summary and its device.
+    /// A retrieved load: with its tracking summary and its device (`None`:
+    /// not known now, left out).
     pub fn retrieved(
         load: &'a Load,
         tracking: TrackingSummary,
-        device: Option<AttachedDevice>,
+        device: Option<Option<AttachedDevice>>,
     ) -> Self {
         LoadView {
-            device: Some(device),
+            device,
             ..Self::with_tracking(load, tracking)
         }
     }

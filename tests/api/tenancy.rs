@@ -16,6 +16,8 @@ async fn snapshot(app: &TestApp, ids: &Ids) -> Vec<Value> {
         format!("/carriers/{}", ids.carrier),
         format!("/webhooks/{}", ids.webhook),
         format!("/webhooks/{}/deliveries", ids.webhook),
+        format!("/devices/{}", ids.device),
+        format!("/loads/{}/device", ids.load),
         "/loads".to_owned(),
         "/carriers".to_owned(),
         "/webhooks".to_owned(),
@@ -32,6 +34,7 @@ struct Ids {
     carrier: String,
     webhook: String,
     delivery: String,
+    device: String,
 }
 
 #[actix_web::test]
@@ -77,11 +80,23 @@ async fn another_account_reaches_nothing_of_this_one_by_any_route() {
         .wait_for("the first deliveries", |received| received.len() >= 2)
         .await;
     let delivery = first_delivery(&app, &webhook).await;
+    let (status, device) = app.post("/devices", json!({"name": "Truck 12"})).await;
+    assert_eq!(status, 201, "{device}");
+    let device = device["data"]["id"].as_str().unwrap().to_owned();
+    let (status, _) = crate::helpers::send(
+        app.client
+            .put(app.url(&format!("/loads/{load}/device")))
+            .bearer_auth(&app.key)
+            .json(&json!({"device_id": device})),
+    )
+    .await;
+    assert_eq!(status, 200);
     let ids = Ids {
         load,
         carrier,
         webhook,
         delivery,
+        device,
     };
     let before = snapshot(&app, &ids).await;
 
@@ -91,6 +106,10 @@ async fn another_account_reaches_nothing_of_this_one_by_any_route() {
         .post_as(&other, "/carriers", crate::helpers::carrier_body("999999"))
         .await;
     let their_carrier = theirs["data"]["id"].as_str().unwrap().to_owned();
+    let (_, theirs) = app
+        .post_as(&other, "/devices", json!({"name": "Theirs"}))
+        .await;
+    let their_device = theirs["data"]["id"].as_str().unwrap().to_owned();
 
     let mut swept = 0;
     for (method, path) in freight::routes::all_routes() {
@@ -101,6 +120,7 @@ async fn another_account_reaches_nothing_of_this_one_by_any_route() {
             .replace("{load_id}", &ids.load)
             .replace("{carrier_id}", &ids.carrier)
             .replace("{delivery_id}", &ids.delivery)
+            .replace("{device_id}", &ids.device)
             .replace("{id}", &ids.webhook);
         let url_path = url_path.strip_prefix("/v1").unwrap_or(&url_path);
         let body = match (method, path.as_str()) {
@@ -111,6 +131,7 @@ async fn another_account_reaches_nothing_of_this_one_by_any_route() {
                 Some(json!({"lat": 33.0, "lng": -97.0, "timestamp": fix_at}))
             }
             ("PATCH", _) => Some(json!({"enabled": false})),
+            ("PUT", _) => Some(json!({"device_id": their_device})),
             ("POST", _) => Some(json!({})),
             _ => None,
         };

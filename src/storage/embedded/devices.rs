@@ -3,6 +3,7 @@
 //! device's loads.
 
 use async_trait::async_trait;
+use chrono::{DateTime, Utc};
 
 use super::{EmbeddedStore, encode, keys, unavailable};
 use crate::domain::device::{Attachment, Device};
@@ -68,6 +69,26 @@ impl DeviceStore for EmbeddedStore {
             }
             batch.remove(&s.account_devices, listing);
             batch.remove(&s.devices, id);
+            s.commit_durably(batch)
+        })
+        .await
+    }
+
+    /// Under the lock a removal takes: a removal cannot fall between the read
+    /// and the write and be undone by it.
+    async fn record_sighting(&self, id: &DeviceId, at: DateTime<Utc>) -> StorageResult<()> {
+        let key = id.as_str().as_bytes().to_vec();
+        self.run(move |s| {
+            let _serialised = s.attachments.lock().unwrap_or_else(|p| p.into_inner());
+            let Some(device) = s.get_json::<Device>(&s.devices, &key)? else {
+                return Ok(());
+            };
+            let seen = Device {
+                last_seen_at: Some(at),
+                ..device
+            };
+            let mut batch = s.durable_batch();
+            batch.insert(&s.devices, key, encode(&seen)?);
             s.commit_durably(batch)
         })
         .await

@@ -1,12 +1,30 @@
 //! Devices and attachments (`cql/007_devices.cql`).
 
 use async_trait::async_trait;
+use chrono::{DateTime, Utc};
 
 use super::statements::LoggedBatch;
-use super::{ScyllaStore, encode};
+use super::{ScyllaStore, decode, encode, keys};
 use crate::domain::device::{Attachment, Device};
 use crate::domain::ids::{AccountId, DeviceId, LoadId};
-use crate::storage::{DeviceStore, StorageResult};
+use crate::storage::{DeviceStore, StorageError, StorageResult};
+
+/// `(record, last_seen)` of a `devices` row.
+type DeviceRow = (Option<String>, Option<i64>);
+
+/// The device of a row: none without a record (a sighting of a removed
+/// device), its sighting merged in.
+fn device_of((record, last_seen): DeviceRow) -> StorageResult<Option<Device>> {
+    let Some(record) = record else {
+        return Ok(None);
+    };
+    let device: Device = decode(&record)?;
+    let seen = last_seen.and_then(DateTime::from_timestamp_micros);
+    Ok(Some(Device {
+        last_seen_at: device.last_seen_at.max(seen),
+        ..device
+    }))
+}
 
 #[async_trait]
 impl DeviceStore for ScyllaStore {
@@ -25,7 +43,13 @@ impl DeviceStore for ScyllaStore {
     }
 
     async fn get_device(&self, id: &DeviceId) -> StorageResult<Option<Device>> {
-        self.record(&self.st.get_device, (id.as_str(),)).await
+        match self
+            .first::<DeviceRow>(&self.st.get_device, (id.as_str(),))
+            .await?
+        {
+            Some(row) => device_of(row),
+            None => Ok(None),
+        }
     }
 
     /// Clustered by device id ascending (ULIDs): oldest first.
@@ -39,7 +63,12 @@ impl DeviceStore for ScyllaStore {
             .await?;
         let mut devices = Vec::with_capacity(ids.len());
         for id in ids {
-            if let Some(device) = self.record(&self.st.get_device, (id.as_str(),)).await? {
+            if let Some(device) = self
+                .get_device(&DeviceId::parse(&id).ok_or_else(|| {
+                    StorageError::corrupt(format!("devices_by_account lists {id}, not a device id"))
+                })?)
+                .await?
+            {
                 devices.push(device);
             }
         }
@@ -79,7 +108,16 @@ impl DeviceStore for ScyllaStore {
 
     /// A paged scan of the devices table.
     async fn all_devices(&self) -> StorageResult<Vec<Device>> {
-        self.records(&self.st.all_devices, ()).await
+        let devices = self.rows(&self.st.all_devices, (), device_of).await?;
+        Ok(devices.into_iter().flatten().collect())
+    }
+
+    /// A plain update of its own column: on a removed device it leaves a row
+    /// without a record, which reads as no device.
+    async fn record_sighting(&self, id: &DeviceId, at: DateTime<Utc>) -> StorageResult<()> {
+        self.exec(&self.st.record_sighting, (keys::micros(&at), id.as_str()))
+            .await
+            .map(|_| ())
     }
 
     async fn put_attachment(&self, attachment: &Attachment) -> StorageResult<()> {

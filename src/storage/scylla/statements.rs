@@ -143,9 +143,10 @@ statements! {
     // Devices and attachments.
     put_device = "INSERT INTO devices (id, record) VALUES (?, ?)";
     put_device_of_account = "INSERT INTO devices_by_account (account_id, device_id) VALUES (?, ?)";
-    get_device = "SELECT record FROM devices WHERE id = ?";
+    get_device = "SELECT record, last_seen FROM devices WHERE id = ?";
+    record_sighting = "UPDATE devices SET last_seen = ? WHERE id = ?";
     devices_of_account = "SELECT device_id FROM devices_by_account WHERE account_id = ?";
-    all_devices = "SELECT record FROM devices";
+    all_devices = "SELECT record, last_seen FROM devices";
     delete_device = "DELETE FROM devices WHERE id = ?";
     delete_device_of_account = "DELETE FROM devices_by_account WHERE account_id = ? AND device_id = ?";
     put_load_device = "INSERT INTO load_devices (load_id, device_id, record) VALUES (?, ?, ?)";

@@ -108,6 +108,26 @@ pub async fn devices_and_their_loads(store: &dyn Storage) {
         vec![]
     );
 
+    // A sighting notes the time, and never brings a removed device back.
+    let at = crate::fixtures::now() + chrono::Duration::minutes(5);
+    store.record_sighting(&truck.id, at).await.unwrap();
+    let seen = store.get_device(&truck.id).await.unwrap().unwrap();
+    assert_eq!(seen.last_seen_at, Some(at));
+    let gone = device(&account, "Gone");
+    store.put_device(&gone).await.unwrap();
+    store.delete_device(&gone).await.unwrap();
+    store.record_sighting(&gone.id, at).await.unwrap();
+    assert_eq!(store.get_device(&gone.id).await.unwrap(), None);
+    assert!(
+        !store
+            .all_devices()
+            .await
+            .unwrap()
+            .iter()
+            .any(|d| d.id == gone.id),
+        "a sighting of a removed device is no device"
+    );
+
     // Removing the phone takes its attachment, not the truck.
     store.put_attachment(&attach(&first, &truck)).await.unwrap();
     store.delete_device(&phone).await.unwrap();
