@@ -66,3 +66,11 @@ compare() {
 
 compare fix.lua osmand.lua 1
 compare batch100.lua overland.lua 100
+
+# What became of the devices' positions: they must be stored fixes, not
+# duplicates or positions reaching no load, or the comparison is of nothing.
+echo "== device positions by outcome (freight_device_positions_total)"
+curl -s "http://127.0.0.1:$ADMIN_PORT/metrics" | grep '^freight_device_positions_total' | grep -v ' 0$' | sed 's/^/  /'
+curl -s "http://127.0.0.1:$ADMIN_PORT/metrics" | grep '^freight_device_refusals_total' | sed 's/^/  refused: /' || true
+echo "== every fix, API's and devices' (freight_gps_points_total): duplicates would flatter a side"
+curl -s "http://127.0.0.1:$ADMIN_PORT/metrics" | grep '^freight_gps_points_total' | sed 's/^/  /'

@@ -2,8 +2,9 @@
 -- string, an empty body; speed in knots, time in Unix milliseconds), round-robin
 -- over the device tokens in the file named by $WRK_TOKENS (one device per load,
 -- attached: benches/wrk/device_setup.py). The same positions as fix.lua posts
--- through the API; timestamps move a millisecond per request and threads are
--- 100 s apart, so no (device, time) repeats.
+-- through the API. A device's positions are a millisecond apart (one per turn
+-- of the round robin), so a run spans well under a second of device time and
+-- the next run, seconds later, repeats none; threads are 50 s apart.
 
 local tokens = {}
 local counter = 0
@@ -26,7 +27,7 @@ end
 function request()
   counter = counter + 1
   local token = tokens[(counter % #tokens) + 1]
-  local millis = base + counter + thread_index * 100000
+  local millis = base + math.floor(counter / #tokens) + thread_index * 50000
   return wrk.format("POST", string.format(
     "/v1/ingest/osmand?id=%s&timestamp=%d&lat=%.5f&lon=%.5f&speed=48.2&bearing=90&altitude=150&accuracy=5&batt=88",
     token, millis, 32.0 + (counter % 1000) / 1000, -96.0 - (counter % 997) / 1000))
