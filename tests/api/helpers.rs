@@ -103,7 +103,23 @@ async fn start(
     let mut settings = Settings::ephemeral(data_dir.path().to_owned());
     settings.clock = Clock::manual(clock.clone());
     adjust(&mut settings);
-    let app = Application::build(settings).await.expect("server starts");
+    // On a restart, the stopped server's last threads (its webhook dispatcher's
+    // arbiter, stopped, not joined) may hold the store a moment longer than
+    // `run_until_stopped`: a process that exits lets go at once, a test in the
+    // same process waits for it, 10 s at most.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    let app = loop {
+        match Application::build(settings.clone()).await {
+            Ok(app) => break app,
+            Err(error)
+                if format!("{error:#}").contains("another freight process is using")
+                    && std::time::Instant::now() < deadline =>
+            {
+                tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+            }
+            Err(error) => panic!("server starts: {error:?}"),
+        }
+    };
     let api_port = app.api_addr().port();
     let admin_base = format!("http://{}", app.admin_addr());
     let (key, account_id) = match app.bootstrap_key() {
