@@ -381,6 +381,12 @@ impl From<DeviceError> for ApiError {
                 "carrier_id",
                 format!("names no carrier of this account ({id})"),
             ),
+            DeviceError::UnknownDevice(id) => ApiError::field(
+                StatusCode::BAD_REQUEST,
+                "UNKNOWN_DEVICE",
+                "device_id",
+                format!("names no device of this account ({id})"),
+            ),
             DeviceError::Storage(e) => e.into(),
         }
     }

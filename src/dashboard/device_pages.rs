@@ -376,6 +376,9 @@ fn copy(id: &str, label: &str, value: &str) -> Markup {
 pub fn device_error(error: DeviceError) -> PageError {
     match error {
         DeviceError::NotFound | DeviceError::LoadNotFound => PageError::NotFound,
+        // Another account's device is no device here: a 404 page, as its id
+        // in a path would be.
+        DeviceError::UnknownDevice(_) => PageError::NotFound,
         DeviceError::UnknownCarrier(_) => PageError::BadForm,
         DeviceError::Storage(e) => PageError::Unavailable(e.to_string()),
     }

@@ -84,7 +84,6 @@ in UTC. Ids are opaque strings with a type prefix (`load_`, `carrier_`, `wh_`, `
         routes::devices::list,
         routes::devices::get,
         routes::devices::delete,
-        routes::devices::attached,
         routes::devices::attach,
         routes::devices::detach,
         routes::ingest::osmand_get,

@@ -127,33 +127,6 @@ pub(crate) async fn delete(
     Ok(envelope::ok(json!({"id": id.as_str(), "deleted": true})))
 }
 
-/// The device attached to a load, if any (`data: null` when none).
-#[utoipa::path(
-    get,
-    path = "/v1/loads/{load_id}/device",
-    operation_id = "get_load_device",
-    tag = "devices",
-    params(("load_id" = LoadId, Path, description = "The load.")),
-    responses((status = 200, description = "The load's device, or null.", body = Envelope<Option<AttachedDevice>>)),
-)]
-pub(crate) async fn attached(
-    principal: Principal,
-    _: NoQuery,
-    services: web::Data<Services>,
-    id: PathId<LoadId>,
-) -> Result<HttpResponse, ApiError> {
-    let load = id.found()?;
-    services
-        .tracking
-        .check_owned(principal.account_id(), &load)
-        .await?;
-    let device = services
-        .devices
-        .device_of_load(principal.account_id(), &load)
-        .await?;
-    Ok(envelope::ok(device.as_ref().map(AttachedDevice::new)))
-}
-
 /// Attach a device to a load.
 ///
 /// Allowed in any status; the device's positions become the load's fixes
@@ -168,7 +141,8 @@ pub(crate) async fn attached(
     request_body(content = AttachDeviceInput, example = json!({"device_id": "dev_01jd8y6m2x0q3v5p7r9t1w3y5z"})),
     responses(
         (status = 200, description = "The device now attached.", body = Envelope<AttachedDevice>),
-        (status = 404, description = "`INVALID_LOAD` or `DEVICE_NOT_FOUND`.", body = Error),
+        (status = 400, description = "`UNKNOWN_DEVICE`: `device_id` names no device of this \
+         account (`details.field`).", body = Error),
     ),
 )]
 pub(crate) async fn attach(
@@ -212,5 +186,5 @@ pub(crate) async fn detach(
 resources! {
     "/devices" => [GET => list, POST => create],
     "/devices/{device_id}" => [GET => get, DELETE => delete],
-    "/loads/{load_id}/device" => [GET => attached, PUT => attach, DELETE => detach],
+    "/loads/{load_id}/device" => [PUT => attach, DELETE => detach],
 }

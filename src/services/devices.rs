@@ -33,6 +33,9 @@ pub enum DeviceError {
     LoadNotFound,
     #[error("names no carrier of this account ({0})")]
     UnknownCarrier(CarrierId),
+    /// A device named in a body (not the path) that is not the account's.
+    #[error("names no device of this account ({0})")]
+    UnknownDevice(DeviceId),
     #[error(transparent)]
     Storage(#[from] StorageError),
 }
@@ -166,7 +169,10 @@ impl DeviceService {
         device: &DeviceId,
     ) -> Result<Device, DeviceError> {
         self.owned_load(account, load).await?;
-        let attached = self.owned(account, device).await?;
+        let attached = match self.owned(account, device).await {
+            Err(DeviceError::NotFound) => return Err(DeviceError::UnknownDevice(device.clone())),
+            found => found?,
+        };
         let before = self.storage.attachment_of_load(load).await?;
         self.storage
             .put_attachment(&Attachment {

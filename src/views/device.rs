@@ -38,7 +38,7 @@ impl DeviceView {
     }
 }
 
-/// A device as `GET /v1/loads/{id}/device` shows it.
+/// A load's device, as `GET /v1/loads/{id}` shows it (`device`).
 #[derive(Serialize, ToSchema)]
 pub struct AttachedDevice {
     #[schema(value_type = String)]

@@ -76,8 +76,6 @@ async fn devices_are_made_attached_and_revoked_and_tokens_stay_in_their_lane() {
 
     let load = load_in(&app, "in_transit").await;
     attach(&app, &load, &id).await;
-    let (_, attached) = app.get(&format!("/loads/{load}/device")).await;
-    assert_eq!(attached["data"]["id"], id.as_str());
     let (_, shown) = app.get(&format!("/loads/{load}")).await;
     assert_eq!(shown["data"]["device"]["id"], id.as_str(), "{shown}");
     assert_eq!(shown["data"]["device"]["name"], "Truck 12");
@@ -113,6 +111,17 @@ async fn devices_are_made_attached_and_revoked_and_tokens_stay_in_their_lane() {
     )
     .await;
     assert_error(status, &body, 404, "INVALID_LOAD");
+    // Our device named in their attachment is no device of theirs.
+    let their_load = crate::tracking::load_in_as(&app, &other, "posted").await;
+    let (status, body) = send(
+        app.client
+            .put(app.url(&format!("/loads/{their_load}/device")))
+            .bearer_auth(&other)
+            .json(&json!({"device_id": id})),
+    )
+    .await;
+    let error = assert_error(status, &body, 400, "UNKNOWN_DEVICE");
+    assert_eq!(error["details"]["field"], "device_id");
 
     // Revoked: the token stops working at once; the positions stay.
     let at = Utc::now().timestamp() - 60;
@@ -134,8 +143,6 @@ async fn devices_are_made_attached_and_revoked_and_tokens_stay_in_their_lane() {
     let (status, body) = send(app.client.post(&url)).await;
     assert_error(status, &body, 401, "INVALID_DEVICE_TOKEN");
     assert_eq!(history_len(&app, &load).await, 1);
-    let (_, attached) = app.get(&format!("/loads/{load}/device")).await;
-    assert_eq!(attached["data"], Value::Null);
     let (_, shown) = app.get(&format!("/loads/{load}")).await;
     assert_eq!(shown["data"]["device"], Value::Null, "{shown}");
 }

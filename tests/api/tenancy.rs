@@ -17,7 +17,6 @@ async fn snapshot(app: &TestApp, ids: &Ids) -> Vec<Value> {
         format!("/webhooks/{}", ids.webhook),
         format!("/webhooks/{}/deliveries", ids.webhook),
         format!("/devices/{}", ids.device),
-        format!("/loads/{}/device", ids.load),
         "/loads".to_owned(),
         "/carriers".to_owned(),
         "/webhooks".to_owned(),
