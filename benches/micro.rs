@@ -30,7 +30,7 @@ use freight::domain::ids::AccountId;
 use freight::domain::ids::LoadId;
 use freight::domain::load::LoadStatus;
 use freight::domain::timestamp;
-use freight::domain::tracking::{GpsFix, TrackingPoint};
+use freight::domain::tracking::{FixSource, GpsFix, TrackingPoint};
 use freight::domain::validation::ValidationErrors;
 use freight::services::auth::Authenticator;
 use freight::services::rate_limits::RateLimiter;
@@ -217,6 +217,7 @@ fn group_commit(c: &mut Criterion) {
                 lng: -96.797,
                 speed_mph: Some(61.5),
                 heading_deg: Some(92.0),
+                source: FixSource::Api,
             },
             event: None,
         }

@@ -25,7 +25,7 @@ use std::time::{Duration, Instant};
 use chrono::{TimeZone, Utc};
 use freight::domain::ids::{AccountId, LoadId};
 use freight::domain::load::LoadStatus;
-use freight::domain::tracking::{GpsFix, TrackingPoint};
+use freight::domain::tracking::{FixSource, GpsFix, TrackingPoint};
 use freight::storage::embedded::EmbeddedStore;
 use freight::storage::{LoadStore, TrackingStore};
 use knobs::env_or;
@@ -122,6 +122,7 @@ async fn seed(store_dir: &Path, account: &AccountId, total: usize) -> Vec<LoadId
                     lng: -96.0 - (n % 997) as f64 / 1000.0,
                     speed_mph: Some(55.0),
                     heading_deg: Some(90.0),
+                    source: FixSource::Api,
                 },
                 event: None,
             })

@@ -215,7 +215,7 @@ mod tests {
 
     use super::*;
     use crate::domain::ids::LoadId;
-    use crate::domain::tracking::GpsFix;
+    use crate::domain::tracking::{FixSource, GpsFix};
     use crate::storage::{PointRange, StorageResult};
 
     /// `impl TrackingStore` for a test store that is only written to: the
@@ -267,6 +267,7 @@ mod tests {
                 lng: -96.0,
                 speed_mph: None,
                 heading_deg: None,
+                source: FixSource::Api,
             },
             event: None,
         }

@@ -22,7 +22,7 @@ use tokio::time::Instant;
 use super::LoadError;
 use crate::domain::ids::AccountId;
 use crate::domain::load::LoadStatus;
-use crate::domain::tracking::{Appended, GpsFix, TrackingState};
+use crate::domain::tracking::{Appended, FixSource, GpsFix, TrackingState};
 
 /// Positions kept in memory per load, newest first (the rest is in storage).
 pub const RECENT_FIXES: usize = 10;
@@ -212,7 +212,8 @@ pub enum View {
     Stale { state: TrackingState, version: u64 },
 }
 
-/// A GPS fix as held in memory: 40 bytes.
+/// A GPS fix as held in memory: 48 bytes (40 without the source, which
+/// alignment rounds up).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub(super) struct HeldFix {
     micros: i64,
@@ -220,6 +221,7 @@ pub(super) struct HeldFix {
     lng: f64,
     speed: f64,
     heading: f64,
+    source: FixSource,
 }
 
 impl HeldFix {
@@ -230,6 +232,7 @@ impl HeldFix {
             lng: fix.lng,
             speed: fix.speed_mph.unwrap_or(f64::NAN),
             heading: fix.heading_deg.unwrap_or(f64::NAN),
+            source: fix.source,
         }
     }
 
@@ -241,6 +244,7 @@ impl HeldFix {
             lng: self.lng,
             speed_mph: optional(self.speed),
             heading_deg: optional(self.heading),
+            source: self.source,
         }
     }
 }
@@ -392,6 +396,7 @@ mod tests {
             lng: -96.0,
             speed_mph: None,
             heading_deg: None,
+            source: FixSource::Api,
         }
     }
 

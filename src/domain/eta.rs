@@ -83,6 +83,7 @@ fn moving_speed(recent: &[GpsFix]) -> Option<f64> {
 mod tests {
     use super::*;
     use crate::domain::timestamp::parse_utc;
+    use crate::domain::tracking::FixSource;
 
     fn fix(at: &str, lat: f64, lng: f64, speed: Option<f64>) -> GpsFix {
         GpsFix {
@@ -91,6 +92,7 @@ mod tests {
             lng,
             speed_mph: speed,
             heading_deg: None,
+            source: FixSource::Api,
         }
     }
 

@@ -22,6 +22,64 @@ pub struct GpsFix {
     pub lng: f64,
     pub speed_mph: Option<f64>,
     pub heading_deg: Option<f64>,
+    /// How the fix arrived; stored with it and shown in the history.
+    pub source: FixSource,
+}
+
+/// How a fix arrived: the API's own tracking routes, or one of the device
+/// protocols. The code is what the embedded store keeps in each point (one
+/// byte); the name is what ScyllaDB, the API and the metrics use. Both are
+/// stable: stored points carry them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, serde::Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum FixSource {
+    #[default]
+    Api,
+    /// OsmAnd-style parameters: Traccar Client 7 and 10, the OsmAnd app, GPSLogger.
+    OsmAnd,
+    /// The JSON body Traccar Client 9 posts to the OsmAnd endpoint.
+    Traccar,
+    OwnTracks,
+    Overland,
+}
+
+impl FixSource {
+    pub const ALL: [Self; 5] = [
+        Self::Api,
+        Self::OsmAnd,
+        Self::Traccar,
+        Self::OwnTracks,
+        Self::Overland,
+    ];
+
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::Api => "api",
+            Self::OsmAnd => "osmand",
+            Self::Traccar => "traccar",
+            Self::OwnTracks => "owntracks",
+            Self::Overland => "overland",
+        }
+    }
+
+    pub const fn code(self) -> u8 {
+        match self {
+            Self::Api => 0,
+            Self::OsmAnd => 1,
+            Self::Traccar => 2,
+            Self::OwnTracks => 3,
+            Self::Overland => 4,
+        }
+    }
+
+    /// A code from a newer build reads as `None`: the caller decides.
+    pub fn from_code(code: u8) -> Option<Self> {
+        Self::ALL.into_iter().find(|s| s.code() == code)
+    }
+
+    pub fn parse(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|s| s.as_str() == name)
+    }
 }
 
 /// A fix belonging to a load: the unit the time series stores, with the

@@ -27,6 +27,8 @@ pub mod units;
 
 use chrono::{DateTime, Utc};
 
+use crate::domain::tracking::FixSource;
+
 pub use osmand::{OsmAndRequest, parse_osmand};
 pub use overland::{MAX_OVERLAND_LOCATIONS, bearer_token, parse_overland};
 pub use owntracks::{basic_auth_token, parse_owntracks};
@@ -52,13 +54,18 @@ impl Protocol {
         Self::Overland,
     ];
 
-    /// Stable name for storage and metric labels.
+    /// Stable name for metric labels: the stored fix's source.
     pub const fn as_str(self) -> &'static str {
+        self.source().as_str()
+    }
+
+    /// What the stored fix records (the same name).
+    pub const fn source(self) -> FixSource {
         match self {
-            Self::OsmAnd => "osmand",
-            Self::TraccarJson => "traccar",
-            Self::OwnTracks => "owntracks",
-            Self::Overland => "overland",
+            Self::OsmAnd => FixSource::OsmAnd,
+            Self::TraccarJson => FixSource::Traccar,
+            Self::OwnTracks => FixSource::OwnTracks,
+            Self::Overland => FixSource::Overland,
         }
     }
 }
@@ -302,6 +309,11 @@ mod tests {
     fn protocol_names_are_stable() {
         let names: Vec<_> = Protocol::ALL.iter().map(|p| p.as_str()).collect();
         assert_eq!(names, ["osmand", "traccar", "owntracks", "overland"]);
+        for protocol in Protocol::ALL {
+            let source = protocol.source();
+            assert_eq!(FixSource::from_code(source.code()), Some(source));
+            assert_eq!(FixSource::parse(source.as_str()), Some(source));
+        }
     }
 
     #[test]

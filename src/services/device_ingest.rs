@@ -34,7 +34,11 @@ pub struct IngestOutcome {
 }
 
 /// Why a position is not a fix the API would take.
-fn check(position: &DevicePosition, now: DateTime<Utc>) -> Result<GpsFix, &'static str> {
+fn check(
+    position: &DevicePosition,
+    protocol: Protocol,
+    now: DateTime<Utc>,
+) -> Result<GpsFix, &'static str> {
     if position.timestamp > now + MAX_FUTURE_SKEW {
         return Err("future_timestamp");
     }
@@ -52,6 +56,7 @@ fn check(position: &DevicePosition, now: DateTime<Utc>) -> Result<GpsFix, &'stat
         lng: position.lng,
         speed_mph,
         heading_deg,
+        source: protocol.source(),
     })
 }
 
@@ -71,7 +76,7 @@ pub async fn record(
     let mut spans = Vec::with_capacity(positions.len());
     for position in positions {
         let start = points.len();
-        match check(position, now) {
+        match check(position, protocol, now) {
             Ok(_) if device.loads.is_empty() => {}
             Ok(fix) => {
                 for load in device.loads.iter() {
@@ -141,6 +146,7 @@ mod tests {
     use chrono::Duration;
 
     use super::*;
+    use crate::domain::tracking::FixSource;
 
     fn position(at: DateTime<Utc>) -> DevicePosition {
         DevicePosition {
@@ -159,26 +165,31 @@ mod tests {
     #[test]
     fn positions_follow_the_apis_rules_for_fixes() {
         let now = Utc::now();
-        assert!(check(&position(now - Duration::minutes(1)), now).is_ok());
+        assert!(check(&position(now - Duration::minutes(1)), Protocol::OsmAnd, now).is_ok());
         assert_eq!(
-            check(&position(now + Duration::minutes(6)), now),
+            check(&position(now + Duration::minutes(6)), Protocol::OsmAnd, now),
             Err("future_timestamp")
         );
         assert_eq!(
-            check(&position(now - Duration::days(31)), now),
+            check(&position(now - Duration::days(31)), Protocol::OsmAnd, now),
             Err("too_old")
         );
         let fast = DevicePosition {
             speed_mph: Some(250.0),
             ..position(now)
         };
-        assert_eq!(check(&fast, now), Err("bad_speed"));
+        assert_eq!(check(&fast, Protocol::OsmAnd, now), Err("bad_speed"));
         let unknown = DevicePosition {
             speed_mph: None,
             heading_deg: None,
             ..position(now)
         };
-        let fix = check(&unknown, now).unwrap();
+        let fix = check(&unknown, Protocol::Overland, now).unwrap();
         assert_eq!((fix.speed_mph, fix.heading_deg), (None, None));
+        assert_eq!(
+            fix.source,
+            FixSource::Overland,
+            "the fix records its protocol"
+        );
     }
 }

@@ -7,7 +7,7 @@ use crate::domain::eta;
 use crate::domain::ids::LoadId;
 use crate::domain::load::LoadStatus;
 use crate::domain::timestamp::format;
-use crate::domain::tracking::{GpsFix, TrackingState};
+use crate::domain::tracking::{FixSource, GpsFix, TrackingState};
 use crate::geo;
 
 /// A stored GPS point. Speed in mph, heading in degrees clockwise from north.
@@ -24,6 +24,10 @@ pub struct PointView {
     pub speed: Option<f64>,
     #[schema(required = true, minimum = 0.0, maximum = 360.0)]
     pub heading: Option<f64>,
+    /// How the fix arrived: `api` (this API's tracking routes), or the device
+    /// protocol (`osmand` covers Traccar Client 7 and 10, the OsmAnd app and
+    /// GPSLogger; `traccar` is Traccar Client 9's JSON).
+    pub source: FixSource,
 }
 
 /// The answer to `POST /v1/loads/{id}/tracking`: the stored point, its load, and
@@ -73,6 +77,7 @@ impl PointView {
             timestamp: format(&fix.timestamp),
             speed: fix.speed_mph,
             heading: fix.heading_deg,
+            source: fix.source,
         }
     }
 }

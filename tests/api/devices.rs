@@ -46,6 +46,17 @@ async fn history_len(app: &TestApp, load: &str) -> usize {
     body["data"]["points"].as_array().map_or(0, Vec::len)
 }
 
+/// Each stored fix's `source`, newest first.
+async fn sources(app: &TestApp, load: &str) -> Vec<String> {
+    let (_, body) = app.get(&format!("/loads/{load}/tracking/history")).await;
+    body["data"]["points"]
+        .as_array()
+        .expect("points")
+        .iter()
+        .map(|point| point["source"].as_str().expect("a source").to_owned())
+        .collect()
+}
+
 fn ingest(app: &TestApp, path_and_query: &str) -> String {
     format!(
         "https://localhost:{}/v1/ingest/{path_and_query}",
@@ -357,7 +368,11 @@ async fn every_traccar_and_osmand_shape_lands_on_the_load() {
         assert_eq!(got.as_u16(), status, "{query}: {body}");
         assert_eq!(body["success"], false);
     }
-    assert_eq!(history_len(&app, &load).await, 5);
+    assert_eq!(
+        sources(&app, &load).await,
+        ["osmand", "traccar", "osmand", "osmand", "osmand"],
+        "each stored fix records the protocol it came by"
+    );
 }
 
 #[actix_web::test]
@@ -456,7 +471,10 @@ async fn owntracks_and_overland_land_on_the_load_with_their_answers() {
     )
     .await;
     assert_eq!(status, StatusCode::OK);
-    assert_eq!(history_len(&app, &load).await, 4);
+    assert_eq!(
+        sources(&app, &load).await,
+        ["overland", "overland", "overland", "owntracks"]
+    );
 }
 
 #[actix_web::test]

@@ -4,7 +4,7 @@ use chrono::{DateTime, Utc};
 use serde::Deserialize;
 
 use crate::domain::timestamp;
-use crate::domain::tracking::{GpsFix, MAX_AGE, MAX_FUTURE_SKEW, MAX_SPEED_MPH};
+use crate::domain::tracking::{FixSource, GpsFix, MAX_AGE, MAX_FUTURE_SKEW, MAX_SPEED_MPH};
 use crate::domain::validation::{FieldPath, ValidationErrors, number_in};
 
 /// The body of `POST /v1/loads/{id}/tracking` (and one element of a batch, with `load_id`).
@@ -67,6 +67,7 @@ impl FixInput {
             lng: lng?,
             speed_mph,
             heading_deg,
+            source: FixSource::Api,
         })
     }
 }

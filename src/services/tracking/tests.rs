@@ -17,7 +17,7 @@ use crate::clock::Clock;
 use crate::domain::fixtures::sample_load;
 use crate::domain::ids::{AccountId, CarrierId};
 use crate::domain::load::{CarrierSummary, Load, LoadStatus, StatusChange};
-use crate::domain::tracking::{Appended, GpsFix};
+use crate::domain::tracking::{Appended, FixSource, GpsFix};
 use crate::services::live::{LiveHub, LiveSettings};
 use crate::storage::Storage;
 use crate::storage::embedded::EmbeddedStore;
@@ -87,6 +87,7 @@ async fn idle_actors_stop_and_come_back_from_storage_with_nothing_lost() {
         lng: -95.0,
         speed_mph: Some(50.0),
         heading_deg: Some(90.0),
+        source: FixSource::Api,
     };
     // Written before time is paused: the commit runs on the committer's
     // threads, and a paused clock would leap ahead while this runtime waits

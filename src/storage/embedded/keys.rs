@@ -7,7 +7,7 @@ use chrono::{DateTime, Utc};
 
 use crate::domain::ids::{AccountId, CarrierId, EventId, LoadId, WebhookId};
 use crate::domain::load::{Load, LoadStatus};
-use crate::domain::tracking::GpsFix;
+use crate::domain::tracking::{FixSource, GpsFix};
 use crate::domain::webhook::{Delivery, DeliveryStatus};
 use crate::storage::LoadFilter;
 
@@ -209,23 +209,30 @@ pub fn point_timestamp(key: &[u8]) -> Option<DateTime<Utc>> {
     DateTime::from_timestamp_micros(i64::try_from(u64::from_be_bytes(raw)).ok()?)
 }
 
-/// A point value: lat, lng, speed, heading as little-endian f64 (NaN when unknown):
-/// exactly the numbers the client sent come back.
+/// A point value: lat, lng, speed, heading as little-endian f64 (NaN when
+/// unknown), so exactly the numbers the client sent come back, then one byte,
+/// the fix's source (`FixSource::code`). Points written before sources were
+/// recorded are the 32 bytes without it, and read as the API's.
 pub fn encode_point(fix: &GpsFix) -> Vec<u8> {
     let mut value = Vec::with_capacity(POINT_VALUE_LEN);
     value.extend_from_slice(&fix.lat.to_le_bytes());
     value.extend_from_slice(&fix.lng.to_le_bytes());
     value.extend_from_slice(&fix.speed_mph.unwrap_or(f64::NAN).to_le_bytes());
     value.extend_from_slice(&fix.heading_deg.unwrap_or(f64::NAN).to_le_bytes());
+    value.push(fix.source.code());
     value
 }
 
-pub const POINT_VALUE_LEN: usize = 32;
+pub const POINT_VALUE_LEN: usize = 33;
+/// A point value as written before fixes recorded their source.
+const UNSOURCED_POINT_VALUE_LEN: usize = 32;
 
 pub fn decode_point(key: &[u8], value: &[u8]) -> Option<GpsFix> {
-    if value.len() != POINT_VALUE_LEN {
-        return None;
-    }
+    let source = match value.len() {
+        POINT_VALUE_LEN => FixSource::from_code(value[32])?,
+        UNSOURCED_POINT_VALUE_LEN => FixSource::Api,
+        _ => return None,
+    };
     let f64_at = |i: usize| f64::from_le_bytes(value[i..i + 8].try_into().expect("8 bytes"));
     let optional = |v: f64| (!v.is_nan()).then_some(v);
     Some(GpsFix {
@@ -234,6 +241,7 @@ pub fn decode_point(key: &[u8], value: &[u8]) -> Option<GpsFix> {
         lng: f64_at(8),
         speed_mph: optional(f64_at(16)),
         heading_deg: optional(f64_at(24)),
+        source,
     })
 }
 
@@ -282,6 +290,40 @@ mod tests {
     use chrono::{Duration, Utc};
 
     use super::*;
+
+    #[test]
+    fn a_point_value_keeps_its_source_and_older_values_read_as_the_apis() {
+        let at = DateTime::from_timestamp_micros(1_790_000_000_123_456).unwrap();
+        let key = point(&LoadId::generate(), &at);
+        for source in FixSource::ALL {
+            let fix = GpsFix {
+                timestamp: at,
+                lat: 41.878_114,
+                lng: -87.629_798,
+                speed_mph: None,
+                heading_deg: Some(359.5),
+                source,
+            };
+            let value = encode_point(&fix);
+            assert_eq!(value.len(), POINT_VALUE_LEN);
+            assert_eq!(decode_point(&key, &value), Some(fix));
+            // Written by the build before sources: the first 32 bytes.
+            let older = decode_point(&key, &value[..32]).unwrap();
+            assert_eq!(older.source, FixSource::Api);
+            assert_eq!((older.lat, older.heading_deg), (fix.lat, fix.heading_deg));
+        }
+        let mut unknown = encode_point(&GpsFix {
+            timestamp: at,
+            lat: 0.0,
+            lng: 0.0,
+            speed_mph: None,
+            heading_deg: None,
+            source: FixSource::Api,
+        });
+        *unknown.last_mut().unwrap() = 200;
+        assert_eq!(decode_point(&key, &unknown), None, "a code no build wrote");
+        assert_eq!(decode_point(&key, &unknown[..31]), None);
+    }
 
     #[test]
     fn a_point_key_is_20_bytes_and_keeps_each_load_contiguous_and_in_time_order() {

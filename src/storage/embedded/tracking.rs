@@ -209,6 +209,7 @@ mod tests {
     use chrono::{Duration, TimeZone};
 
     use super::*;
+    use crate::domain::tracking::FixSource;
     use crate::storage::embedded::keys::OlderPointLayout;
 
     fn fix(at: DateTime<Utc>, lat: f64) -> GpsFix {
@@ -218,6 +219,7 @@ mod tests {
             lng: -96.8,
             speed_mph: Some(55.0),
             heading_deg: None,
+            source: FixSource::Api,
         }
     }
 

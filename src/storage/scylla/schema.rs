@@ -41,6 +41,10 @@ pub const FILES: &[(&str, &str)] = &[
         "007_devices.cql",
         include_str!("../../../cql/007_devices.cql"),
     ),
+    (
+        "008_point_sources.cql",
+        include_str!("../../../cql/008_point_sources.cql"),
+    ),
 ];
 
 /// The bookkeeping table, created before any file is applied.
@@ -181,15 +185,29 @@ async fn applied_sha(session: &Session, file: &str) -> anyhow::Result<Option<Str
 /// Runs a schema change and waits until every node agrees on the schema, so
 /// the next statement (or an instance starting) sees it.
 async fn run_ddl(session: &Session, statement: &str) -> anyhow::Result<()> {
-    session
-        .query_unpaged(statement, ())
-        .await
-        .with_context(|| format!("running: {statement}"))?;
+    if let Err(error) = session.query_unpaged(statement, ()).await {
+        // CQL has no `ADD IF NOT EXISTS`: a column already there means an
+        // earlier run applied this statement and stopped before recording
+        // the file.
+        if !(adds_a_column(statement)
+            && error
+                .to_string()
+                .contains("conflicts with an existing column"))
+        {
+            return Err(error).with_context(|| format!("running: {statement}"));
+        }
+    }
     session
         .await_schema_agreement()
         .await
         .context("waiting for schema agreement")?;
     Ok(())
+}
+
+/// `ALTER TABLE … ADD …`: the one schema change that cannot say `IF NOT EXISTS`.
+fn adds_a_column(statement: &str) -> bool {
+    let words: Vec<&str> = statement.split_whitespace().take(4).collect();
+    matches!(words.as_slice(), ["ALTER", "TABLE", _, "ADD"])
 }
 
 #[cfg(test)]
@@ -215,6 +233,14 @@ mod tests {
         let all = std::iter::once(MIGRATIONS_TABLE.to_owned())
             .chain(FILES.iter().flat_map(|(_, text)| statements(text)));
         for statement in all {
+            if adds_a_column(&statement) {
+                let words: Vec<&str> = statement.split_whitespace().collect();
+                let columns: &mut BTreeSet<String> = tables
+                    .get_mut(words[2])
+                    .unwrap_or_else(|| panic!("{statement} alters a table not created before"));
+                columns.insert(words[4].to_owned());
+                continue;
+            }
             let Some(rest) = statement.strip_prefix("CREATE TABLE IF NOT EXISTS ") else {
                 continue;
             };
@@ -253,6 +279,7 @@ mod tests {
     fn the_schema_defines_the_tables_the_backend_uses() {
         let tables = tables();
         assert!(tables["gps_points"].contains("heading"), "{tables:?}");
+        assert!(tables["gps_points"].contains("source"), "{tables:?}");
         assert!(tables["loads_by_account"].contains("filter"), "{tables:?}");
         assert!(tables["schema_migrations"].contains("sha256"), "{tables:?}");
     }
@@ -281,6 +308,18 @@ mod tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn only_a_column_addition_may_find_its_work_already_done() {
+        assert!(adds_a_column("ALTER TABLE gps_points ADD source text"));
+        assert!(!adds_a_column("ALTER TABLE gps_points DROP source"));
+        assert!(!adds_a_column(
+            "CREATE TABLE IF NOT EXISTS a (x int PRIMARY KEY)"
+        ));
+        assert!(!adds_a_column(
+            "ALTER KEYSPACE k WITH durable_writes = true"
+        ));
     }
 
     #[test]

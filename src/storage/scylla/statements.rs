@@ -96,13 +96,13 @@ statements! {
     count_carriers = "SELECT COUNT(*) FROM carriers WHERE account_id = ?";
 
     // GPS points.
-    put_point = "INSERT INTO gps_points (load_id, day, ts, lat, lng, speed, heading) VALUES (?, ?, ?, ?, ?, ?, ?)";
-    put_point_if_new = "INSERT INTO gps_points (load_id, day, ts, lat, lng, speed, heading) VALUES (?, ?, ?, ?, ?, ?, ?) IF NOT EXISTS";
+    put_point = "INSERT INTO gps_points (load_id, day, ts, lat, lng, speed, heading, source) VALUES (?, ?, ?, ?, ?, ?, ?, ?)";
+    put_point_if_new = "INSERT INTO gps_points (load_id, day, ts, lat, lng, speed, heading, source) VALUES (?, ?, ?, ?, ?, ?, ?, ?) IF NOT EXISTS";
     put_point_day = "INSERT INTO gps_point_days (load_id, day) VALUES (?, ?)";
     point_days = "SELECT day FROM gps_point_days WHERE load_id = ? AND day >= ? AND day <= ?";
     newest_point_day = "SELECT day FROM gps_point_days WHERE load_id = ? LIMIT 1";
     newest_point = "SELECT ts FROM gps_points WHERE load_id = ? AND day = ? LIMIT 1";
-    points_in_day = "SELECT ts, lat, lng, speed, heading FROM gps_points WHERE load_id = ? AND day = ? AND ts >= ? AND ts <= ? LIMIT ?";
+    points_in_day = "SELECT ts, lat, lng, speed, heading, source FROM gps_points WHERE load_id = ? AND day = ? AND ts >= ? AND ts <= ? LIMIT ?";
     count_points_in_day = "SELECT COUNT(*) FROM gps_points WHERE load_id = ? AND day = ? AND ts >= ? AND ts <= ?";
 
     // Idempotency answers.

@@ -20,7 +20,7 @@ use futures_util::{StreamExt, TryStreamExt, stream};
 use super::statements::LoggedBatch;
 use super::{ScyllaStore, keys};
 use crate::domain::ids::LoadId;
-use crate::domain::tracking::{Appended, GpsFix, TrackingPoint};
+use crate::domain::tracking::{Appended, FixSource, GpsFix, TrackingPoint};
 use crate::storage::{PointRange, StorageError, StorageResult, TrackingStore};
 
 /// Loads whose newest point time is remembered; past this the memory is
@@ -38,10 +38,19 @@ enum Write {
     IfNew,
 }
 
-/// A `gps_points` row: `(load_id, day, ts, lat, lng, speed, heading)`.
-type PointRow = (String, i32, i64, f64, f64, Option<f64>, Option<f64>);
-/// What a read of `gps_points` selects: `(ts, lat, lng, speed, heading)`.
-type FixRow = (i64, f64, f64, Option<f64>, Option<f64>);
+/// A `gps_points` row: `(load_id, day, ts, lat, lng, speed, heading, source)`.
+type PointRow = (
+    String,
+    i32,
+    i64,
+    f64,
+    f64,
+    Option<f64>,
+    Option<f64>,
+    &'static str,
+);
+/// What a read of `gps_points` selects: `(ts, lat, lng, speed, heading, source)`.
+type FixRow = (i64, f64, f64, Option<f64>, Option<f64>, Option<String>);
 
 /// The row a point is stored as: exactly the numbers the client sent, the
 /// timestamp to the microsecond, unknown speed and heading as nulls.
@@ -55,11 +64,18 @@ fn point_row(point: &TrackingPoint) -> PointRow {
         point.fix.lng,
         point.fix.speed_mph,
         point.fix.heading_deg,
+        point.fix.source.as_str(),
     )
 }
 
-/// The fix a row holds.
-fn fix_from_row((ts, lat, lng, speed, heading): FixRow) -> StorageResult<GpsFix> {
+/// The fix a row holds. A row written before `source` existed (cql/008) has
+/// none: those all came through the API.
+fn fix_from_row((ts, lat, lng, speed, heading, source): FixRow) -> StorageResult<GpsFix> {
+    let source = match source.as_deref() {
+        None => FixSource::Api,
+        Some(name) => FixSource::parse(name)
+            .ok_or_else(|| StorageError::corrupt("GPS point of an unknown source"))?,
+    };
     Ok(GpsFix {
         timestamp: keys::from_micros(ts)
             .ok_or_else(|| StorageError::corrupt("GPS point time out of range"))?,
@@ -67,6 +83,7 @@ fn fix_from_row((ts, lat, lng, speed, heading): FixRow) -> StorageResult<GpsFix>
         lng,
         speed_mph: speed,
         heading_deg: heading,
+        source,
     })
 }
 
@@ -279,6 +296,7 @@ mod tests {
                 lng: -96.796_99,
                 speed_mph: speed,
                 heading_deg: None,
+                source: FixSource::Api,
             },
             event: None,
         }
@@ -295,9 +313,15 @@ mod tests {
             let row = point_row(&point);
             assert_eq!(row.0, point.load_id.as_str());
             assert_eq!(row.1, keys::day(row.2), "the bucket is the fix's UTC day");
-            let (_, _, ts, lat, lng, speed, heading) = row;
+            let (_, _, ts, lat, lng, speed, heading, source) = row;
+            assert_eq!(source, "api");
             assert_eq!(
-                fix_from_row((ts, lat, lng, speed, heading)).unwrap(),
+                fix_from_row((ts, lat, lng, speed, heading, Some(source.to_owned()))).unwrap(),
+                point.fix
+            );
+            // A row from before cql/008 has no source: it came through the API.
+            assert_eq!(
+                fix_from_row((ts, lat, lng, speed, heading, None)).unwrap(),
                 point.fix
             );
         }
@@ -305,6 +329,8 @@ mod tests {
 
     #[test]
     fn a_row_outside_the_time_range_is_corrupt_not_a_panic() {
-        assert!(fix_from_row((i64::MAX, 0.0, 0.0, None, None)).is_err());
+        assert!(fix_from_row((i64::MAX, 0.0, 0.0, None, None, None)).is_err());
+        let unknown = Some("carrier_pigeon".to_owned());
+        assert!(fix_from_row((0, 0.0, 0.0, None, None, unknown)).is_err());
     }
 }

@@ -2,7 +2,7 @@
 
 use chrono::DateTime;
 use freight::domain::ids::LoadId;
-use freight::domain::tracking::{Appended, GpsFix, TrackingPoint};
+use freight::domain::tracking::{Appended, FixSource, GpsFix, TrackingPoint};
 use freight::storage::{PointRange, Storage};
 
 fn fix(seconds: i64, lat: f64) -> GpsFix {
@@ -12,6 +12,8 @@ fn fix(seconds: i64, lat: f64) -> GpsFix {
         lng: -96.8,
         speed_mph: (seconds % 2 == 0).then_some(55.5),
         heading_deg: None,
+        // Every source, so each backend shows it keeps them.
+        source: FixSource::ALL[seconds.unsigned_abs() as usize % FixSource::ALL.len()],
     }
 }
 
