@@ -7,7 +7,10 @@ use reqwest::{Method, StatusCode};
 use serde_json::json;
 use tokio::process::{Child, Command};
 
-use crate::helpers::{first_key_in, free_port, https_client, load_body, send, until_healthy};
+use crate::helpers::{
+    eventually, first_key_in, free_port, https_client, load_body, send, until_healthy,
+    within_deadline,
+};
 
 struct Server {
     child: Child,
@@ -250,14 +253,19 @@ async fn stop_mid_stream(stop: Stop) {
             })
         })
         .collect();
-    let deadline = std::time::Instant::now() + Duration::from_secs(60);
-    while acked.lock().unwrap().len() < 300 {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the server acknowledged too few fixes"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    eventually(
+        Duration::from_secs(60),
+        "300 acknowledged fixes",
+        || async {
+            let n = acked.lock().unwrap().len();
+            if n >= 300 {
+                Ok(())
+            } else {
+                Err(format!("{n} acknowledged"))
+            }
+        },
+    )
+    .await;
     match stop {
         Stop::Kill => {
             server.child.start_kill().unwrap(); // SIGKILL, with requests in flight
@@ -385,14 +393,19 @@ async fn every_acknowledged_device_position_survives_sigkill() {
             })
         })
         .collect();
-    let deadline = std::time::Instant::now() + Duration::from_secs(60);
-    while acked.lock().unwrap().len() < 200 {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the server acknowledged too few positions"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    eventually(
+        Duration::from_secs(60),
+        "200 acknowledged positions",
+        || async {
+            let n = acked.lock().unwrap().len();
+            if n >= 200 {
+                Ok(())
+            } else {
+                Err(format!("{n} acknowledged"))
+            }
+        },
+    )
+    .await;
     server.child.start_kill().unwrap(); // SIGKILL, with posts in flight
     server.child.wait().await.unwrap();
     for poster in posters {
@@ -436,19 +449,19 @@ async fn webhooks_pending_at_sigkill_arrive_after_restart_under_their_ids() {
     let receiver = crate::receiver::Receiver::start_on(held, 200);
     // Attempts made before the kill time out or fail; the retry is due 5 s (±10%)
     // after each.
-    let deadline = std::time::Instant::now() + Duration::from_secs(40);
-    let received = loop {
+    let arrived = within_deadline(Duration::from_secs(40), || async {
         let received = receiver.received();
-        if received
-            .iter()
-            .map(|d| d.id.as_str())
-            .collect::<HashSet<_>>()
-            .len()
-            == 30
-        {
-            break received;
+        let ids: HashSet<&str> = received.iter().map(|d| d.id.as_str()).collect();
+        if ids.len() == 30 {
+            Ok(received)
+        } else {
+            Err(format!("{} distinct deliveries", ids.len()))
         }
-        if std::time::Instant::now() > deadline {
+    })
+    .await;
+    let received = match arrived {
+        Ok(received) => received,
+        Err(seen) => {
             let (_, hooks) = send(restarted.call(&client, &key, Method::GET, "/webhooks")).await;
             let id = hooks["data"]["webhooks"][0]["id"]
                 .as_str()
@@ -469,12 +482,8 @@ async fn webhooks_pending_at_sigkill_arrive_after_restart_under_their_ids() {
                 .take(60)
                 .collect::<Vec<_>>()
                 .join("\n");
-            panic!(
-                "{} deliveries received; log: {log}\nserver log (newest first):\n{tail}",
-                received.len()
-            );
+            panic!("{seen} received; log: {log}\nserver log (newest first):\n{tail}");
         }
-        tokio::time::sleep(Duration::from_millis(50)).await;
     };
     let delivered: HashSet<String> = received
         .iter()
@@ -772,27 +781,30 @@ async fn five_sigkills_lose_nothing_acknowledged() {
         }
         (created, moves)
     };
-    let deadline = std::time::Instant::now() + Duration::from_secs(60);
-    loop {
-        let received = receiver.received();
-        let (created, moves) = arrived(&received);
-        let missing_created = wanted_created
-            .iter()
-            .filter(|id| !created.contains(**id))
-            .count();
-        let missing_moves = wanted_moves
-            .iter()
-            .filter(|(id, s)| !moves.contains(&((*id).to_owned(), (*s).to_owned())))
-            .count();
-        if missing_created == 0 && missing_moves == 0 {
-            break;
-        }
-        assert!(
-            std::time::Instant::now() < deadline,
-            "{missing_created} load.created and {missing_moves} load.status_changed of acknowledged changes never arrived"
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    eventually(
+        Duration::from_secs(60),
+        "a webhook for every acknowledged change",
+        || async {
+            let received = receiver.received();
+            let (created, moves) = arrived(&received);
+            let missing_created = wanted_created
+                .iter()
+                .filter(|id| !created.contains(**id))
+                .count();
+            let missing_moves = wanted_moves
+                .iter()
+                .filter(|(id, s)| !moves.contains(&((*id).to_owned(), (*s).to_owned())))
+                .count();
+            if missing_created == 0 && missing_moves == 0 {
+                Ok(())
+            } else {
+                Err(format!(
+                    "{missing_created} load.created and {missing_moves} load.status_changed missing"
+                ))
+            }
+        },
+    )
+    .await;
     let received = receiver.received();
     let mut bodies: HashMap<String, Vec<u8>> = HashMap::new();
     for delivery in &received {

@@ -51,7 +51,23 @@ pub async fn spawn_app_with_local_webhooks() -> TestApp {
 /// the test after `within`, saying `what` was awaited and the last `Err`
 /// (what was seen instead). The one wait loop of the suite: a wait that
 /// cannot end is a failure, never a hang.
-pub async fn eventually<T, F, Fut>(within: std::time::Duration, what: &str, mut probe: F) -> T
+pub async fn eventually<T, F, Fut>(within: std::time::Duration, what: &str, probe: F) -> T
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Result<T, String>>,
+{
+    match within_deadline(within, probe).await {
+        Ok(found) => found,
+        Err(seen) => panic!("timed out after {within:?} waiting for {what}; last seen: {seen}"),
+    }
+}
+
+/// `eventually`, answering the last `Err` at the deadline instead of failing:
+/// for a test that gathers more evidence (a server log) before it fails.
+pub async fn within_deadline<T, F, Fut>(
+    within: std::time::Duration,
+    mut probe: F,
+) -> Result<T, String>
 where
     F: FnMut() -> Fut,
     Fut: std::future::Future<Output = Result<T, String>>,
@@ -59,11 +75,9 @@ where
     let deadline = std::time::Instant::now() + within;
     loop {
         match probe().await {
-            Ok(found) => return found,
-            Err(seen) => assert!(
-                std::time::Instant::now() < deadline,
-                "timed out after {within:?} waiting for {what}; last seen: {seen}"
-            ),
+            Ok(found) => return Ok(found),
+            Err(seen) if std::time::Instant::now() >= deadline => return Err(seen),
+            Err(_) => {}
         }
         tokio::time::sleep(std::time::Duration::from_millis(25)).await;
     }
@@ -107,19 +121,20 @@ async fn start(
     // arbiter, stopped, not joined) may hold the store a moment longer than
     // `run_until_stopped`: a process that exits lets go at once, a test in the
     // same process waits for it, 10 s at most.
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
-    let app = loop {
-        match Application::build(settings.clone()).await {
-            Ok(app) => break app,
-            Err(error)
-                if format!("{error:#}").contains("another freight process is using")
-                    && std::time::Instant::now() < deadline =>
-            {
-                tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    let app = eventually(
+        std::time::Duration::from_secs(10),
+        "the stopped server to let go of the store",
+        || async {
+            match Application::build(settings.clone()).await {
+                Ok(app) => Ok(app),
+                Err(error) if format!("{error:#}").contains("another freight process is using") => {
+                    Err(format!("{error:#}"))
+                }
+                Err(error) => panic!("server starts: {error:?}"),
             }
-            Err(error) => panic!("server starts: {error:?}"),
-        }
-    };
+        },
+    )
+    .await;
     let api_port = app.api_addr().port();
     let admin_base = format!("http://{}", app.admin_addr());
     let (key, account_id) = match app.bootstrap_key() {
@@ -474,16 +489,15 @@ pub fn free_port() -> u16 {
 /// Waits (at most 10 s) until the admin listener at `admin_url` answers
 /// `/health`; false if it never did.
 pub async fn until_healthy(admin_url: &str) -> bool {
-    for _ in 0..200 {
-        if reqwest::get(format!("{admin_url}/health"))
-            .await
-            .is_ok_and(|r| r.status().is_success())
-        {
-            return true;
+    within_deadline(std::time::Duration::from_secs(10), || async {
+        match reqwest::get(format!("{admin_url}/health")).await {
+            Ok(r) if r.status().is_success() => Ok(()),
+            Ok(r) => Err(r.status().to_string()),
+            Err(e) => Err(e.to_string()),
         }
-        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-    }
-    false
+    })
+    .await
+    .is_ok()
 }
 
 /// The key a first start of the `freight` binary wrote into `data_dir` (its
@@ -491,13 +505,13 @@ pub async fn until_healthy(admin_url: &str) -> bool {
 /// the file, which is written once the server is built.
 pub async fn first_key_in(data_dir: &Path) -> Option<String> {
     let path = data_dir.join(freight::server::bootstrap::FIRST_KEY_FILE);
-    for _ in 0..200 {
-        if let Ok(text) = std::fs::read_to_string(&path)
-            && text.ends_with('\n')
-        {
-            return Some(text.trim().to_owned());
+    within_deadline(std::time::Duration::from_secs(10), || async {
+        match std::fs::read_to_string(&path) {
+            Ok(text) if text.ends_with('\n') => Ok(text.trim().to_owned()),
+            Ok(_) => Err("written in part".to_owned()),
+            Err(e) => Err(e.to_string()),
         }
-        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-    }
-    None
+    })
+    .await
+    .ok()
 }

@@ -106,26 +106,18 @@ impl Receiver {
         what: &str,
         done: impl Fn(&[Received]) -> bool,
     ) -> Vec<Received> {
-        let deadline = std::time::Instant::now() + Duration::from_secs(20);
-        loop {
+        crate::helpers::eventually(Duration::from_secs(20), what, || async {
             if let Some(clock) = clock {
                 clock.advance(chrono::Duration::milliseconds(200));
             }
             let received = self.received();
             if done(&received) {
-                return received;
+                return Ok(received);
             }
-            assert!(
-                std::time::Instant::now() < deadline,
-                "timed out waiting for {what}; got {} deliveries: {:?}",
-                received.len(),
-                received
-                    .iter()
-                    .map(|r| r.json["type"].clone())
-                    .collect::<Vec<_>>()
-            );
-            tokio::time::sleep(Duration::from_millis(25)).await;
-        }
+            let types: Vec<_> = received.iter().map(|r| r.json["type"].clone()).collect();
+            Err(format!("{} deliveries: {types:?}", received.len()))
+        })
+        .await
     }
 }
 
