@@ -14,7 +14,7 @@
 #
 # Knobs (environment): ROUNDS (pairs per shape, default 3), SECONDS_PER_RUN
 # (default 8), LOADS (loads the fixes spread over, default 1000), ONLY
-# (`ingest`, `reads` or `bulk`: that comparison alone), PERF (set: record each
+# (`ingest`, `reads`, `bulk` or `devices`: that comparison alone), PERF (set: record each
 # freight run with `perf record -g` into target/perf/<shape>-<workers>w.data,
 # for `perf report -i`; recording costs the server some throughput), FREIGHT (the
 # freight binary to measure, default target/release/freight; a wrapper script
@@ -38,7 +38,10 @@
 # request (waking it more often) has less CPU left for itself.
 # Shapes: 1 server worker with wrk -t1 -c32 (the headline), and 2 workers with
 # wrk -t2 -c256; bulk (batches of 1,000 fixes over 1,000 loads) at 1 worker
-# with wrk -t1 -c32, where points/s is 1,000 times the requests/s shown. The machine is shared and noisy: compare the ratios of one run.
+# with wrk -t1 -c32, where points/s is 1,000 times the requests/s shown; then
+# device ingest (benches/wrk/devices.sh: Traccar Client 7's request beside the
+# API's single fix, Overland batches of 100 beside API batches of 100, per fix,
+# in one freight). The machine is shared and noisy: compare the ratios of one run.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 command -v wrk >/dev/null || { echo "wrk is required (apt-get install wrk)" >&2; exit 1; }
@@ -172,3 +175,8 @@ start 2
 compare 2 2 256 fix.lua "ingest"
 compare 2 2 256 read.lua "reads"
 stop
+# Devices: the device protocols against the API's own ingest, in one freight
+# (a bare handler speaks neither protocol, so the API is the reference here).
+if [ -z "${ONLY:-}" ] || [ "$ONLY" = devices ]; then
+  FREIGHT=$FREIGHT ROUNDS=$ROUNDS SECONDS_PER_RUN=$SECONDS_PER_RUN LOADS=$LOADS benches/wrk/devices.sh
+fi

@@ -13,7 +13,9 @@
 #
 # Knobs: ROUNDS (pairs per shape, default 3), SECONDS_PER_RUN (default 8),
 # LOADS (default 1000), WORKERS (freight's HTTP workers, default 1),
-# CONNECTIONS (wrk -c, default 32), FREIGHT (default target/release/freight).
+# CONNECTIONS (wrk -c, default 32), FREIGHT (the binary to measure; unset,
+# target/release/freight, built first). `benches/wrk/compare.sh` runs this
+# script last, on its own build (`ONLY=devices` for this comparison alone).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 command -v wrk >/dev/null || { echo "wrk is required (apt-get install wrk)" >&2; exit 1; }
@@ -23,13 +25,13 @@ SECONDS_PER_RUN=${SECONDS_PER_RUN:-8}
 LOADS=${LOADS:-1000}
 WORKERS=${WORKERS:-1}
 CONNECTIONS=${CONNECTIONS:-32}
-FREIGHT=${FREIGHT:-target/release/freight}
 WORK=$(mktemp -d)
 trap 'kill $(jobs -p) 2>/dev/null || true; wait 2>/dev/null || true; rm -rf "$WORK"' EXIT
 
-if [ "$FREIGHT" = target/release/freight ]; then
+if [ -z "${FREIGHT:-}" ]; then
   echo "building (release)..." >&2
   cargo build --release --bin freight >&2
+  FREIGHT=target/release/freight
 fi
 . benches/wrk/freight.sh
 start_freight "$WORKERS"
