@@ -51,7 +51,7 @@ fn new_load() -> freight::domain::load::NewLoad {
         city: Some("City".into()),
         state: Some(state.into()),
         zip: Some(zip.into()),
-        address: None,
+        ..LocationInput::default()
     };
     NewLoadInput {
         origin: Some(place("TX", "75201")),

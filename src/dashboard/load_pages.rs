@@ -120,6 +120,7 @@ pub async fn create(
         state: form.text(&format!("{prefix}.state")),
         zip: form.text(&format!("{prefix}.zip")),
         address: form.text(&format!("{prefix}.address")),
+        ..LocationInput::default()
     };
     let input = NewLoadInput {
         origin: Some(place("origin")),

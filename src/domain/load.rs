@@ -272,6 +272,9 @@ pub(crate) fn sample(status: LoadStatus) -> Load {
         state: crate::domain::location::UsState::parse(state).unwrap(),
         zip: zip.into(),
         address: None,
+        lat: None,
+        lng: None,
+        radius_m: None,
     };
     let new = NewLoad {
         origin: place("Dallas", "TX", "75201"),

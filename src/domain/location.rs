@@ -84,7 +84,23 @@ pub struct Location {
     #[serde(default)]
     #[schema(required = true)]
     pub address: Option<String>,
+    /// The facility's latitude: with `lng`, the centre of the stop's geofence
+    /// (else the ZIP's centroid is). Null when not given.
+    #[serde(default)]
+    #[schema(minimum = -90.0, maximum = 90.0)]
+    pub lat: Option<f64>,
+    #[serde(default)]
+    #[schema(minimum = -180.0, maximum = 180.0)]
+    pub lng: Option<f64>,
+    /// The arrival radius of the stop's geofence, in metres (25-10,000); null
+    /// for the default (500 m around coordinates, 3,000 m around a ZIP centroid).
+    #[serde(default)]
+    #[schema(minimum = 25, maximum = 10000)]
+    pub radius_m: Option<u32>,
 }
+
+/// The smallest and largest arrival radius a stop may be given, in metres.
+pub const RADIUS_M_RANGE: std::ops::RangeInclusive<u32> = 25..=10_000;
 
 /// A WGS 84 position in decimal degrees.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]

@@ -27,6 +27,9 @@ pub fn sample_load(account: &AccountId, origin: &str, destination: &str) -> Load
         state: UsState::parse(state).expect("a state code"),
         zip: "12345".into(),
         address: None,
+        lat: None,
+        lng: None,
+        radius_m: None,
     };
     let new = NewLoad {
         origin: place(origin),
