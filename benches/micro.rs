@@ -220,6 +220,7 @@ fn group_commit(c: &mut Criterion) {
                 source: FixSource::Api,
             },
             event: None,
+            stops: None,
         }
     };
     let mut group = c.benchmark_group("group commit");

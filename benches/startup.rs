@@ -125,6 +125,7 @@ async fn seed(store_dir: &Path, account: &AccountId, total: usize) -> Vec<LoadId
                     source: FixSource::Api,
                 },
                 event: None,
+                stops: None,
             })
             .collect();
         written += batch.len();

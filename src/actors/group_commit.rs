@@ -228,6 +228,12 @@ mod tests {
                 async fn load_points(&self, _: &LoadId, _: PointRange) -> StorageResult<Vec<GpsFix>> {
                     Ok(Vec::new())
                 }
+                async fn load_stops(
+                    &self,
+                    _: &LoadId,
+                ) -> StorageResult<Option<crate::domain::stops::StopsProgress>> {
+                    Ok(None)
+                }
                 async fn count_points(
                     &self,
                     _: &LoadId,
@@ -270,6 +276,7 @@ mod tests {
                 source: FixSource::Api,
             },
             event: None,
+            stops: None,
         }
     }
 

@@ -15,8 +15,9 @@ use super::load_state::{Admission, HeldFix, SharedState, State, Tracked};
 use super::status_change::apply_status_change;
 use crate::clock::Clock;
 use crate::domain::ids::{AccountId, LoadId};
-use crate::domain::load::{Load, LoadStatus, StatusChange};
-use crate::domain::tracking::TrackingState;
+use crate::domain::load::{ChangeSource, Load, LoadStatus, StatusChange};
+use crate::domain::stops::StopWatch;
+use crate::domain::tracking::{GpsFix, TrackingState};
 use crate::geo;
 use crate::storage::{PointRange, Storage, StorageError};
 use crate::telemetry::error_chain;
@@ -45,8 +46,8 @@ pub const LEASE_RETRY_AFTER_SECS: &str = "5";
 #[rtype(result = "Result<Admission, LoadError>")]
 pub struct AdmitFixes {
     pub account: AccountId,
-    /// How many fixes, for numbering their events.
-    pub fixes: u32,
+    /// The fixes, in the order their events are numbered (and their stops watched).
+    pub fixes: Vec<GpsFix>,
     /// Whether `tracking.updated` events are wanted (someone subscribes).
     pub events: bool,
 }
@@ -57,6 +58,15 @@ pub struct AdmitFixes {
 pub struct ChangeStatus {
     pub account: AccountId,
     pub change: StatusChange,
+}
+
+/// The truck left the pickup while the load was `assigned`: the load moves to
+/// `in_transit` through the usual change (its history says `geofence`), unless
+/// something moved it meanwhile.
+#[derive(Message, Clone)]
+#[rtype(result = "()")]
+pub struct DepartedPickup {
+    pub account: AccountId,
 }
 
 /// Reads the in-memory tracking state.
@@ -216,23 +226,30 @@ impl Actor for LoadActor {
                     .load_points(&id, PointRange::latest(RECENT_FIXES))
                     .await?;
                 let last_sequence = storage.last_event_sequence(&id).await?;
-                Ok::<_, StorageError>(Ok(Some((load, recent, last_sequence))))
+                let stops = storage.load_stops(&id).await?.unwrap_or_default();
+                Ok::<_, StorageError>(Ok(Some((load, recent, last_sequence, stops))))
             }
             .into_actor(self)
             .map(|loaded, actor, ctx| match loaded {
-                Ok(Ok(Some((load, recent, last_sequence)))) => {
+                Ok(Ok(Some((load, recent, last_sequence, stops)))) => {
                     if actor.deps.storage.needs_leases() {
                         actor.keep_lease(ctx);
                     }
                     let destination =
                         geo::zip_centroid(&load.destination.zip).map(|p| (p.lat, p.lng));
                     let delivered = load.status == LoadStatus::Delivered;
+                    // Fixes no newer than the newest stored one were folded
+                    // into the stored progress already, or were late.
+                    let stops =
+                        StopWatch::new(&load.origin, &load.destination, stops, recent.first());
                     actor.state.lock().state = State::Active(Tracked::new(
                         load.account_id,
                         load.status,
                         destination,
                         recent.iter().map(HeldFix::new).collect(),
                         last_sequence + 1,
+                        stops,
+                        [load.pickup_date, load.delivery_date],
                     ));
                     if delivered {
                         actor.stop_after(ctx, actor.deps.settings.delivered_linger);
@@ -289,7 +306,7 @@ impl Handler<AdmitFixes> for LoadActor {
     fn handle(&mut self, msg: AdmitFixes, _: &mut Self::Context) -> Self::Result {
         self.state
             .lock()
-            .admit(&self.state, &msg.account, msg.fixes, msg.events)
+            .admit(&self.state, &msg.account, &msg.fixes, msg.events)
     }
 }
 
@@ -362,6 +379,42 @@ impl Handler<ChangeStatus> for LoadActor {
                 changed.map(|c| c.load)
             }),
         ))
+    }
+}
+
+impl Handler<DepartedPickup> for LoadActor {
+    type Result = ();
+
+    fn handle(&mut self, msg: DepartedPickup, ctx: &mut Self::Context) {
+        let change = ChangeStatus {
+            account: msg.account,
+            change: StatusChange {
+                status: LoadStatus::InTransit,
+                carrier_id: None,
+                location: None,
+                notes: None,
+                source: ChangeSource::Geofence,
+            },
+        };
+        let id = self.id.clone();
+        // Behind whatever the mailbox holds: a change made meanwhile (a person
+        // moving the load on) is applied first, and this one then finds the
+        // load no longer `assigned`.
+        let addr = ctx.address();
+        ctx.spawn(
+            async move {
+                match addr.send(change).await {
+                    Ok(Ok(load)) => {
+                        tracing::info!(load = %id, status = %load.status, "the truck left the pickup; the load is in transit")
+                    }
+                    Ok(Err(error)) => {
+                        tracing::info!(load = %id, %error, "the truck left the pickup; the load was not moved to in_transit")
+                    }
+                    Err(error) => tracing::warn!(load = %id, %error, "the actor stopped before moving the load to in_transit"),
+                }
+            }
+            .into_actor(self),
+        );
     }
 }
 

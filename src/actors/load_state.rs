@@ -17,11 +17,13 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use bytes::Bytes;
+use chrono::{DateTime, Utc};
 use tokio::time::Instant;
 
 use super::LoadError;
 use crate::domain::ids::AccountId;
 use crate::domain::load::LoadStatus;
+use crate::domain::stops::{Milestone, StopWatch, StopsProgress};
 use crate::domain::tracking::{Appended, FixSource, GpsFix, TrackingState};
 
 /// Positions kept in memory per load, newest first (the rest is in storage).
@@ -75,7 +77,7 @@ impl SharedState {
     pub fn try_admit(
         &self,
         account: &AccountId,
-        fixes: u32,
+        fixes: &[GpsFix],
         events: bool,
     ) -> Option<Result<Admission, LoadError>> {
         let mut shared = self.lock();
@@ -141,11 +143,25 @@ impl SharedState {
         fixes: &[GpsFix],
         outcomes: Option<&[Appended]>,
         snapshot: bool,
+        stops_undo: Option<StopsUndo>,
     ) -> Option<TrackingState> {
         let mut shared = self.lock();
         shared.in_flight = shared.in_flight.saturating_sub(1);
-        let outcomes = outcomes?;
         let State::Active(tracked) = &mut shared.state else {
+            return None;
+        };
+        let Some(outcomes) = outcomes else {
+            // Not stored: the stops must not stay advanced by fixes that are
+            // not there (the client will send them again). Undone unless a
+            // later admission built on them, which then stands.
+            if let Some(undo) = stops_undo {
+                if tracked.stops_version == undo.version {
+                    tracked.stops = undo.before;
+                    tracked.stops_version += 1;
+                } else {
+                    tracing::warn!("a failed commit's stop milestones were built on; they stand");
+                }
+            }
             return None;
         };
         for (fix, outcome) in fixes.iter().zip(outcomes) {
@@ -164,7 +180,7 @@ impl Shared {
         &mut self,
         handle: &SharedState,
         account: &AccountId,
-        fixes: u32,
+        fixes: &[GpsFix],
         events: bool,
     ) -> Result<Admission, LoadError> {
         self.last_active = Instant::now();
@@ -175,25 +191,53 @@ impl Shared {
         }
         let first_sequence = events.then(|| {
             let first = tracked.next_sequence;
-            tracked.next_sequence += u64::from(fixes);
+            tracked.next_sequence += fixes.len() as u64;
             first
         });
+        let (stops, stops_undo) = tracked.watch_stops(fixes);
         // Balanced by the `record_stored` that always follows an admission.
         self.in_flight += 1;
         Ok(Admission {
             state: handle.clone(),
             status,
             first_sequence,
+            stops,
+            stops_undo,
+            appointments: tracked.appointments,
         })
     }
 }
 
-/// An admission: where its outcome is recorded, the load's status, and the first
-/// of the event sequence numbers reserved for the fixes (when events are wanted).
+/// What one admitted fix changed of its load's stops.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StopsAdmitted {
+    /// The fix's place among the admission's fixes.
+    pub index: usize,
+    pub milestones: Vec<Milestone>,
+    /// The progress after the fix, to store with it.
+    pub progress: StopsProgress,
+    /// The sequence number of the first milestone's event.
+    pub first_sequence: u64,
+}
+
+/// How to take back an admission's stop changes if its commit fails.
+pub struct StopsUndo {
+    before: StopWatch,
+    /// The watch's version once the admission changed it.
+    version: u64,
+}
+
+/// An admission: where its outcome is recorded, the load's status, the first
+/// of the event sequence numbers reserved for the fixes (when events are
+/// wanted), and the stop milestones the fixes made.
 pub struct Admission {
     pub state: SharedState,
     pub status: LoadStatus,
     pub first_sequence: Option<u64>,
+    pub stops: Vec<StopsAdmitted>,
+    pub stops_undo: Option<StopsUndo>,
+    /// Pickup and delivery appointments, for the milestones' arrival status.
+    pub appointments: [Option<DateTime<Utc>>; 2],
 }
 
 impl std::fmt::Debug for Admission {
@@ -253,6 +297,12 @@ pub struct Tracked {
     pub(super) account: AccountId,
     status: LoadStatus,
     pub(super) destination: Option<(f64, f64)>,
+    /// The pickup and delivery as stops, folded from admitted fixes.
+    stops: StopWatch,
+    /// Bumped by every admission that changes `stops`.
+    stops_version: u64,
+    /// Pickup and delivery appointments (`pickup_date`, `delivery_date`).
+    appointments: [Option<DateTime<Utc>>; 2],
     /// Newest first, at most `RECENT_FIXES`.
     pub(super) recent: VecDeque<HeldFix>,
     /// The sequence number the load's next event gets.
@@ -270,11 +320,16 @@ impl Tracked {
         destination: Option<(f64, f64)>,
         recent: VecDeque<HeldFix>,
         next_sequence: u64,
+        stops: StopWatch,
+        appointments: [Option<DateTime<Utc>>; 2],
     ) -> Self {
         Tracked {
             account,
             status,
             destination,
+            stops,
+            stops_version: 0,
+            appointments,
             recent,
             next_sequence,
             version: 0,
@@ -284,6 +339,37 @@ impl Tracked {
 
     pub(super) fn status(&self) -> LoadStatus {
         self.status
+    }
+
+    /// Folds admitted fixes into the stops: what each changed (with sequence
+    /// numbers reserved for its milestones' events), and how to undo it.
+    fn watch_stops(&mut self, fixes: &[GpsFix]) -> (Vec<StopsAdmitted>, Option<StopsUndo>) {
+        // A copy of some 160 bytes: cheaper than deciding whether it is needed.
+        let before = self.stops.clone();
+        let mut changes = Vec::new();
+        for (index, fix) in fixes.iter().enumerate() {
+            let progress = *self.stops.progress();
+            let milestones = self.stops.observe(fix);
+            if milestones.is_empty() && *self.stops.progress() == progress {
+                continue;
+            }
+            let first_sequence = self.next_sequence;
+            self.next_sequence += milestones.len() as u64;
+            changes.push(StopsAdmitted {
+                index,
+                milestones,
+                progress: *self.stops.progress(),
+                first_sequence,
+            });
+        }
+        let undo = (!changes.is_empty()).then(|| {
+            self.stops_version += 1;
+            StopsUndo {
+                before,
+                version: self.stops_version,
+            }
+        });
+        (changes, undo)
     }
 
     pub(super) fn set_status(&mut self, status: LoadStatus) {
@@ -378,6 +464,7 @@ mod tests {
     use super::*;
 
     fn active(account: &AccountId, status: LoadStatus) -> SharedState {
+        let load = crate::domain::load::sample(status);
         let shared = SharedState::loading();
         shared.lock().state = State::Active(Tracked::new(
             account.clone(),
@@ -385,8 +472,20 @@ mod tests {
             None,
             VecDeque::new(),
             7,
+            StopWatch::new(
+                &load.origin,
+                &load.destination,
+                StopsProgress::default(),
+                None,
+            ),
+            [None, None],
         ));
         shared
+    }
+
+    /// `n` fixes (far from either stop) to admit.
+    fn some(n: i64) -> Vec<GpsFix> {
+        (0..n).map(|s| fix(1_000 + s)).collect()
     }
 
     fn fix(second: i64) -> GpsFix {
@@ -405,10 +504,10 @@ mod tests {
         let account = AccountId::generate();
         let shared = active(&account, LoadStatus::InTransit);
 
-        let admitted = shared.try_admit(&account, 3, true).unwrap().unwrap();
+        let admitted = shared.try_admit(&account, &some(3), true).unwrap().unwrap();
         assert_eq!(admitted.first_sequence, Some(7));
         assert_eq!(shared.lock().in_flight, 1);
-        let again = shared.try_admit(&account, 1, true).unwrap().unwrap();
+        let again = shared.try_admit(&account, &some(1), true).unwrap().unwrap();
         assert_eq!(
             again.first_sequence,
             Some(10),
@@ -416,7 +515,9 @@ mod tests {
         );
 
         // Another account's key sees no such load.
-        let stranger = shared.try_admit(&AccountId::generate(), 1, false).unwrap();
+        let stranger = shared
+            .try_admit(&AccountId::generate(), &some(1), false)
+            .unwrap();
         assert!(matches!(stranger, Err(LoadError::NotFound)));
 
         // While the actor loads, changes status or stops, the mailbox decides.
@@ -427,14 +528,17 @@ mod tests {
                 _ => guard.stopping = true,
             }
             drop(guard);
-            assert!(shared.try_admit(&account, 1, false).is_none(), "{flag}");
+            assert!(
+                shared.try_admit(&account, &some(1), false).is_none(),
+                "{flag}"
+            );
             let mut guard = shared.lock();
             guard.changing = false;
             guard.stopping = false;
         }
         assert!(
             SharedState::loading()
-                .try_admit(&account, 1, false)
+                .try_admit(&account, &some(1), false)
                 .is_none()
         );
         assert!(SharedState::loading().try_read(&account).is_none());
@@ -443,9 +547,11 @@ mod tests {
         // latest position.
         let fixes = [fix(1), fix(3), fix(2)];
         let outcomes = [Appended::Stored, Appended::Duplicate, Appended::Stored];
-        let state = shared.record_stored(&fixes, Some(&outcomes), true).unwrap();
+        let state = shared
+            .record_stored(&fixes, Some(&outcomes), true, None)
+            .unwrap();
         assert_eq!(state.recent, vec![fix(2), fix(1)]);
-        assert!(shared.record_stored(&[fix(9)], None, true).is_none());
+        assert!(shared.record_stored(&[fix(9)], None, true, None).is_none());
         assert_eq!(shared.lock().in_flight, 0);
         assert_eq!(shared.try_read(&account).unwrap().unwrap().recent.len(), 2);
     }
@@ -467,8 +573,11 @@ mod tests {
 
         // A stored fix makes the kept view stale, and a render of the older
         // state that finishes late is not kept.
-        shared.try_admit(&account, 1, false).unwrap().unwrap();
-        shared.record_stored(&[fix(5)], Some(&[Appended::Stored]), false);
+        shared
+            .try_admit(&account, &some(1), false)
+            .unwrap()
+            .unwrap();
+        shared.record_stored(&[fix(5)], Some(&[Appended::Stored]), false, None);
         let second = stale_version(shared.try_view(&account));
         assert_ne!(first, second);
         shared.keep_view(first, Bytes::from_static(b"late"));
@@ -478,12 +587,23 @@ mod tests {
         // changes nothing a reader sees.
         shared.keep_view(second, Bytes::from_static(b"v2"));
         let newer: Vec<GpsFix> = (0..RECENT_FIXES as i64 + 1).map(|s| fix(100 + s)).collect();
-        shared.try_admit(&account, 11, false).unwrap().unwrap();
-        shared.record_stored(&newer, Some(&[Appended::Stored; RECENT_FIXES + 1]), false);
-        shared.try_admit(&account, 1, false).unwrap().unwrap();
+        shared
+            .try_admit(&account, &some(11), false)
+            .unwrap()
+            .unwrap();
+        shared.record_stored(
+            &newer,
+            Some(&[Appended::Stored; RECENT_FIXES + 1]),
+            false,
+            None,
+        );
+        shared
+            .try_admit(&account, &some(1), false)
+            .unwrap()
+            .unwrap();
         let third = stale_version(shared.try_view(&account));
         shared.keep_view(third, Bytes::from_static(b"v3"));
-        shared.record_stored(&[fix(0)], Some(&[Appended::Stored]), false);
+        shared.record_stored(&[fix(0)], Some(&[Appended::Stored]), false, None);
         assert!(matches!(
             shared.try_view(&account),
             Some(Ok(View::Current(view))) if view == "v3"
@@ -498,7 +618,7 @@ mod tests {
     async fn a_load_that_does_not_take_fixes_refuses_them_without_the_actor() {
         let account = AccountId::generate();
         let delivered = active(&account, LoadStatus::Delivered);
-        let refused = delivered.try_admit(&account, 1, false).unwrap();
+        let refused = delivered.try_admit(&account, &some(1), false).unwrap();
         assert!(matches!(
             refused,
             Err(LoadError::NotTrackable(LoadStatus::Delivered))

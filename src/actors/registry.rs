@@ -12,11 +12,11 @@ use actix_rt::{Arbiter, ArbiterHandle};
 use bytes::Bytes;
 
 use super::LoadError;
-use super::load_actor::{ActorDeps, AdmitFixes, LoadActor, ReadTracking, Resident};
+use super::load_actor::{ActorDeps, DepartedPickup, LoadActor, ReadTracking, Resident};
 use super::load_state::{Admission, SharedState, View};
 use crate::domain::ids::AccountId;
 use crate::domain::ids::LoadId;
-use crate::domain::tracking::TrackingState;
+use crate::domain::tracking::{GpsFix, TrackingState};
 use crate::unavailable::Unavailable;
 
 /// An actor can stop between being looked up and receiving a message (idle stop);
@@ -94,10 +94,20 @@ impl LoadRegistry {
     pub fn try_admit(
         &self,
         id: &LoadId,
-        message: &AdmitFixes,
+        account: &AccountId,
+        fixes: &[GpsFix],
+        events: bool,
     ) -> Option<Result<Admission, LoadError>> {
-        self.shared(id)?
-            .try_admit(&message.account, message.fixes, message.events)
+        self.shared(id)?.try_admit(account, fixes, events)
+    }
+
+    /// Tells the load's actor that its truck left the pickup while the load
+    /// was `assigned` (from the committer's threads: nothing is awaited).
+    pub fn depart_pickup(&self, id: &LoadId, account: &AccountId) {
+        let (addr, _) = self.actor_for(id);
+        addr.do_send(DepartedPickup {
+            account: account.clone(),
+        });
     }
 
     /// The load's tracking state: read straight from a resident actor's state (no

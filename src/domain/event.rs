@@ -24,15 +24,23 @@ pub enum EventType {
     TrackingUpdated,
     #[serde(rename = "delivery.completed")]
     DeliveryCompleted,
+    /// The truck arrived at the pickup or the delivery (a stop's geofence).
+    #[serde(rename = "load.arrived")]
+    LoadArrived,
+    /// The truck left the pickup or the delivery.
+    #[serde(rename = "load.departed")]
+    LoadDeparted,
 }
 
 impl EventType {
-    pub const ALL: [EventType; 5] = [
+    pub const ALL: [EventType; 7] = [
         EventType::LoadCreated,
         EventType::LoadAssigned,
         EventType::LoadStatusChanged,
         EventType::TrackingUpdated,
         EventType::DeliveryCompleted,
+        EventType::LoadArrived,
+        EventType::LoadDeparted,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -42,6 +50,8 @@ impl EventType {
             EventType::LoadStatusChanged => "load.status_changed",
             EventType::TrackingUpdated => "tracking.updated",
             EventType::DeliveryCompleted => "delivery.completed",
+            EventType::LoadArrived => "load.arrived",
+            EventType::LoadDeparted => "load.departed",
         }
     }
 
@@ -50,7 +60,10 @@ impl EventType {
             .into_iter()
             .find(|e| e.as_str() == raw.trim())
             .ok_or_else(|| {
-                "must be one of: load.created, load.assigned, load.status_changed, tracking.updated, delivery.completed".to_string()
+                format!(
+                    "must be one of: {}",
+                    Self::ALL.map(EventType::as_str).join(", ")
+                )
             })
     }
 }

@@ -92,6 +92,19 @@ pub struct StatusEntry {
     #[serde(default)]
     #[schema(required = true)]
     pub notes: Option<String>,
+    /// Who made the change: `api` (a client or a person, through the API or
+    /// the dashboard) or `geofence` (freight, when the truck left the pickup).
+    #[serde(default)]
+    pub source: ChangeSource,
+}
+
+/// Who made a status change.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum ChangeSource {
+    #[default]
+    Api,
+    Geofence,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -164,6 +177,7 @@ impl Load {
                 at: now,
                 location: None,
                 notes: None,
+                source: ChangeSource::Api,
             }],
             version: 1,
             created_at: now,
@@ -223,6 +237,7 @@ impl Load {
             at: now,
             location: request.location,
             notes: request.notes.clone(),
+            source: request.source,
         });
         let excess = next.status_history.len().saturating_sub(MAX_STATUS_HISTORY);
         next.status_history.drain(..excess);
@@ -238,6 +253,7 @@ pub struct StatusChange {
     pub carrier_id: Option<CarrierId>,
     pub location: Option<Coordinates>,
     pub notes: Option<String>,
+    pub source: ChangeSource,
 }
 
 /// What a status request amounts to.
@@ -306,6 +322,7 @@ mod tests {
             carrier_id: carrier,
             location: None,
             notes: None,
+            source: ChangeSource::Api,
         }
     }
 

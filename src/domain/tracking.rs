@@ -5,6 +5,7 @@ use chrono::{DateTime, Duration, Utc};
 use super::event::Event;
 use super::ids::LoadId;
 use super::load::LoadStatus;
+use super::stops::StopsProgress;
 
 /// How far ahead of the server's clock a fix may be dated (device clock skew).
 pub const MAX_FUTURE_SKEW: Duration = Duration::minutes(5);
@@ -89,6 +90,17 @@ pub struct TrackingPoint {
     pub load_id: LoadId,
     pub fix: GpsFix,
     pub event: Option<Event>,
+    /// The stop milestones this fix made, written with it (both or neither);
+    /// boxed, as all but a handful of a load's fixes make none.
+    pub stops: Option<Box<StopsChange>>,
+}
+
+/// What a fix changed of its load's stops: the progress to store, and the
+/// milestone events (`load.arrived`, `load.departed`) to write.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StopsChange {
+    pub progress: StopsProgress,
+    pub events: Vec<Event>,
 }
 
 /// What is known of a load's movement: its status, its latest fixes and where

@@ -10,6 +10,7 @@ use crate::api::path::PathId;
 use crate::domain::ids::LoadId;
 use crate::domain::load::{Load, LoadStatus};
 use crate::domain::location::UsState;
+use crate::domain::stops::StopsProgress;
 use crate::openapi::params;
 use crate::openapi::schemas::{Error, LoadList, StatusChangeBody};
 use crate::services::Services;
@@ -18,6 +19,7 @@ use crate::storage::LoadFilter;
 use crate::telemetry::error_chain;
 use crate::views::device::AttachedDevice;
 use crate::views::load::LoadView;
+use crate::views::stops::StopView;
 use crate::views::tracking::TrackingSummary;
 
 /// Post a load.
@@ -77,7 +79,11 @@ pub(crate) async fn get(
         .await?;
     let tracking = tracking_summary(&services, &principal, &load).await;
     let device = attached_device(&services, &principal, &load).await;
-    Ok(envelope::ok(LoadView::retrieved(&load, tracking, device)))
+    let progress = stop_progress(&services, &load).await;
+    let stops = progress.map(|p| StopView::of_load(&load, &p, services.clock.now()));
+    Ok(envelope::ok(
+        LoadView::retrieved(&load, tracking, device).with_stops(stops),
+    ))
 }
 
 /// The load's device for its view. The load is already read (or changed,
@@ -96,6 +102,18 @@ async fn attached_device(
         Ok(device) => Some(device.as_ref().map(AttachedDevice::new)),
         Err(error) => {
             tracing::warn!(request_id = %crate::telemetry::request_id(), load = %load.id, %error, "a load's device could not be read for its view");
+            None
+        }
+    }
+}
+
+/// The load's stop progress for its view; as for the device, a failed read
+/// leaves the field out.
+async fn stop_progress(services: &Services, load: &Load) -> Option<StopsProgress> {
+    match services.storage.load_stops(&load.id).await {
+        Ok(progress) => Some(progress.unwrap_or_default()),
+        Err(error) => {
+            tracing::warn!(request_id = %crate::telemetry::request_id(), load = %load.id, %error, "a load's stops could not be read for its view");
             None
         }
     }
@@ -206,7 +224,11 @@ pub(crate) async fn change_status(
         .await?;
     let tracking = tracking_summary(&services, &principal, &load).await;
     let device = attached_device(&services, &principal, &load).await;
-    Ok(envelope::ok(LoadView::retrieved(&load, tracking, device)))
+    let progress = stop_progress(&services, &load).await;
+    let stops = progress.map(|p| StopView::of_load(&load, &p, services.clock.now()));
+    Ok(envelope::ok(
+        LoadView::retrieved(&load, tracking, device).with_stops(stops),
+    ))
 }
 
 resources! {

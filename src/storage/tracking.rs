@@ -5,6 +5,7 @@ use chrono::{DateTime, Utc};
 
 use super::StorageResult;
 use crate::domain::ids::LoadId;
+use crate::domain::stops::StopsProgress;
 use crate::domain::tracking::{Appended, GpsFix, TrackingPoint};
 
 /// Which of a load's points to read, newest first.
@@ -32,12 +33,17 @@ impl PointRange {
 pub trait TrackingStore: Send + Sync {
     /// Stores GPS points in one durable batch (the group commit). A point whose
     /// (load, timestamp) is already stored, or repeats an earlier one in the same
-    /// batch, is a duplicate and is not written again, nor is its event. Outcomes
+    /// batch, is a duplicate and is not written again, nor is its event or its
+    /// stops change. A stored point's stops change is written in the same batch
+    /// (the stored progress is the one of the load's newest such point). Outcomes
     /// are in input order.
     async fn append_points(&self, points: Vec<TrackingPoint>) -> StorageResult<Vec<Appended>>;
     /// A load's points newest first: at most `limit` with `from <= timestamp <= to`
     /// and, if given, `timestamp < before` (the cursor of the previous page).
     async fn load_points(&self, load: &LoadId, range: PointRange) -> StorageResult<Vec<GpsFix>>;
+    /// The load's stop progress as last stored with a point (`None`: no fix
+    /// has changed it yet).
+    async fn load_stops(&self, load: &LoadId) -> StorageResult<Option<StopsProgress>>;
     /// How many points a load has with `from <= timestamp <= to`.
     async fn count_points(
         &self,

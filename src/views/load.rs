@@ -11,6 +11,7 @@ use crate::domain::location::{Location, UsState};
 use crate::domain::timestamp::format;
 
 use super::device::AttachedDevice;
+use super::stops::StopView;
 use super::tracking::TrackingSummary;
 
 /// A load. Optional fields are present as `null` when unset.
@@ -53,6 +54,11 @@ pub struct LoadView<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(value_type = Option<AttachedDevice>, required = false)]
     pub device: Option<Option<AttachedDevice>>,
+    /// On a retrieved load: its pickup and delivery as stops (geofence and
+    /// milestones), pickup first.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Vec<StopView>, required = false)]
+    pub stops: Option<Vec<StopView<'a>>>,
     /// The last 50 status changes, oldest first.
     #[schema(value_type = Vec<StatusEntry>)]
     pub status_history: &'a [StatusEntry],
@@ -91,6 +97,11 @@ impl<'a> LoadView<'a> {
         }
     }
 
+    /// With its stops (`None`: not known now, left out).
+    pub fn with_stops(self, stops: Option<Vec<StopView<'a>>>) -> Self {
+        LoadView { stops, ..self }
+    }
+
     /// A load without tracking (list items).
     pub fn new(load: &'a Load) -> Self {
         LoadView {
@@ -108,6 +119,7 @@ impl<'a> LoadView<'a> {
             carrier: load.carrier.as_ref(),
             tracking: None,
             device: None,
+            stops: None,
             status_history: &load.status_history,
             created_at: format(&load.created_at),
             updated_at: format(&load.updated_at),

@@ -10,4 +10,5 @@
 pub mod device;
 pub mod load;
 pub mod schema;
+pub mod stops;
 pub mod tracking;

@@ -1,9 +1,12 @@
 //! The `data` of each event type: the API's own representations, so a receiver
 //! parses what a client of the API already parses.
 
+use chrono::{DateTime, Utc};
 use serde_json::{Value, json};
 
 use crate::domain::load::Load;
+use crate::domain::stops::{self, Milestone};
+use crate::domain::timestamp;
 use crate::domain::tracking::GpsFix;
 use crate::views::load::LoadView;
 use crate::views::tracking::PointView;
@@ -31,4 +34,29 @@ pub fn delivered(load: &Load, final_position: Option<&GpsFix>) -> Value {
 
 pub fn tracking(status: &str, fix: &GpsFix) -> Value {
     json!({ "status": status, "position": PointView::new(fix) })
+}
+
+/// `load.arrived` and `load.departed`: the stop, when, whether inferred from
+/// sparse fixes, and how the stop's arrival (`arrived_at`) compares with its
+/// appointment (null without one).
+pub fn milestone(
+    load_id: &str,
+    milestone: &Milestone,
+    arrived_at: Option<DateTime<Utc>>,
+    appointment: Option<DateTime<Utc>>,
+) -> Value {
+    let (stop, at, inferred) = match *milestone {
+        Milestone::Arrived { stop, at, inferred } | Milestone::Departed { stop, at, inferred } => {
+            (stop, at, inferred)
+        }
+    };
+    let status = arrived_at.and_then(|arrived| stops::arrival_status(arrived, appointment));
+    json!({
+        "load_id": load_id,
+        "stop": stop.as_str(),
+        "at": timestamp::format(&at),
+        "inferred": inferred,
+        "arrival_status": status.map(|(s, _)| s),
+        "deviation_minutes": status.map(|(_, minutes)| minutes),
+    })
 }

@@ -6,7 +6,7 @@ use super::location::{CoordinatesInput, LocationInput};
 use crate::domain::equipment::EquipmentType;
 use crate::domain::ids::CarrierId;
 use crate::domain::load::{
-    LoadStatus, MAX_NOTES_CHARS, MAX_WEIGHT_LB, NewLoad, StatusChange, parse_rate,
+    ChangeSource, LoadStatus, MAX_NOTES_CHARS, MAX_WEIGHT_LB, NewLoad, StatusChange, parse_rate,
 };
 use crate::domain::timestamp;
 use crate::domain::validation::{ValidationErrors, text};
@@ -133,6 +133,7 @@ impl StatusChangeInput {
             carrier_id,
             location,
             notes,
+            source: ChangeSource::Api,
         })
     }
 }

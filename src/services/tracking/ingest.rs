@@ -16,13 +16,14 @@ use super::count_points;
 use crate::actors::LoadError;
 use crate::actors::group_commit::{Completion, GroupCommitter};
 use crate::actors::load_actor::AdmitFixes;
-use crate::actors::load_state::{Admission, SharedState};
+use crate::actors::load_state::{Admission, SharedState, StopsUndo};
 use crate::actors::registry::LoadRegistry;
 use crate::clock::Clock;
 use crate::domain::event::{Event, EventType};
 use crate::domain::ids::{AccountId, LoadId};
 use crate::domain::load::LoadStatus;
-use crate::domain::tracking::{Appended, GpsFix, TrackingPoint, TrackingState};
+use crate::domain::stops::{Milestone, StopKind};
+use crate::domain::tracking::{Appended, GpsFix, StopsChange, TrackingPoint, TrackingState};
 use crate::services::live::{LiveHub, Update};
 use crate::shared_map::FastHashMap;
 use crate::unavailable::Unavailable;
@@ -63,6 +64,18 @@ struct Admitted {
     status: LoadStatus,
     indexes: Vec<usize>,
     fixes: Vec<GpsFix>,
+    stops_undo: Option<StopsUndo>,
+}
+
+/// Milestones written with a point: their events go to the dispatcher once
+/// the point is stored, and a departure from the pickup of an `assigned`
+/// load moves it to `in_transit`.
+struct MilestonesAt {
+    /// The point's place in the commit.
+    point: usize,
+    events: Vec<Event>,
+    load: LoadId,
+    left_pickup_while_assigned: bool,
 }
 
 /// One load's stored fixes, for the live streams.
@@ -128,17 +141,28 @@ fn submit(
     let mut outcomes: Outcomes = (0..count).map(|_| None).collect();
     let mut admitted = Vec::new();
     let mut points = Vec::with_capacity(count);
+    let mut milestones = Vec::new();
     let now = writer.clock.now();
-    for (group, admission) in admissions {
+    for (group, mut admission) in admissions {
         match admission {
-            Ok(admission) => {
-                points.extend(points_of(&account, &group, &admission, now));
+            Ok(ref mut admission) => {
+                let first = points.len();
+                points.extend(points_of(&account, &group, admission, now));
+                add_stops(
+                    &account,
+                    &mut points[first..],
+                    first,
+                    &group.load,
+                    admission,
+                    &mut milestones,
+                );
                 admitted.push(Admitted {
-                    state: admission.state,
+                    state: admission.state.clone(),
                     load: group.load,
                     status: admission.status,
                     indexes: group.indexes,
                     fixes: group.fixes,
+                    stops_undo: admission.stops_undo.take(),
                 });
             }
             Err(error) => {
@@ -160,9 +184,11 @@ fn submit(
     let after = AfterCommit {
         live: writer.live.clone(),
         notifier: writer.notifier.clone(),
+        registry: writer.registry.clone(),
         account,
         admitted,
         emitted,
+        milestones,
     };
     writer.committer.submit(
         points,
@@ -220,7 +246,7 @@ type Decided = Vec<(LoadFixes, Result<Admission, LoadError>)>;
 fn admit_request(account: &AccountId, group: &LoadFixes, events: bool) -> AdmitFixes {
     AdmitFixes {
         account: account.clone(),
-        fixes: group.fixes.len() as u32,
+        fixes: group.fixes.clone(),
         events,
     }
 }
@@ -236,7 +262,7 @@ fn admit_now(
     let mut decided = Vec::with_capacity(groups.len());
     let mut deferred = Vec::new();
     for group in groups {
-        match registry.try_admit(&group.load, &admit_request(account, &group, events)) {
+        match registry.try_admit(&group.load, account, &group.fixes, events) {
             Some(admitted) => decided.push((group, admitted)),
             None => deferred.push(group),
         }
@@ -280,6 +306,7 @@ fn points_of<'a>(
         .map(move |(n, fix)| TrackingPoint {
             load_id: group.load.clone(),
             fix: *fix,
+            stops: None,
             event: admission.first_sequence.map(|first| {
                 Event::new(
                     account.clone(),
@@ -293,6 +320,65 @@ fn points_of<'a>(
         })
 }
 
+/// Gives each point that changed its load's stops the change to store with
+/// it (the progress, and its milestones' events), and notes the milestones
+/// for after the commit.
+fn add_stops(
+    account: &AccountId,
+    points: &mut [TrackingPoint],
+    first: usize,
+    load: &LoadId,
+    admission: &Admission,
+    milestones: &mut Vec<MilestonesAt>,
+) {
+    for change in &admission.stops {
+        let point = &mut points[change.index];
+        let events: Vec<Event> = change
+            .milestones
+            .iter()
+            .enumerate()
+            .map(|(n, milestone)| {
+                let (kind, stop, at) = match *milestone {
+                    Milestone::Arrived { stop, at, .. } => (EventType::LoadArrived, stop, at),
+                    Milestone::Departed { stop, at, .. } => (EventType::LoadDeparted, stop, at),
+                };
+                let appointment = admission.appointments[stop as usize];
+                let arrived = change.progress.of(stop).arrived();
+                Event::new(
+                    account.clone(),
+                    load.clone(),
+                    kind,
+                    change.first_sequence + n as u64,
+                    at,
+                    payloads::milestone(load.as_str(), milestone, arrived, appointment),
+                )
+            })
+            .collect();
+        let left_pickup_while_assigned = admission.status == LoadStatus::Assigned
+            && change.milestones.iter().any(|m| {
+                matches!(
+                    m,
+                    Milestone::Departed {
+                        stop: StopKind::Pickup,
+                        ..
+                    }
+                )
+            });
+        if !events.is_empty() {
+            milestones.push(MilestonesAt {
+                point: first + change.index,
+                events: events.clone(),
+                load: load.clone(),
+                left_pickup_while_assigned,
+            });
+        }
+        point.stops = Some(Box::new(StopsChange {
+            progress: change.progress,
+            events,
+        }));
+    }
+}
+
 /// What follows a request's commit: each actor records what became of its
 /// fixes (before anyone is answered, so a read right after the answer sees
 /// them), the stored ones go to the account's live streams (if it has any),
@@ -300,9 +386,11 @@ fn points_of<'a>(
 struct AfterCommit {
     live: LiveHub,
     notifier: Arc<Notifier>,
+    registry: Arc<LoadRegistry>,
     account: AccountId,
     admitted: Vec<Admitted>,
     emitted: Vec<Option<Event>>,
+    milestones: Vec<MilestonesAt>,
 }
 
 impl AfterCommit {
@@ -310,9 +398,11 @@ impl AfterCommit {
         let AfterCommit {
             live: hub,
             notifier,
+            registry,
             account,
             admitted,
             emitted,
+            milestones,
         } = self;
         // Checked once per request: while nobody streams, an atomic load.
         let live = stored.is_ok() && hub.listening(&account);
@@ -325,6 +415,7 @@ impl AfterCommit {
             status,
             indexes,
             fixes,
+            stops_undo,
         } in admitted
         {
             let mine: Result<Vec<Appended>, LoadError> = results
@@ -345,13 +436,24 @@ impl AfterCommit {
                         .unwrap_or_default(),
                 });
             }
-            let snapshot = state.record_stored(&fixes, mine.as_deref().ok(), live);
+            let snapshot = state.record_stored(&fixes, mine.as_deref().ok(), live, stops_undo);
             if live {
                 states.push(snapshot);
             }
         }
         if live {
             hub.publish(&account, updates(published, states.into_iter()));
+        }
+        if let Ok(stored) = &stored {
+            for at in milestones {
+                if stored.get(at.point) != Some(&Appended::Stored) {
+                    continue;
+                }
+                notifier.events_committed(at.events);
+                if at.left_pickup_while_assigned {
+                    registry.depart_pickup(&at.load, &account);
+                }
+            }
         }
         if let Ok(stored) = &stored
             && !emitted.is_empty()

@@ -16,7 +16,7 @@ use crate::actors::load_actor::{ActorSettings, ChangeStatus, ReadTracking};
 use crate::clock::Clock;
 use crate::domain::fixtures::sample_load;
 use crate::domain::ids::{AccountId, CarrierId};
-use crate::domain::load::{CarrierSummary, Load, LoadStatus, StatusChange};
+use crate::domain::load::{CarrierSummary, ChangeSource, Load, LoadStatus, StatusChange};
 use crate::domain::tracking::{Appended, FixSource, GpsFix};
 use crate::services::live::{LiveHub, LiveSettings};
 use crate::storage::Storage;
@@ -133,6 +133,7 @@ async fn idle_actors_stop_and_come_back_from_storage_with_nothing_lost() {
             carrier_id: None,
             location: None,
             notes: None,
+            source: ChangeSource::Api,
         },
     };
     let delivered = registry.send(&load.id, deliver).await.unwrap().unwrap();

@@ -113,6 +113,8 @@ struct Inner {
     account_devices: Keyspace,
     /// Load id → its attachment (the load's one device).
     load_devices: Keyspace,
+    /// Load id → its stop progress (JSON), written with the point that changed it.
+    load_stops: Keyspace,
     /// `device id ‖ load id` → (): a device's loads.
     device_loads: Keyspace,
     /// Serialises the read-then-move of a load's attachment (rare).
@@ -272,6 +274,7 @@ fn open_inner(path: &Path) -> StorageResult<Inner> {
         devices: keyspace("devices").map_err(unavailable)?,
         account_devices: keyspace("account_devices").map_err(unavailable)?,
         load_devices: keyspace("load_devices").map_err(unavailable)?,
+        load_stops: keyspace("load_stops").map_err(unavailable)?,
         device_loads: keyspace("device_loads").map_err(unavailable)?,
         attachments: std::sync::Mutex::new(()),
         user_insert: std::sync::Mutex::new(()),

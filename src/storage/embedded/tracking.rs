@@ -7,6 +7,7 @@ use fjall::{Keyspace, PersistMode};
 use super::webhooks::encode_events;
 use super::{EmbeddedStore, Inner, keys, unavailable};
 use crate::domain::ids::LoadId;
+use crate::domain::stops::StopsProgress;
 use crate::domain::tracking::{Appended, GpsFix, TrackingPoint};
 use crate::storage::{PointRange, StorageError, StorageResult, TrackingStore};
 
@@ -119,6 +120,16 @@ fn write_points(s: &Inner, points: Vec<TrackingPoint>) -> StorageResult<(Vec<App
         if let Some(event) = &point.event {
             s.add_events(&mut batch, encode_events(std::slice::from_ref(event))?);
         }
+        if let Some(stops) = &point.stops {
+            // Points go in key order, so of one load's changes in a batch the
+            // newest fix's is inserted last and kept.
+            s.add_events(&mut batch, encode_events(&stops.events)?);
+            batch.insert(
+                &s.load_stops,
+                point.load_id.as_str().as_bytes(),
+                serde_json::to_vec(&stops.progress).expect("progress serialises"),
+            );
+        }
         batch.insert(&s.points, key, keys::encode_point(&point.fix));
         // Raised before the write is durable: if it fails, the bound is
         // only too high, which costs lookups, never a missed duplicate.
@@ -138,6 +149,23 @@ impl TrackingStore for EmbeddedStore {
             let (outcomes, written) = write_points(s, points)?;
             s.wait_durable(written)?;
             Ok(outcomes)
+        })
+        .await
+    }
+
+    async fn load_stops(&self, load: &LoadId) -> StorageResult<Option<StopsProgress>> {
+        let load = load.clone();
+        self.run(move |s| {
+            let Some(raw) = s
+                .load_stops
+                .get(load.as_str().as_bytes())
+                .map_err(unavailable)?
+            else {
+                return Ok(None);
+            };
+            serde_json::from_slice(&raw)
+                .map(Some)
+                .map_err(|_| StorageError::corrupt("unreadable stop progress"))
         })
         .await
     }
@@ -228,6 +256,7 @@ mod tests {
             load_id: load.clone(),
             fix,
             event: None,
+            stops: None,
         }
     }
 

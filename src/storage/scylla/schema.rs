@@ -45,6 +45,10 @@ pub const FILES: &[(&str, &str)] = &[
         "008_point_sources.cql",
         include_str!("../../../cql/008_point_sources.cql"),
     ),
+    (
+        "009_load_stops.cql",
+        include_str!("../../../cql/009_load_stops.cql"),
+    ),
 ];
 
 /// The bookkeeping table, created before any file is applied.

@@ -99,6 +99,8 @@ statements! {
     put_point = "INSERT INTO gps_points (load_id, day, ts, lat, lng, speed, heading, source) VALUES (?, ?, ?, ?, ?, ?, ?, ?)";
     put_point_if_new = "INSERT INTO gps_points (load_id, day, ts, lat, lng, speed, heading, source) VALUES (?, ?, ?, ?, ?, ?, ?, ?) IF NOT EXISTS";
     put_point_day = "INSERT INTO gps_point_days (load_id, day) VALUES (?, ?)";
+    put_load_stops = "INSERT INTO load_stops (load_id, progress) VALUES (?, ?) USING TIMESTAMP ?";
+    get_load_stops = "SELECT progress FROM load_stops WHERE load_id = ?";
     point_days = "SELECT day FROM gps_point_days WHERE load_id = ? AND day >= ? AND day <= ?";
     newest_point_day = "SELECT day FROM gps_point_days WHERE load_id = ? LIMIT 1";
     newest_point = "SELECT ts FROM gps_points WHERE load_id = ? AND day = ? LIMIT 1";

@@ -20,6 +20,7 @@ use futures_util::{StreamExt, TryStreamExt, stream};
 use super::statements::LoggedBatch;
 use super::{ScyllaStore, keys};
 use crate::domain::ids::LoadId;
+use crate::domain::stops::StopsProgress;
 use crate::domain::tracking::{Appended, FixSource, GpsFix, TrackingPoint};
 use crate::storage::{PointRange, StorageError, StorageResult, TrackingStore};
 
@@ -116,14 +117,22 @@ impl ScyllaStore {
                 false
             }
         };
-        if let Some(event) = &point.event {
-            // The point and its event: both or neither.
+        if point.event.is_some() || point.stops.is_some() {
+            // The point, its event and its stops change: all or none.
             let mut batch = LoggedBatch::new();
             if matches!(how, Write::New { .. }) {
                 batch.add(&self.st.put_point, row);
             }
-            batch.add(&self.st.put_point_day, (load, day));
-            self.add_events(&mut batch, std::slice::from_ref(event))?;
+            batch.add(&self.st.put_point_day, (load.clone(), day));
+            if let Some(event) = &point.event {
+                self.add_events(&mut batch, std::slice::from_ref(event))?;
+            }
+            if let Some(stops) = &point.stops {
+                self.add_events(&mut batch, &stops.events)?;
+                let progress = serde_json::to_string(&stops.progress).expect("progress serialises");
+                // Timestamped by the fix: of concurrent writes, the newest fix's wins.
+                batch.add(&self.st.put_load_stops, (load, progress, ts_of(point)));
+            }
             self.logged(batch).await?;
         } else {
             // No batch needed: a point whose day row failed is not acknowledged,
@@ -157,8 +166,25 @@ impl ScyllaStore {
     }
 }
 
+/// The write timestamp of a point's stops change: the fix's time in µs.
+fn ts_of(point: &TrackingPoint) -> i64 {
+    keys::micros(&point.fix.timestamp)
+}
+
 #[async_trait]
 impl TrackingStore for ScyllaStore {
+    async fn load_stops(&self, load: &LoadId) -> StorageResult<Option<StopsProgress>> {
+        let Some((progress,)) = self
+            .first::<(String,)>(&self.st.get_load_stops, (load.as_str(),))
+            .await?
+        else {
+            return Ok(None);
+        };
+        serde_json::from_str(&progress)
+            .map(Some)
+            .map_err(|_| StorageError::corrupt("unreadable stop progress"))
+    }
+
     async fn append_points(&self, points: Vec<TrackingPoint>) -> StorageResult<Vec<Appended>> {
         // The newest point of every load not remembered, read first (no lock
         // is held across a read).
@@ -299,6 +325,7 @@ mod tests {
                 source: FixSource::Api,
             },
             event: None,
+            stops: None,
         }
     }
 

@@ -1,7 +1,7 @@
 //! Loads and their listing by filter, newest first.
 
 use freight::domain::ids::{AccountId, CarrierId, LoadId};
-use freight::domain::load::{CarrierSummary, Load, LoadStatus, StatusChange};
+use freight::domain::load::{CarrierSummary, ChangeSource, Load, LoadStatus, StatusChange};
 use freight::domain::location::UsState;
 use freight::storage::{LoadFilter, PageRequest, Storage};
 
@@ -28,6 +28,7 @@ pub async fn loads_round_trip_and_move_between_indexes(store: &dyn Storage) {
         carrier_id: None,
         location: None,
         notes: None,
+        source: ChangeSource::Api,
     };
     let summary = CarrierSummary {
         id: CarrierId::generate(),

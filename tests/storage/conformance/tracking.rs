@@ -24,6 +24,7 @@ pub async fn points_are_ordered_deduplicated_and_ranged(store: &dyn Storage) {
         load_id: load.clone(),
         fix: fix(seconds, lat),
         event: None,
+        stops: None,
     };
     // Out of order, with a repeat inside the batch and a point of another load.
     let outcomes = store
