@@ -28,6 +28,7 @@ macro_rules! conformance_tests {
             load_lists_filter_order_and_paginate,
             carriers_are_unique_by_mc_number_per_account,
             points_are_ordered_deduplicated_and_ranged,
+            stop_progress_is_written_with_its_point,
             outbox_fan_out_and_delivery_schedule,
             outbox_reads_waiting_events_near_and_far_apart,
             idempotency_answers_are_kept_and_purged,

@@ -28,7 +28,9 @@ pub use instances::{
     request_counts_add_up_across_instances,
 };
 pub use loads::{load_lists_filter_order_and_paginate, loads_round_trip_and_move_between_indexes};
-pub use tracking::points_are_ordered_deduplicated_and_ranged;
+pub use tracking::{
+    points_are_ordered_deduplicated_and_ranged, stop_progress_is_written_with_its_point,
+};
 pub use webhooks::{
     outbox_fan_out_and_delivery_schedule, outbox_reads_waiting_events_near_and_far_apart,
     webhook_history_is_pruned_but_nothing_pending, webhook_secrets_come_back_as_put,

@@ -1,8 +1,12 @@
 //! GPS points: ordered, deduplicated, read by range.
 
+use std::num::NonZeroI64;
+
 use chrono::DateTime;
-use freight::domain::ids::LoadId;
-use freight::domain::tracking::{Appended, FixSource, GpsFix, TrackingPoint};
+use freight::domain::event::{Event, EventType};
+use freight::domain::ids::{AccountId, LoadId};
+use freight::domain::stops::{StopProgress, StopsProgress};
+use freight::domain::tracking::{Appended, FixSource, GpsFix, StopsChange, TrackingPoint};
 use freight::storage::{PointRange, Storage};
 
 fn fix(seconds: i64, lat: f64) -> GpsFix {
@@ -106,4 +110,80 @@ pub async fn points_are_ordered_deduplicated_and_ranged(store: &dyn Storage) {
         ..window
     };
     assert!(store.load_points(&load, empty).await.unwrap().is_empty());
+}
+
+/// A point's stop progress and milestone events are written with it, or not
+/// at all (a duplicate's are not); of one load's changes in a batch, the
+/// newest fix's progress is the one kept, whatever the order sent.
+pub async fn stop_progress_is_written_with_its_point(store: &dyn Storage) {
+    let account = AccountId::generate();
+    let load = LoadId::generate();
+    let progress = |arrived: i64, departed: Option<i64>| StopsProgress {
+        pickup: StopProgress {
+            arrived_at: NonZeroI64::new(fix(arrived, 0.0).timestamp.timestamp_micros()),
+            departed_at: departed
+                .and_then(|d| NonZeroI64::new(fix(d, 0.0).timestamp.timestamp_micros())),
+            ..StopProgress::default()
+        },
+        ..StopsProgress::default()
+    };
+    let event = |sequence: u64, kind: EventType| {
+        Event::new(
+            account.clone(),
+            load.clone(),
+            kind,
+            sequence,
+            fix(0, 0.0).timestamp,
+            serde_json::json!({"load_id": load.as_str(), "stop": "pickup"}),
+        )
+    };
+    let point = |seconds: i64, progress: StopsProgress, events: Vec<Event>| TrackingPoint {
+        load_id: load.clone(),
+        fix: fix(seconds, 1.0),
+        event: None,
+        stops: Some(Box::new(StopsChange { progress, events })),
+    };
+    assert_eq!(store.load_stops(&load).await.unwrap(), None);
+
+    let arrived = event(1, EventType::LoadArrived);
+    let outcomes = store
+        .append_points(vec![point(10, progress(10, None), vec![arrived.clone()])])
+        .await
+        .unwrap();
+    assert_eq!(outcomes, [Appended::Stored]);
+    assert_eq!(
+        store.load_stops(&load).await.unwrap(),
+        Some(progress(10, None))
+    );
+    assert_eq!(store.get_event(&arrived.id).await.unwrap(), Some(arrived));
+
+    // A duplicate's change is not written.
+    let ghost = event(2, EventType::LoadDeparted);
+    let outcomes = store
+        .append_points(vec![point(10, progress(10, Some(10)), vec![ghost.clone()])])
+        .await
+        .unwrap();
+    assert_eq!(outcomes, [Appended::Duplicate]);
+    assert_eq!(
+        store.load_stops(&load).await.unwrap(),
+        Some(progress(10, None))
+    );
+    assert_eq!(store.get_event(&ghost.id).await.unwrap(), None);
+
+    // Newest first in the batch: the newest fix's progress is kept.
+    let departed = event(3, EventType::LoadDeparted);
+    let outcomes = store
+        .append_points(vec![
+            point(30, progress(10, Some(30)), vec![departed.clone()]),
+            point(20, progress(10, None), Vec::new()),
+        ])
+        .await
+        .unwrap();
+    assert_eq!(outcomes, [Appended::Stored, Appended::Stored]);
+    assert_eq!(
+        store.load_stops(&load).await.unwrap(),
+        Some(progress(10, Some(30)))
+    );
+    assert_eq!(store.get_event(&departed.id).await.unwrap(), Some(departed));
+    assert_eq!(store.load_stops(&LoadId::generate()).await.unwrap(), None);
 }
