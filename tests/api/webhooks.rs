@@ -14,10 +14,10 @@ use crate::receiver::{Receiver, verify};
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
 
-const SECRET: &str = "a-very-secret-shared-key";
+pub(crate) const SECRET: &str = "a-very-secret-shared-key";
 
 /// A server whose webhooks may call loopback over http, retrying every 100 ms.
-async fn webhook_app() -> TestApp {
+pub(crate) async fn webhook_app() -> TestApp {
     spawn_app_with(|s| s.webhooks = webhook_settings()).await
 }
 
@@ -41,7 +41,13 @@ fn webhook_settings() -> DispatchSettings {
     }
 }
 
-async fn subscribe(app: &TestApp, key: &str, url: &str, events: &[&str], secret: &str) -> String {
+pub(crate) async fn subscribe(
+    app: &TestApp,
+    key: &str,
+    url: &str,
+    events: &[&str],
+    secret: &str,
+) -> String {
     let (status, body) = app
         .post_as(
             key,

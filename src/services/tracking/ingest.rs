@@ -150,6 +150,7 @@ fn submit(
                 points.extend(points_of(&account, &group, admission, now));
                 add_stops(
                     &account,
+                    now,
                     &mut points[first..],
                     first,
                     &group.load,
@@ -325,6 +326,7 @@ fn points_of<'a>(
 /// for after the commit.
 fn add_stops(
     account: &AccountId,
+    now: chrono::DateTime<chrono::Utc>,
     points: &mut [TrackingPoint],
     first: usize,
     load: &LoadId,
@@ -338,9 +340,9 @@ fn add_stops(
             .iter()
             .enumerate()
             .map(|(n, milestone)| {
-                let (kind, stop, at) = match *milestone {
-                    Milestone::Arrived { stop, at, .. } => (EventType::LoadArrived, stop, at),
-                    Milestone::Departed { stop, at, .. } => (EventType::LoadDeparted, stop, at),
+                let (kind, stop) = match *milestone {
+                    Milestone::Arrived { stop, .. } => (EventType::LoadArrived, stop),
+                    Milestone::Departed { stop, .. } => (EventType::LoadDeparted, stop),
                 };
                 let appointment = admission.appointments[stop as usize];
                 let arrived = change.progress.of(stop).arrived();
@@ -349,7 +351,8 @@ fn add_stops(
                     load.clone(),
                     kind,
                     change.first_sequence + n as u64,
-                    at,
+                    // When freight learned it; the milestone's own time is `at`.
+                    now,
                     payloads::milestone(load.as_str(), milestone, arrived, appointment),
                 )
             })

@@ -1,0 +1,248 @@
+//! Stops end to end: a scripted trip's fixes make arrival and departure
+//! milestones, signed webhooks, the automatic move to in transit, and the
+//! load's `stops`, which survive a restart.
+
+use std::time::Duration;
+
+use chrono::{DateTime, SecondsFormat, Utc};
+use reqwest::StatusCode;
+use serde_json::{Value, json};
+
+use crate::helpers::{TestApp, assert_error, eventually};
+use crate::receiver::{Receiver, verify};
+use crate::webhooks::{SECRET, subscribe, webhook_app};
+
+/// The pickup's facility, given by coordinates with a 400 m arrival radius.
+const PICKUP: (f64, f64) = (32.7767, -96.797);
+const M_PER_DEG: f64 = 111_195.0;
+
+fn iso(at: DateTime<Utc>) -> String {
+    at.to_rfc3339_opts(SecondsFormat::Secs, true)
+}
+
+/// A fix `minute` minutes after `start`, `north_m` metres north of `(lat, lng)`.
+fn fix(start: DateTime<Utc>, minute: i64, at: (f64, f64), north_m: f64, mph: f64) -> Value {
+    json!({
+        "lat": at.0 + north_m / M_PER_DEG,
+        "lng": at.1,
+        "timestamp": iso(start + chrono::Duration::minutes(minute)),
+        "speed": mph,
+    })
+}
+
+async fn post_fixes(app: &TestApp, load: &str, fixes: &[Value]) {
+    for fix in fixes {
+        let (status, body) = app
+            .post(&format!("/loads/{load}/tracking"), fix.clone())
+            .await;
+        assert!(status.is_success(), "{status}: {body}");
+    }
+}
+
+async fn stops(app: &TestApp, load: &str) -> Value {
+    let (status, body) = app.get(&format!("/loads/{load}")).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    body["data"]["stops"].clone()
+}
+
+#[actix_web::test]
+async fn a_trip_arrives_leaves_goes_in_transit_by_itself_and_arrives_again() {
+    let app = webhook_app().await;
+    let receiver = Receiver::start(200).await;
+    let events = ["load.arrived", "load.departed", "load.status_changed"];
+    subscribe(
+        &app,
+        &app.key,
+        &format!("{}/hooks", receiver.base),
+        &events,
+        SECRET,
+    )
+    .await;
+
+    let start = Utc::now() - chrono::Duration::hours(4);
+    let pickup_appointment = start + chrono::Duration::minutes(30);
+    let mut body = crate::helpers::load_body("TX", "GA");
+    body["origin"]["lat"] = json!(PICKUP.0);
+    body["origin"]["lng"] = json!(PICKUP.1);
+    body["origin"]["radius_m"] = json!(400);
+    body["destination"]["zip"] = json!("30303");
+    body["pickup_date"] = json!(iso(pickup_appointment));
+    let load = app.create_load(body).await;
+    let id = load["id"].as_str().unwrap().to_owned();
+    let carrier = app.create_carrier("424242").await;
+    let (status, moved) = app
+        .patch(
+            &format!("/loads/{id}/status"),
+            json!({"status": "assigned", "carrier_id": carrier["id"]}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{moved}");
+
+    let before = stops(&app, &id).await;
+    assert_eq!(before[0]["type"], "pickup");
+    assert_eq!(before[0]["location"]["placed_by"], "coordinates");
+    assert_eq!(before[0]["location"]["radius_m"], 400.0);
+    assert_eq!(before[0]["location"]["departure_radius_m"], 600.0);
+    assert_eq!(before[0]["arrived_at"], Value::Null);
+    assert_eq!(before[1]["location"]["placed_by"], "zip");
+    assert_eq!(before[1]["location"]["radius_m"], 3000.0);
+    let delivery = (
+        before[1]["location"]["lat"].as_f64().unwrap(),
+        before[1]["location"]["lng"].as_f64().unwrap(),
+    );
+
+    // Approach, a first fix inside while rolling, stopped, jitter at the
+    // fence (outside 400 m, inside 600 m), then gone.
+    post_fixes(
+        &app,
+        &id,
+        &[
+            fix(start, 0, PICKUP, -8_000.0, 45.0),
+            fix(start, 50, PICKUP, -350.0, 9.0),
+            fix(start, 51, PICKUP, -40.0, 0.0),
+            fix(start, 80, PICKUP, 450.0, 0.0),
+            fix(start, 81, PICKUP, 550.0, 0.0),
+            fix(start, 82, PICKUP, 380.0, 0.0),
+            fix(start, 120, PICKUP, 900.0, 12.0),
+            fix(start, 130, PICKUP, 12_000.0, 60.0),
+        ],
+    )
+    .await;
+    let (_, loaded) = eventually(Duration::from_secs(10), "the load in transit", || async {
+        let (status, body) = app.get(&format!("/loads/{id}")).await;
+        match body["data"]["status"].as_str() {
+            Some("in_transit") => Ok((status, body)),
+            other => Err(format!("{other:?}")),
+        }
+    })
+    .await;
+    let history = loaded["data"]["status_history"].as_array().unwrap();
+    let last = history.last().unwrap();
+    assert_eq!(last["status"], "in_transit");
+    assert_eq!(last["source"], "geofence", "{last}");
+    assert_eq!(history[0]["source"], "api");
+    let pickup = &loaded["data"]["stops"][0];
+    let minute = |m: i64| iso(start + chrono::Duration::minutes(m));
+    assert_eq!(pickup["arrived_at"], minute(50), "{pickup}");
+    assert_eq!(pickup["departed_at"], minute(120), "{pickup}");
+    assert_eq!(pickup["inferred"], false);
+    assert_eq!(
+        pickup["arrival_status"], "late",
+        "50 minutes after a 30-minute appointment"
+    );
+    assert_eq!(pickup["deviation_minutes"], 20);
+    assert_eq!(pickup["dwell_minutes"], 70);
+    assert_eq!(
+        pickup["detention_minutes"], 0,
+        "within the free 120 minutes"
+    );
+    assert_eq!(loaded["data"]["stops"][1]["arrived_at"], Value::Null);
+
+    // At the delivery: an arrival, and no automatic delivery.
+    post_fixes(
+        &app,
+        &id,
+        &[
+            fix(start, 200, delivery, -9_000.0, 55.0),
+            fix(start, 210, delivery, -200.0, 2.0),
+        ],
+    )
+    .await;
+    let after = stops(&app, &id).await;
+    assert_eq!(after[1]["arrived_at"], minute(210), "{after}");
+    assert_eq!(
+        after[1]["arrival_status"],
+        Value::Null,
+        "no delivery appointment"
+    );
+
+    let received = receiver
+        .wait_for("two arrivals, a departure and the move", |r| {
+            let kinds: Vec<_> = r.iter().map(|d| d.json["type"].clone()).collect();
+            kinds.iter().filter(|k| *k == "load.arrived").count() >= 2
+                && kinds.contains(&json!("load.departed"))
+                && r.iter().any(|d| d.json["data"]["status"] == "in_transit")
+        })
+        .await;
+    let mut arrived = Vec::new();
+    let mut moves = Vec::new();
+    for delivery in &received {
+        verify(SECRET, delivery).unwrap();
+        let data = &delivery.json["data"];
+        match delivery.json["type"].as_str() {
+            Some("load.arrived") => arrived.push(data.clone()),
+            Some("load.departed") => {
+                assert_eq!(data["stop"], "pickup");
+                assert_eq!(data["at"], minute(120));
+                assert_eq!(data["inferred"], false);
+            }
+            Some("load.status_changed") => moves.push(data["status"].clone()),
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+    moves.dedup();
+    assert_eq!(moves, ["assigned", "in_transit"]);
+    arrived.sort_by_key(|d| d["at"].as_str().unwrap().to_owned());
+    arrived.dedup();
+    assert_eq!(arrived.len(), 2, "each arrival once: {arrived:?}");
+    assert_eq!(arrived[0]["load_id"], id.as_str());
+    assert_eq!(arrived[0]["stop"], "pickup");
+    assert_eq!(arrived[0]["arrival_status"], "late");
+    assert_eq!(arrived[0]["deviation_minutes"], 20);
+    assert_eq!(arrived[1]["stop"], "delivery");
+
+    // A restart keeps every milestone; a late fix and more fixes at the
+    // delivery change nothing already known.
+    let app = app.restart().await;
+    assert_eq!(
+        after_without_clock(&stops(&app, &id).await),
+        after_without_clock(&after)
+    );
+    post_fixes(
+        &app,
+        &id,
+        &[
+            fix(start, 100, PICKUP, 0.0, 0.0),
+            fix(start, 215, delivery, 0.0, 0.0),
+        ],
+    )
+    .await;
+    let again = stops(&app, &id).await;
+    assert_eq!(again[0]["departed_at"], minute(120));
+    assert_eq!(again[1]["arrived_at"], minute(210));
+}
+
+/// The stops without the fields that count minutes up to now.
+fn after_without_clock(stops: &Value) -> Value {
+    let mut stops = stops.clone();
+    stops[1]["dwell_minutes"] = Value::Null;
+    stops[1]["detention_minutes"] = Value::Null;
+    stops
+}
+
+#[actix_web::test]
+async fn a_stop_takes_coordinates_in_pairs_and_a_radius_in_range() {
+    let app = crate::helpers::spawn_app().await;
+    for (origin, field) in [
+        (json!({"lat": 32.7}), "origin.lng"),
+        (json!({"lng": -96.8}), "origin.lat"),
+        (json!({"lat": 95.0, "lng": -96.8}), "origin.lat"),
+        (json!({"radius_m": 10}), "origin.radius_m"),
+        (json!({"radius_m": 10_001}), "origin.radius_m"),
+        (json!({"radius_m": 250.5}), "origin.radius_m"),
+    ] {
+        let mut body = crate::helpers::load_body("TX", "GA");
+        for (key, value) in origin.as_object().unwrap() {
+            body["origin"][key] = value.clone();
+        }
+        let (status, answer) = app.post("/loads", body).await;
+        assert_error(status, &answer, 400, "VALIDATION_FAILED");
+        assert!(answer.to_string().contains(field), "{field}: {answer}");
+    }
+    let (_, list) = app.get("/loads").await;
+    assert_eq!(
+        list["data"]["loads"].as_array().map(Vec::len),
+        Some(0),
+        "{list}"
+    );
+}
