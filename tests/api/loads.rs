@@ -25,7 +25,8 @@ async fn create_returns_the_posted_load() {
     assert_eq!(load["status"], "posted");
     assert_eq!(
         load["origin"],
-        json!({"city": "Dallas", "state": "TX", "zip": "75201", "address": "100 Main St"})
+        json!({"city": "Dallas", "state": "TX", "zip": "75201", "address": "100 Main St",
+               "lat": null, "lng": null, "radius_m": null})
     );
     assert_eq!(load["destination"]["zip"], "30301-1234");
     assert_eq!(load["weight"], 42000.5);
