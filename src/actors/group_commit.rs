@@ -234,6 +234,16 @@ mod tests {
                 ) -> StorageResult<Option<crate::domain::stops::StopsProgress>> {
                     Ok(None)
                 }
+                async fn stop_timers(&self) -> StorageResult<Vec<crate::storage::StopTimerEntry>> {
+                    Ok(Vec::new())
+                }
+                async fn end_stop_timer(
+                    &self,
+                    _: &LoadId,
+                    _: Option<&crate::domain::event::Event>,
+                ) -> StorageResult<()> {
+                    Ok(())
+                }
                 async fn count_points(
                     &self,
                     _: &LoadId,

@@ -242,6 +242,7 @@ impl Actor for LoadActor {
                     // into the stored progress already, or were late.
                     let stops =
                         StopWatch::new(&load.origin, &load.destination, stops, recent.first());
+                    let free_minutes = load.free_minutes();
                     actor.state.lock().state = State::Active(Tracked::new(
                         load.account_id,
                         load.status,
@@ -250,6 +251,7 @@ impl Actor for LoadActor {
                         last_sequence + 1,
                         stops,
                         [load.pickup_date, load.delivery_date],
+                        free_minutes,
                     ));
                     if delivered {
                         actor.stop_after(ctx, actor.deps.settings.delivered_linger);

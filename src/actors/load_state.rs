@@ -23,7 +23,7 @@ use tokio::time::Instant;
 use super::LoadError;
 use crate::domain::ids::AccountId;
 use crate::domain::load::LoadStatus;
-use crate::domain::stops::{Milestone, StopWatch, StopsProgress};
+use crate::domain::stops::{Milestone, StopTimer, StopWatch, StopsProgress};
 use crate::domain::tracking::{Appended, FixSource, GpsFix, TrackingState};
 
 /// Positions kept in memory per load, newest first (the rest is in storage).
@@ -214,6 +214,8 @@ pub struct StopsAdmitted {
     /// The fix's place among the admission's fixes.
     pub index: usize,
     pub milestones: Vec<Milestone>,
+    /// What the milestones did to the load's detention clock.
+    pub timer: Option<StopTimer>,
     /// The progress after the fix, to store with it.
     pub progress: StopsProgress,
     /// The sequence number of the first milestone's event.
@@ -303,6 +305,8 @@ pub struct Tracked {
     stops_version: u64,
     /// Pickup and delivery appointments (`pickup_date`, `delivery_date`).
     appointments: [Option<DateTime<Utc>>; 2],
+    /// Free minutes at a stop before detention starts.
+    free_minutes: u32,
     /// Newest first, at most `RECENT_FIXES`.
     pub(super) recent: VecDeque<HeldFix>,
     /// The sequence number the load's next event gets.
@@ -322,6 +326,7 @@ impl Tracked {
         next_sequence: u64,
         stops: StopWatch,
         appointments: [Option<DateTime<Utc>>; 2],
+        free_minutes: u32,
     ) -> Self {
         Tracked {
             account,
@@ -330,6 +335,7 @@ impl Tracked {
             stops,
             stops_version: 0,
             appointments,
+            free_minutes,
             recent,
             next_sequence,
             version: 0,
@@ -357,6 +363,7 @@ impl Tracked {
             self.next_sequence += milestones.len() as u64;
             changes.push(StopsAdmitted {
                 index,
+                timer: StopTimer::after(&milestones, &self.appointments, self.free_minutes),
                 milestones,
                 progress: *self.stops.progress(),
                 first_sequence,
@@ -482,6 +489,7 @@ mod tests {
                 None,
             ),
             [None, None],
+            120,
         ));
         shared
     }

@@ -115,22 +115,25 @@ pub async fn create(
 ) -> Result<HttpResponse, PageError> {
     viewer.check_csrf(form.raw("csrf").as_deref())?;
     let mut errors = ValidationErrors::new();
-    let place = |prefix: &str| LocationInput {
+    let place = |prefix: &str, errors: &mut ValidationErrors| LocationInput {
         city: form.text(&format!("{prefix}.city")),
         state: form.text(&format!("{prefix}.state")),
         zip: form.text(&format!("{prefix}.zip")),
         address: form.text(&format!("{prefix}.address")),
-        ..LocationInput::default()
+        lat: form.number(&format!("{prefix}.lat"), errors),
+        lng: form.number(&format!("{prefix}.lng"), errors),
+        radius_m: form.number(&format!("{prefix}.radius_m"), errors),
     };
     let input = NewLoadInput {
-        origin: Some(place("origin")),
-        destination: Some(place("destination")),
+        origin: Some(place("origin", &mut errors)),
+        destination: Some(place("destination", &mut errors)),
         weight: form.number("weight", &mut errors),
         equipment_type: form.text("equipment_type"),
         pickup_date: form.text("pickup_date").map(|t| as_utc(&t)),
         delivery_date: form.text("delivery_date").map(|t| as_utc(&t)),
         rate: form.number("rate", &mut errors),
         notes: form.text("notes"),
+        detention_free_minutes: form.number("detention_free_minutes", &mut errors),
     };
     let validated = input.validate();
     let new = match (validated, errors.is_empty()) {

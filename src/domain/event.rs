@@ -30,10 +30,13 @@ pub enum EventType {
     /// The truck left the pickup or the delivery.
     #[serde(rename = "load.departed")]
     LoadDeparted,
+    /// The truck is still at a stop when its free time ends.
+    #[serde(rename = "load.detention_started")]
+    LoadDetentionStarted,
 }
 
 impl EventType {
-    pub const ALL: [EventType; 7] = [
+    pub const ALL: [EventType; 8] = [
         EventType::LoadCreated,
         EventType::LoadAssigned,
         EventType::LoadStatusChanged,
@@ -41,6 +44,7 @@ impl EventType {
         EventType::DeliveryCompleted,
         EventType::LoadArrived,
         EventType::LoadDeparted,
+        EventType::LoadDetentionStarted,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -52,6 +56,7 @@ impl EventType {
             EventType::DeliveryCompleted => "delivery.completed",
             EventType::LoadArrived => "load.arrived",
             EventType::LoadDeparted => "load.departed",
+            EventType::LoadDetentionStarted => "load.detention_started",
         }
     }
 

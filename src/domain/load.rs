@@ -124,6 +124,9 @@ pub struct Load {
     /// US cents, so money never passes through binary floating point arithmetic.
     pub rate_cents: Option<i64>,
     pub notes: Option<String>,
+    /// Free minutes at a stop before detention starts; `None`: the default (120).
+    #[serde(default)]
+    pub detention_free_minutes: Option<u32>,
     pub carrier: Option<CarrierSummary>,
     pub status_history: Vec<StatusEntry>,
     /// Bumped on every change; orders a load's changes (and, later, its events).
@@ -145,7 +148,13 @@ pub struct NewLoad {
     pub delivery_date: Option<DateTime<Utc>>,
     pub rate_cents: Option<i64>,
     pub notes: Option<String>,
+    pub detention_free_minutes: Option<u32>,
 }
+
+/// Free minutes at a stop before detention, when the load does not say.
+pub const DEFAULT_DETENTION_FREE_MINUTES: u32 = 120;
+/// The most free minutes a load may give (a day).
+pub const MAX_DETENTION_FREE_MINUTES: u32 = 1_440;
 
 /// A rate in dollars with at most two decimal places, as cents.
 pub fn parse_rate(rate: f64) -> Result<i64, String> {
@@ -158,6 +167,12 @@ pub fn parse_rate(rate: f64) -> Result<i64, String> {
 }
 
 impl Load {
+    /// Free minutes at a stop before detention starts.
+    pub fn free_minutes(&self) -> u32 {
+        self.detention_free_minutes
+            .unwrap_or(DEFAULT_DETENTION_FREE_MINUTES)
+    }
+
     pub fn create(id: LoadId, account_id: AccountId, new: NewLoad, now: DateTime<Utc>) -> Self {
         Load {
             id,
@@ -171,6 +186,7 @@ impl Load {
             delivery_date: new.delivery_date,
             rate_cents: new.rate_cents,
             notes: new.notes,
+            detention_free_minutes: new.detention_free_minutes,
             carrier: None,
             status_history: vec![StatusEntry {
                 status: LoadStatus::Posted,
@@ -301,6 +317,7 @@ pub(crate) fn sample(status: LoadStatus) -> Load {
         delivery_date: None,
         rate_cents: None,
         notes: None,
+        detention_free_minutes: None,
     };
     let mut load = Load::create(
         LoadId::generate(),

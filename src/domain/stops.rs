@@ -70,7 +70,7 @@ impl StopKind {
         Self::BOTH.into_iter().find(|k| k.as_str() == raw)
     }
 
-    const fn index(self) -> usize {
+    pub const fn index(self) -> usize {
         self as usize
     }
 }
@@ -203,6 +203,51 @@ pub enum Milestone {
         at: DateTime<Utc>,
         inferred: bool,
     },
+}
+
+/// A load's detention clock, as the store keeps it: set when the truck arrives
+/// at a stop (due when detention would start), cleared when it leaves. A load
+/// has one at most; the set one fires `load.detention_started` when due if the
+/// truck is still there.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StopTimer {
+    Set { stop: StopKind, due: DateTime<Utc> },
+    Clear,
+}
+
+impl StopTimer {
+    /// What `milestones` do to the timer, given the stops' appointments and
+    /// the load's free minutes; `None` when they leave it as it is.
+    pub fn after(
+        milestones: &[Milestone],
+        appointments: &[Option<DateTime<Utc>>; 2],
+        free_minutes: u32,
+    ) -> Option<StopTimer> {
+        let mut timer = None;
+        for milestone in milestones {
+            timer = match *milestone {
+                // Arrived and left at once (inferred): no clock to run.
+                Milestone::Arrived { inferred: true, .. } => timer,
+                Milestone::Arrived { stop, at, .. } => Some(StopTimer::Set {
+                    stop,
+                    due: detention_start(at, appointments[stop.index()], free_minutes),
+                }),
+                Milestone::Departed { .. } => Some(StopTimer::Clear),
+            };
+        }
+        timer
+    }
+}
+
+/// When detention starts at a stop: the later of arrival and appointment,
+/// plus the free time.
+pub fn detention_start(
+    arrived_at: DateTime<Utc>,
+    appointment: Option<DateTime<Utc>>,
+    free_minutes: u32,
+) -> DateTime<Utc> {
+    appointment.map_or(arrived_at, |a| a.max(arrived_at))
+        + Duration::minutes(i64::from(free_minutes))
 }
 
 /// The newest folded fix: where the truck last was.

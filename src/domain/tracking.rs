@@ -5,7 +5,7 @@ use chrono::{DateTime, Duration, Utc};
 use super::event::Event;
 use super::ids::LoadId;
 use super::load::LoadStatus;
-use super::stops::StopsProgress;
+use super::stops::{StopTimer, StopsProgress};
 
 /// How far ahead of the server's clock a fix may be dated (device clock skew).
 pub const MAX_FUTURE_SKEW: Duration = Duration::minutes(5);
@@ -101,6 +101,8 @@ pub struct TrackingPoint {
 pub struct StopsChange {
     pub progress: StopsProgress,
     pub events: Vec<Event>,
+    /// What becomes of the load's detention clock (`None`: nothing).
+    pub timer: Option<StopTimer>,
 }
 
 /// What is known of a load's movement: its status, its latest fixes and where

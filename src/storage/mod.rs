@@ -39,7 +39,7 @@ pub use dashboard::{DashboardStore, UserInsert};
 pub use devices::DeviceStore;
 pub use idempotency::IdempotencyStore;
 pub use loads::{LoadFilter, LoadStore, Page, PageRequest};
-pub use tracking::{PointRange, TrackingStore};
+pub use tracking::{PointRange, StopTimerEntry, TrackingStore};
 pub use webhooks::WebhookStore;
 
 thread_local! {

@@ -4,8 +4,9 @@ use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 
 use super::StorageResult;
+use crate::domain::event::Event;
 use crate::domain::ids::LoadId;
-use crate::domain::stops::StopsProgress;
+use crate::domain::stops::{StopKind, StopsProgress};
 use crate::domain::tracking::{Appended, GpsFix, TrackingPoint};
 
 /// Which of a load's points to read, newest first.
@@ -29,6 +30,15 @@ impl PointRange {
     }
 }
 
+/// A load's set detention clock.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StopTimerEntry {
+    pub load: LoadId,
+    pub stop: StopKind,
+    /// When detention starts if the truck is still there.
+    pub due: DateTime<Utc>,
+}
+
 #[async_trait]
 pub trait TrackingStore: Send + Sync {
     /// Stores GPS points in one durable batch (the group commit). A point whose
@@ -44,6 +54,12 @@ pub trait TrackingStore: Send + Sync {
     /// The load's stop progress as last stored with a point (`None`: no fix
     /// has changed it yet).
     async fn load_stops(&self, load: &LoadId) -> StorageResult<Option<StopsProgress>>;
+    /// Every load's set detention clock (`StopTimer::Set` written with a
+    /// point and not yet cleared or ended): a small table, read whole.
+    async fn stop_timers(&self) -> StorageResult<Vec<StopTimerEntry>>;
+    /// Ends the load's detention clock, with the event it fired (if any), in
+    /// one durable write.
+    async fn end_stop_timer(&self, load: &LoadId, fired: Option<&Event>) -> StorageResult<()>;
     /// How many points a load has with `from <= timestamp <= to`.
     async fn count_points(
         &self,

@@ -41,6 +41,9 @@ pub struct LoadView<'a> {
     pub currency: &'static str,
     #[schema(required = true, value_type = Option<String>)]
     pub notes: Option<&'a str>,
+    /// Free minutes at each stop before detention starts (120 unless the load
+    /// says).
+    pub detention_free_minutes: u32,
     /// The carrier as it was when the load was assigned; null while posted.
     #[schema(required = true, value_type = Option<CarrierSummary>)]
     pub carrier: Option<&'a CarrierSummary>,
@@ -116,6 +119,7 @@ impl<'a> LoadView<'a> {
             rate: load.rate_cents.map(|c| c as f64 / 100.0),
             currency: "USD",
             notes: load.notes.as_deref(),
+            detention_free_minutes: load.free_minutes(),
             carrier: load.carrier.as_ref(),
             tracking: None,
             device: None,

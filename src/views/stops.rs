@@ -1,7 +1,7 @@
 //! A load's stops as clients see them: where each geofence is, and what the
 //! truck did there (`GET /v1/loads/{id}`, `stops`).
 
-use chrono::{DateTime, Duration, Utc};
+use chrono::{DateTime, Utc};
 use serde::Serialize;
 use utoipa::ToSchema;
 
@@ -11,9 +11,6 @@ use crate::domain::stops::{
     self, ArrivalStatus, DEPARTURE_FACTOR, Geofence, PlacedBy, StopKind, StopsProgress,
 };
 use crate::domain::timestamp::format;
-
-/// Free time at a stop before detention starts, in minutes (account default).
-pub const DETENTION_FREE_MINUTES: i64 = 120;
 
 /// A stop's place: the load's location with its geofence resolved.
 #[derive(Serialize, ToSchema)]
@@ -67,8 +64,9 @@ pub struct StopView<'a> {
     /// Minutes from arrival to departure (to now while at the stop).
     #[schema(required = true)]
     pub dwell_minutes: Option<i64>,
-    /// Minutes past the free time (120), counted from the later of arrival and
-    /// appointment, to departure or now; 0 within the free time.
+    /// Minutes past the load's free time (`detention_free_minutes`), counted
+    /// from the later of arrival and appointment, to departure or now; 0 within
+    /// the free time.
     #[schema(required = true)]
     pub detention_minutes: Option<i64>,
 }
@@ -83,7 +81,14 @@ impl<'a> StopView<'a> {
                     StopKind::Pickup => (&load.origin, load.pickup_date),
                     StopKind::Delivery => (&load.destination, load.delivery_date),
                 };
-                StopView::new(kind, location, appointment, progress, now)
+                StopView::new(
+                    kind,
+                    location,
+                    appointment,
+                    load.free_minutes(),
+                    progress,
+                    now,
+                )
             })
             .collect()
     }
@@ -92,6 +97,7 @@ impl<'a> StopView<'a> {
         kind: StopKind,
         location: &'a Location,
         appointment: Option<DateTime<Utc>>,
+        free_minutes: u32,
         progress: &StopsProgress,
         now: DateTime<Utc>,
     ) -> Self {
@@ -102,8 +108,7 @@ impl<'a> StopView<'a> {
         let until = departed.unwrap_or(now);
         let dwell = arrived.map(|at| (until - at).num_minutes().max(0));
         let detention = arrived.map(|at| {
-            let start = appointment.map_or(at, |appointment| appointment.max(at))
-                + Duration::minutes(DETENTION_FREE_MINUTES);
+            let start = stops::detention_start(at, appointment, free_minutes);
             (until - start).num_minutes().max(0)
         });
         StopView {

@@ -40,6 +40,7 @@ pub fn sample_load(account: &AccountId, origin: &str, destination: &str) -> Load
         delivery_date: None,
         rate_cents: None,
         notes: None,
+        detention_free_minutes: None,
     };
     Load::create(LoadId::generate(), account.clone(), new, now())
 }

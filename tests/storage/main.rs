@@ -29,6 +29,7 @@ macro_rules! conformance_tests {
             carriers_are_unique_by_mc_number_per_account,
             points_are_ordered_deduplicated_and_ranged,
             stop_progress_is_written_with_its_point,
+            stop_timers_follow_their_points,
             outbox_fan_out_and_delivery_schedule,
             outbox_reads_waiting_events_near_and_far_apart,
             idempotency_answers_are_kept_and_purged,

@@ -6,7 +6,8 @@ use super::location::{CoordinatesInput, LocationInput};
 use crate::domain::equipment::EquipmentType;
 use crate::domain::ids::CarrierId;
 use crate::domain::load::{
-    ChangeSource, LoadStatus, MAX_NOTES_CHARS, MAX_WEIGHT_LB, NewLoad, StatusChange, parse_rate,
+    ChangeSource, LoadStatus, MAX_DETENTION_FREE_MINUTES, MAX_NOTES_CHARS, MAX_WEIGHT_LB, NewLoad,
+    StatusChange, parse_rate,
 };
 use crate::domain::timestamp;
 use crate::domain::validation::{ValidationErrors, text};
@@ -40,6 +41,9 @@ pub struct NewLoadInput {
     pub rate: Option<f64>,
     #[schema(schema_with = super::fields::notes)]
     pub notes: Option<String>,
+    /// Free minutes at each stop before detention starts, 0-1,440 (default 120).
+    #[schema(minimum = 0, maximum = 1440, examples(120))]
+    pub detention_free_minutes: Option<f64>,
 }
 
 impl NewLoadInput {
@@ -86,6 +90,14 @@ impl NewLoadInput {
         let notes = errors
             .optional("notes", self.notes, |n| text(n, MAX_NOTES_CHARS, true))
             .filter(|n| !n.is_empty());
+        let detention_free_minutes =
+            errors.optional("detention_free_minutes", self.detention_free_minutes, |m| {
+                let max = f64::from(MAX_DETENTION_FREE_MINUTES);
+                if m.fract() != 0.0 || !(0.0..=max).contains(&m) {
+                    return Err(format!("must be a whole number of minutes from 0 to {max}"));
+                }
+                Ok(m as u32)
+            });
         errors.finish(|| NewLoad {
             origin: origin.expect("checked"),
             destination: destination.expect("checked"),
@@ -95,6 +107,7 @@ impl NewLoadInput {
             delivery_date,
             rate_cents,
             notes,
+            detention_free_minutes,
         })
     }
 }

@@ -263,3 +263,54 @@ fn a_watch_is_small_enough_for_every_actor() {
         std::mem::size_of::<StopWatch>()
     );
 }
+
+#[test]
+fn the_detention_clock_is_set_on_arrival_and_cleared_on_departure() {
+    let appointments = [Some(minute(30.0)), None];
+    let arrived = |stop, m: f64, inferred| Milestone::Arrived {
+        stop,
+        at: minute(m),
+        inferred,
+    };
+    let departed = |stop, m: f64, inferred| Milestone::Departed {
+        stop,
+        at: minute(m),
+        inferred,
+    };
+    // Early: the clock starts at the appointment; late: at the arrival.
+    assert_eq!(
+        StopTimer::after(&[arrived(StopKind::Pickup, 0.0, false)], &appointments, 120),
+        Some(StopTimer::Set {
+            stop: StopKind::Pickup,
+            due: minute(150.0)
+        })
+    );
+    assert_eq!(
+        StopTimer::after(&[arrived(StopKind::Pickup, 60.0, false)], &appointments, 0),
+        Some(StopTimer::Set {
+            stop: StopKind::Pickup,
+            due: minute(60.0)
+        })
+    );
+    assert_eq!(
+        StopTimer::after(
+            &[departed(StopKind::Pickup, 90.0, false)],
+            &appointments,
+            120
+        ),
+        Some(StopTimer::Clear)
+    );
+    // Inferred from sparse fixes: arrived and gone, nothing to time.
+    assert_eq!(
+        StopTimer::after(
+            &[
+                arrived(StopKind::Delivery, 10.0, true),
+                departed(StopKind::Delivery, 40.0, true)
+            ],
+            &appointments,
+            120
+        ),
+        Some(StopTimer::Clear)
+    );
+    assert_eq!(StopTimer::after(&[], &appointments, 120), None);
+}

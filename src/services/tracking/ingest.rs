@@ -378,6 +378,7 @@ fn add_stops(
         point.stops = Some(Box::new(StopsChange {
             progress: change.progress,
             events,
+            timer: change.timer,
         }));
     }
 }

@@ -115,6 +115,8 @@ struct Inner {
     load_devices: Keyspace,
     /// Load id → its stop progress (JSON), written with the point that changed it.
     load_stops: Keyspace,
+    /// Load id → its set detention clock: stop code ‖ due (µs, big-endian).
+    stop_timers: Keyspace,
     /// `device id ‖ load id` → (): a device's loads.
     device_loads: Keyspace,
     /// Serialises the read-then-move of a load's attachment (rare).
@@ -275,6 +277,7 @@ fn open_inner(path: &Path) -> StorageResult<Inner> {
         account_devices: keyspace("account_devices").map_err(unavailable)?,
         load_devices: keyspace("load_devices").map_err(unavailable)?,
         load_stops: keyspace("load_stops").map_err(unavailable)?,
+        stop_timers: keyspace("stop_timers").map_err(unavailable)?,
         device_loads: keyspace("device_loads").map_err(unavailable)?,
         attachments: std::sync::Mutex::new(()),
         user_insert: std::sync::Mutex::new(()),

@@ -6,10 +6,11 @@ use fjall::{Keyspace, PersistMode};
 
 use super::webhooks::encode_events;
 use super::{EmbeddedStore, Inner, keys, unavailable};
+use crate::domain::event::Event;
 use crate::domain::ids::LoadId;
-use crate::domain::stops::StopsProgress;
+use crate::domain::stops::{StopKind, StopTimer, StopsProgress};
 use crate::domain::tracking::{Appended, GpsFix, TrackingPoint};
-use crate::storage::{PointRange, StorageError, StorageResult, TrackingStore};
+use crate::storage::{PointRange, StopTimerEntry, StorageError, StorageResult, TrackingStore};
 
 /// Loads whose newest stored point time is remembered (about 64 bytes each);
 /// past this the memory is dropped and rebuilt as points arrive.
@@ -129,6 +130,17 @@ fn write_points(s: &Inner, points: Vec<TrackingPoint>) -> StorageResult<(Vec<App
                 point.load_id.as_str().as_bytes(),
                 serde_json::to_vec(&stops.progress).expect("progress serialises"),
             );
+            match stops.timer {
+                Some(StopTimer::Set { stop, due }) => batch.insert(
+                    &s.stop_timers,
+                    point.load_id.as_str().as_bytes(),
+                    encode_timer(stop, &due),
+                ),
+                Some(StopTimer::Clear) => {
+                    batch.remove(&s.stop_timers, point.load_id.as_str().as_bytes())
+                }
+                None => {}
+            }
         }
         batch.insert(&s.points, key, keys::encode_point(&point.fix));
         // Raised before the write is durable: if it fails, the bound is
@@ -142,8 +154,57 @@ fn write_points(s: &Inner, points: Vec<TrackingPoint>) -> StorageResult<(Vec<App
     Ok((outcomes, written?))
 }
 
+/// A timer's value: the stop's code (0 pickup, 1 delivery) ‖ due (µs, big-endian).
+fn encode_timer(stop: StopKind, due: &DateTime<Utc>) -> Vec<u8> {
+    let mut value = vec![stop.index() as u8];
+    value.extend_from_slice(&due.timestamp_micros().to_be_bytes());
+    value
+}
+
+fn decode_timer(key: &[u8], value: &[u8]) -> Option<StopTimerEntry> {
+    let load = LoadId::parse(std::str::from_utf8(key).ok()?)?;
+    let stop = *StopKind::BOTH.get(usize::from(*value.first()?))?;
+    let micros = i64::from_be_bytes(value.get(1..9)?.try_into().ok()?);
+    Some(StopTimerEntry {
+        load,
+        stop,
+        due: DateTime::from_timestamp_micros(micros)?,
+    })
+}
+
 #[async_trait]
 impl TrackingStore for EmbeddedStore {
+    async fn stop_timers(&self) -> StorageResult<Vec<StopTimerEntry>> {
+        self.run(|s| {
+            let mut timers = Vec::new();
+            for guard in s.stop_timers.iter() {
+                let (key, value) = guard.into_inner().map_err(unavailable)?;
+                timers.push(
+                    decode_timer(&key, &value)
+                        .ok_or_else(|| StorageError::corrupt("unreadable stop timer"))?,
+                );
+            }
+            Ok(timers)
+        })
+        .await
+    }
+
+    async fn end_stop_timer(&self, load: &LoadId, fired: Option<&Event>) -> StorageResult<()> {
+        let load = load.clone();
+        let fired = fired.cloned();
+        self.run(move |s| {
+            let mut batch = fjall::OwnedWriteBatch::with_capacity(s.db.clone(), 4)
+                .durability(Some(PersistMode::Buffer));
+            batch.remove(&s.stop_timers, load.as_str().as_bytes());
+            if let Some(event) = &fired {
+                s.add_events(&mut batch, encode_events(std::slice::from_ref(event))?);
+            }
+            let written = s.write_batch(batch)?;
+            s.wait_durable(written)
+        })
+        .await
+    }
+
     async fn append_points(&self, points: Vec<TrackingPoint>) -> StorageResult<Vec<Appended>> {
         self.run(move |s| {
             let (outcomes, written) = write_points(s, points)?;

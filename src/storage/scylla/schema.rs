@@ -49,6 +49,10 @@ pub const FILES: &[(&str, &str)] = &[
         "009_load_stops.cql",
         include_str!("../../../cql/009_load_stops.cql"),
     ),
+    (
+        "010_stop_timers.cql",
+        include_str!("../../../cql/010_stop_timers.cql"),
+    ),
 ];
 
 /// The bookkeeping table, created before any file is applied.

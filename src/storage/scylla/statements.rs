@@ -101,6 +101,10 @@ statements! {
     put_point_day = "INSERT INTO gps_point_days (load_id, day) VALUES (?, ?)";
     put_load_stops = "INSERT INTO load_stops (load_id, progress) VALUES (?, ?) USING TIMESTAMP ?";
     get_load_stops = "SELECT progress FROM load_stops WHERE load_id = ?";
+    set_stop_timer = "INSERT INTO stop_timers (load_id, stop, due) VALUES (?, ?, ?) USING TIMESTAMP ?";
+    clear_stop_timer = "DELETE FROM stop_timers USING TIMESTAMP ? WHERE load_id = ?";
+    end_stop_timer = "DELETE FROM stop_timers WHERE load_id = ?";
+    all_stop_timers = "SELECT load_id, stop, due FROM stop_timers";
     point_days = "SELECT day FROM gps_point_days WHERE load_id = ? AND day >= ? AND day <= ?";
     newest_point_day = "SELECT day FROM gps_point_days WHERE load_id = ? LIMIT 1";
     newest_point = "SELECT ts FROM gps_points WHERE load_id = ? AND day = ? LIMIT 1";

@@ -19,10 +19,11 @@ use futures_util::{StreamExt, TryStreamExt, stream};
 
 use super::statements::LoggedBatch;
 use super::{ScyllaStore, keys};
+use crate::domain::event::Event;
 use crate::domain::ids::LoadId;
-use crate::domain::stops::StopsProgress;
+use crate::domain::stops::{StopKind, StopTimer, StopsProgress};
 use crate::domain::tracking::{Appended, FixSource, GpsFix, TrackingPoint};
-use crate::storage::{PointRange, StorageError, StorageResult, TrackingStore};
+use crate::storage::{PointRange, StopTimerEntry, StorageError, StorageResult, TrackingStore};
 
 /// Loads whose newest point time is remembered; past this the memory is
 /// dropped and rebuilt (one read per load) as points arrive.
@@ -131,7 +132,20 @@ impl ScyllaStore {
                 self.add_events(&mut batch, &stops.events)?;
                 let progress = serde_json::to_string(&stops.progress).expect("progress serialises");
                 // Timestamped by the fix: of concurrent writes, the newest fix's wins.
-                batch.add(&self.st.put_load_stops, (load, progress, ts_of(point)));
+                batch.add(
+                    &self.st.put_load_stops,
+                    (load.clone(), progress, ts_of(point)),
+                );
+                match stops.timer {
+                    Some(StopTimer::Set { stop, due }) => batch.add(
+                        &self.st.set_stop_timer,
+                        (load, stop.as_str(), keys::micros(&due), ts_of(point)),
+                    ),
+                    Some(StopTimer::Clear) => {
+                        batch.add(&self.st.clear_stop_timer, (ts_of(point), load))
+                    }
+                    None => {}
+                }
             }
             self.logged(batch).await?;
         } else {
@@ -173,6 +187,31 @@ fn ts_of(point: &TrackingPoint) -> i64 {
 
 #[async_trait]
 impl TrackingStore for ScyllaStore {
+    async fn stop_timers(&self) -> StorageResult<Vec<StopTimerEntry>> {
+        self.rows(
+            &self.st.all_stop_timers,
+            (),
+            |(load, stop, due): (String, String, i64)| {
+                let entry = LoadId::parse(&load)
+                    .zip(StopKind::parse(&stop))
+                    .zip(keys::from_micros(due));
+                entry
+                    .map(|((load, stop), due)| StopTimerEntry { load, stop, due })
+                    .ok_or_else(|| StorageError::corrupt("unreadable stop timer"))
+            },
+        )
+        .await
+    }
+
+    async fn end_stop_timer(&self, load: &LoadId, fired: Option<&Event>) -> StorageResult<()> {
+        let mut batch = LoggedBatch::new();
+        batch.add(&self.st.end_stop_timer, (load.as_str().to_owned(),));
+        if let Some(event) = fired {
+            self.add_events(&mut batch, std::slice::from_ref(event))?;
+        }
+        self.logged(batch).await
+    }
+
     async fn load_stops(&self, load: &LoadId) -> StorageResult<Option<StopsProgress>> {
         let Some((progress,)) = self
             .first::<(String,)>(&self.st.get_load_stops, (load.as_str(),))

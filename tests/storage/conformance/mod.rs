@@ -30,6 +30,7 @@ pub use instances::{
 pub use loads::{load_lists_filter_order_and_paginate, loads_round_trip_and_move_between_indexes};
 pub use tracking::{
     points_are_ordered_deduplicated_and_ranged, stop_progress_is_written_with_its_point,
+    stop_timers_follow_their_points,
 };
 pub use webhooks::{
     outbox_fan_out_and_delivery_schedule, outbox_reads_waiting_events_near_and_far_apart,

@@ -5,9 +5,9 @@ use std::num::NonZeroI64;
 use chrono::DateTime;
 use freight::domain::event::{Event, EventType};
 use freight::domain::ids::{AccountId, LoadId};
-use freight::domain::stops::{StopProgress, StopsProgress};
+use freight::domain::stops::{StopKind, StopProgress, StopTimer, StopsProgress};
 use freight::domain::tracking::{Appended, FixSource, GpsFix, StopsChange, TrackingPoint};
-use freight::storage::{PointRange, Storage};
+use freight::storage::{PointRange, StopTimerEntry, Storage};
 
 fn fix(seconds: i64, lat: f64) -> GpsFix {
     GpsFix {
@@ -141,7 +141,11 @@ pub async fn stop_progress_is_written_with_its_point(store: &dyn Storage) {
         load_id: load.clone(),
         fix: fix(seconds, 1.0),
         event: None,
-        stops: Some(Box::new(StopsChange { progress, events })),
+        stops: Some(Box::new(StopsChange {
+            progress,
+            events,
+            timer: None,
+        })),
     };
     assert_eq!(store.load_stops(&load).await.unwrap(), None);
 
@@ -186,4 +190,65 @@ pub async fn stop_progress_is_written_with_its_point(store: &dyn Storage) {
     );
     assert_eq!(store.get_event(&departed.id).await.unwrap(), Some(departed));
     assert_eq!(store.load_stops(&LoadId::generate()).await.unwrap(), None);
+}
+
+/// A load's detention clock is set and cleared with its points (not by a
+/// duplicate), listed while set, and ended with the event it fired.
+pub async fn stop_timers_follow_their_points(store: &dyn Storage) {
+    let account = AccountId::generate();
+    let load = LoadId::generate();
+    let due = fix(7_200, 0.0).timestamp;
+    let point = |seconds: i64, timer: StopTimer| TrackingPoint {
+        load_id: load.clone(),
+        fix: fix(seconds, 1.0),
+        event: None,
+        stops: Some(Box::new(StopsChange {
+            progress: StopsProgress::default(),
+            events: Vec::new(),
+            timer: Some(timer),
+        })),
+    };
+    let mine = |timers: Vec<StopTimerEntry>| -> Vec<StopTimerEntry> {
+        timers.into_iter().filter(|t| t.load == load).collect()
+    };
+    let set = StopTimer::Set {
+        stop: StopKind::Delivery,
+        due,
+    };
+    store.append_points(vec![point(10, set)]).await.unwrap();
+    let expected = StopTimerEntry {
+        load: load.clone(),
+        stop: StopKind::Delivery,
+        due,
+    };
+    assert_eq!(mine(store.stop_timers().await.unwrap()), [expected.clone()]);
+
+    // A duplicate's clear is not written; a new point's is.
+    let outcomes = store
+        .append_points(vec![point(10, StopTimer::Clear)])
+        .await
+        .unwrap();
+    assert_eq!(outcomes, [Appended::Duplicate]);
+    assert_eq!(mine(store.stop_timers().await.unwrap()), [expected.clone()]);
+    store
+        .append_points(vec![point(20, StopTimer::Clear)])
+        .await
+        .unwrap();
+    assert!(mine(store.stop_timers().await.unwrap()).is_empty());
+
+    // Set again, then ended with the event it fired.
+    store.append_points(vec![point(30, set)]).await.unwrap();
+    let fired = Event::new(
+        account,
+        load.clone(),
+        EventType::LoadDetentionStarted,
+        9,
+        due,
+        serde_json::json!({"load_id": load.as_str(), "stop": "delivery"}),
+    );
+    store.end_stop_timer(&load, Some(&fired)).await.unwrap();
+    assert!(mine(store.stop_timers().await.unwrap()).is_empty());
+    assert_eq!(store.get_event(&fired.id).await.unwrap(), Some(fired));
+    // Ending a clock that is not set is harmless.
+    store.end_stop_timer(&load, None).await.unwrap();
 }
