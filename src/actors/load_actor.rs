@@ -14,15 +14,16 @@ use super::LoadError;
 use super::load_state::{Admission, HeldFix, SharedState, State, Tracked};
 use super::status_change::apply_status_change;
 use crate::clock::Clock;
+use crate::domain::event::{Event, EventType};
 use crate::domain::ids::{AccountId, LoadId};
 use crate::domain::load::{ChangeSource, Load, LoadStatus, StatusChange};
-use crate::domain::stops::StopWatch;
+use crate::domain::stops::StopKind;
 use crate::domain::tracking::{GpsFix, TrackingState};
-use crate::geo;
 use crate::storage::{PointRange, Storage, StorageError};
 use crate::telemetry::error_chain;
 use crate::unavailable::Unavailable;
 use crate::webhooks::notifier::Notifier;
+use crate::webhooks::payloads;
 
 pub use super::load_state::RECENT_FIXES;
 /// A mailbox this deep makes many connections posting to one load wait rather than fail.
@@ -67,6 +68,17 @@ pub struct ChangeStatus {
 #[rtype(result = "()")]
 pub struct DepartedPickup {
     pub account: AccountId,
+}
+
+/// A stop's detention clock came due (`services::detention`): if the truck is
+/// still there, `load.detention_started` goes out and the clock ends with it;
+/// otherwise the clock just ends.
+#[derive(Message, Clone)]
+#[rtype(result = "()")]
+pub struct DetentionDue {
+    pub stop: StopKind,
+    /// When detention started: the clock's due time.
+    pub since: chrono::DateTime<chrono::Utc>,
 }
 
 /// Reads the in-memory tracking state.
@@ -235,23 +247,12 @@ impl Actor for LoadActor {
                     if actor.deps.storage.needs_leases() {
                         actor.keep_lease(ctx);
                     }
-                    let destination =
-                        geo::zip_centroid(&load.destination.zip).map(|p| (p.lat, p.lng));
                     let delivered = load.status == LoadStatus::Delivered;
-                    // Fixes no newer than the newest stored one were folded
-                    // into the stored progress already, or were late.
-                    let stops =
-                        StopWatch::new(&load.origin, &load.destination, stops, recent.first());
-                    let free_minutes = load.free_minutes();
-                    actor.state.lock().state = State::Active(Tracked::new(
-                        load.account_id,
-                        load.status,
-                        destination,
-                        recent.iter().map(HeldFix::new).collect(),
+                    actor.state.lock().state = State::Active(Tracked::from_load(
+                        load,
+                        &recent,
                         last_sequence + 1,
                         stops,
-                        [load.pickup_date, load.delivery_date],
-                        free_minutes,
                     ));
                     if delivered {
                         actor.stop_after(ctx, actor.deps.settings.delivered_linger);
@@ -417,6 +418,60 @@ impl Handler<DepartedPickup> for LoadActor {
             }
             .into_actor(self),
         );
+    }
+}
+
+impl Handler<DetentionDue> for LoadActor {
+    type Result = ResponseActFuture<Self, ()>;
+
+    fn handle(&mut self, msg: DetentionDue, _: &mut Self::Context) -> Self::Result {
+        let started = {
+            let mut shared = self.state.lock();
+            match &mut shared.state {
+                State::Active(tracked) => tracked
+                    .start_detention(msg.stop)
+                    .map(|(sequence, free)| (tracked.account.clone(), sequence, free)),
+                _ => None,
+            }
+        };
+        let event = started.map(|(account, sequence, free_minutes)| {
+            Event::new(
+                account,
+                self.id.clone(),
+                EventType::LoadDetentionStarted,
+                sequence,
+                self.deps.clock.now(),
+                payloads::detention_started(self.id.as_str(), msg.stop, msg.since, free_minutes),
+            )
+        });
+        let storage = self.deps.storage.clone();
+        let notifier = self.deps.notifier.clone();
+        let id = self.id.clone();
+        let stop = msg.stop;
+        Box::pin(
+            async move {
+                match storage.end_stop_timer(&id, event.as_ref()).await {
+                    Ok(()) => {
+                        if let Some(event) = event {
+                            notifier.events_committed(vec![event]);
+                        }
+                        true
+                    }
+                    // Still stored: the clock's next reading of storage brings
+                    // it back, and this actor tries again.
+                    Err(error) => {
+                        tracing::warn!(load = %id, error = %error_chain(&error), "could not end a detention clock; it will come due again");
+                        false
+                    }
+                }
+            }
+            .into_actor(self)
+            .map(move |ended, actor, _| {
+                if !ended && let State::Active(tracked) = &mut actor.state.lock().state {
+                    tracked.detention_not_sent(stop);
+                }
+            }),
+        )
     }
 }
 

@@ -22,9 +22,10 @@ use tokio::time::Instant;
 
 use super::LoadError;
 use crate::domain::ids::AccountId;
-use crate::domain::load::LoadStatus;
-use crate::domain::stops::{Milestone, StopTimer, StopWatch, StopsProgress};
+use crate::domain::load::{Load, LoadStatus};
+use crate::domain::stops::{Milestone, StopKind, StopTimer, StopWatch, StopsProgress};
 use crate::domain::tracking::{Appended, FixSource, GpsFix, TrackingState};
+use crate::geo;
 
 /// Positions kept in memory per load, newest first (the rest is in storage).
 pub const RECENT_FIXES: usize = 10;
@@ -307,6 +308,9 @@ pub struct Tracked {
     appointments: [Option<DateTime<Utc>>; 2],
     /// Free minutes at a stop before detention starts.
     free_minutes: u32,
+    /// Stops whose `load.detention_started` this actor sent (a clock read
+    /// again from storage while its end was being written must not send it twice).
+    detention_sent: [bool; 2],
     /// Newest first, at most `RECENT_FIXES`.
     pub(super) recent: VecDeque<HeldFix>,
     /// The sequence number the load's next event gets.
@@ -318,28 +322,30 @@ pub struct Tracked {
 }
 
 impl Tracked {
-    pub(super) fn new(
-        account: AccountId,
-        status: LoadStatus,
-        destination: Option<(f64, f64)>,
-        recent: VecDeque<HeldFix>,
+    /// The state of `load` as stored: its newest fixes (newest first), the
+    /// sequence number of its next event and its stop progress.
+    pub(super) fn from_load(
+        load: Load,
+        recent: &[GpsFix],
         next_sequence: u64,
-        stops: StopWatch,
-        appointments: [Option<DateTime<Utc>>; 2],
-        free_minutes: u32,
+        progress: StopsProgress,
     ) -> Self {
+        // Fixes no newer than the newest stored one were folded into the
+        // stored progress already, or were late.
+        let stops = StopWatch::new(&load.origin, &load.destination, progress, recent.first());
         Tracked {
-            account,
-            status,
-            destination,
+            destination: geo::zip_centroid(&load.destination.zip).map(|p| (p.lat, p.lng)),
             stops,
             stops_version: 0,
-            appointments,
-            free_minutes,
-            recent,
+            appointments: [load.pickup_date, load.delivery_date],
+            free_minutes: load.free_minutes(),
+            detention_sent: [false; 2],
+            recent: recent.iter().map(HeldFix::new).collect(),
             next_sequence,
             version: 0,
             view: None,
+            status: load.status,
+            account: load.account_id,
         }
     }
 
@@ -377,6 +383,23 @@ impl Tracked {
             }
         });
         (changes, undo)
+    }
+
+    /// A stop's detention clock came due: the event's sequence number and the
+    /// free minutes when the truck is still there (and it was not sent yet).
+    pub(super) fn start_detention(&mut self, stop: StopKind) -> Option<(u64, u32)> {
+        if !self.stops.progress().of(stop).at_stop() || self.detention_sent[stop.index()] {
+            return None;
+        }
+        self.detention_sent[stop.index()] = true;
+        let sequence = self.next_sequence;
+        self.next_sequence += 1;
+        Some((sequence, self.free_minutes))
+    }
+
+    /// The detention event could not be written: it may be sent again.
+    pub(super) fn detention_not_sent(&mut self, stop: StopKind) {
+        self.detention_sent[stop.index()] = false;
     }
 
     pub(super) fn set_status(&mut self, status: LoadStatus) {
@@ -474,23 +497,13 @@ mod tests {
     use super::*;
 
     fn active(account: &AccountId, status: LoadStatus) -> SharedState {
-        let load = crate::domain::load::sample(status);
+        let load = Load {
+            account_id: account.clone(),
+            ..crate::domain::load::sample(status)
+        };
         let shared = SharedState::loading();
-        shared.lock().state = State::Active(Tracked::new(
-            account.clone(),
-            status,
-            None,
-            VecDeque::new(),
-            7,
-            StopWatch::new(
-                &load.origin,
-                &load.destination,
-                StopsProgress::default(),
-                None,
-            ),
-            [None, None],
-            120,
-        ));
+        shared.lock().state =
+            State::Active(Tracked::from_load(load, &[], 7, StopsProgress::default()));
         shared
     }
 

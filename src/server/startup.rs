@@ -445,6 +445,12 @@ async fn start_services(
         background: Arc::new(background),
     };
     spawn_housekeeping(&services);
+    actix_rt::spawn(services::detention::run(
+        Arc::downgrade(services.tracking.detention()),
+        Arc::downgrade(&services.storage),
+        Arc::downgrade(&services.actors),
+        services.clock.clone(),
+    ));
     if services.storage.needs_leases() {
         actix_rt::spawn(services::rate_limits::share_counts(
             Arc::downgrade(&services.rate_limits),

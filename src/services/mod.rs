@@ -3,6 +3,7 @@
 pub mod accounts;
 pub mod auth;
 pub mod carriers;
+pub mod detention;
 pub mod device_ingest;
 pub mod devices;
 pub mod idempotency;

@@ -60,3 +60,19 @@ pub fn milestone(
         "deviation_minutes": status.map(|(_, minutes)| minutes),
     })
 }
+
+/// `load.detention_started`: the stop, when detention started (the later of
+/// arrival and appointment, plus the free time) and the free time.
+pub fn detention_started(
+    load_id: &str,
+    stop: stops::StopKind,
+    since: DateTime<Utc>,
+    free_minutes: u32,
+) -> Value {
+    json!({
+        "load_id": load_id,
+        "stop": stop.as_str(),
+        "since": timestamp::format(&since),
+        "free_minutes": free_minutes,
+    })
+}

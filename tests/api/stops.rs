@@ -9,8 +9,8 @@ use reqwest::StatusCode;
 use serde_json::{Value, json};
 
 use crate::helpers::{TestApp, assert_error, eventually};
-use crate::receiver::{Receiver, verify};
-use crate::webhooks::{SECRET, subscribe, webhook_app};
+use crate::receiver::{Receiver, verify, verify_at};
+use crate::webhooks::{SECRET, subscribe, webhook_app, webhook_settings};
 
 /// The pickup's facility, given by coordinates with a 400 m arrival radius.
 const PICKUP: (f64, f64) = (32.7767, -96.797);
@@ -245,4 +245,80 @@ async fn a_stop_takes_coordinates_in_pairs_and_a_radius_in_range() {
         Some(0),
         "{list}"
     );
+}
+
+#[actix_web::test]
+async fn detention_starts_from_the_timer_with_no_fix_even_after_a_restart() {
+    let app = webhook_app().await;
+    let receiver = Receiver::start(200).await;
+    let events = ["load.detention_started"];
+    subscribe(
+        &app,
+        &app.key,
+        &format!("{}/hooks", receiver.base),
+        &events,
+        SECRET,
+    )
+    .await;
+    let mut body = crate::helpers::load_body("TX", "GA");
+    body["origin"]["lat"] = json!(PICKUP.0);
+    body["origin"]["lng"] = json!(PICKUP.1);
+    body["detention_free_minutes"] = json!(30);
+    let load = app.create_load(body).await;
+    assert_eq!(load["detention_free_minutes"], 30);
+    let id = load["id"].as_str().unwrap().to_owned();
+    let carrier = app.create_carrier("434343").await;
+    let (status, moved) = app
+        .patch(
+            &format!("/loads/{id}/status"),
+            json!({"status": "assigned", "carrier_id": carrier["id"]}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{moved}");
+    let start = app.clock.now() - chrono::Duration::minutes(20);
+    post_fixes(
+        &app,
+        &id,
+        &[
+            fix(start, 0, PICKUP, -6_000.0, 40.0),
+            fix(start, 10, PICKUP, 30.0, 0.0), // arrived 10 minutes ago
+        ],
+    )
+    .await;
+    let arrived = stops(&app, &id).await;
+    assert_eq!(
+        arrived[0]["arrived_at"],
+        iso(start + chrono::Duration::minutes(10))
+    );
+    assert_eq!(arrived[0]["detention_minutes"], 0);
+
+    // A restart between the arrival and the end of the free time, then time
+    // passes with no fix at all.
+    let app = app.restart_with(|s| s.webhooks = webhook_settings()).await;
+    app.clock.advance(chrono::Duration::minutes(25));
+    let received = receiver
+        .wait_for("load.detention_started", |r| !r.is_empty())
+        .await;
+    verify_at(SECRET, &received[0], app.clock.now()).unwrap();
+    let data = &received[0].json["data"];
+    assert_eq!(received[0].json["type"], "load.detention_started");
+    assert_eq!(data["load_id"], id.as_str());
+    assert_eq!(data["stop"], "pickup");
+    assert_eq!(data["since"], iso(start + chrono::Duration::minutes(40)));
+    assert_eq!(data["free_minutes"], 30);
+    let now = stops(&app, &id).await;
+    assert_eq!(now[0]["detention_minutes"], 5, "{now}");
+
+    // Sent once: later fixes at the stop and more time send nothing again.
+    post_fixes(&app, &id, &[fix(start, 44, PICKUP, 20.0, 0.0)]).await;
+    app.clock.advance(chrono::Duration::minutes(60));
+    tokio::time::sleep(Duration::from_millis(2_500)).await;
+    let again: Vec<_> = receiver
+        .received()
+        .into_iter()
+        .map(|d| d.id)
+        .collect::<std::collections::HashSet<_>>()
+        .into_iter()
+        .collect();
+    assert_eq!(again.len(), 1, "one detention event");
 }

@@ -21,7 +21,7 @@ pub(crate) async fn webhook_app() -> TestApp {
     spawn_app_with(|s| s.webhooks = webhook_settings()).await
 }
 
-fn webhook_settings() -> DispatchSettings {
+pub(crate) fn webhook_settings() -> DispatchSettings {
     {
         DispatchSettings {
             url_policy: UrlPolicy {

@@ -22,8 +22,9 @@ use crate::clock::Clock;
 use crate::domain::event::{Event, EventType};
 use crate::domain::ids::{AccountId, LoadId};
 use crate::domain::load::LoadStatus;
-use crate::domain::stops::{Milestone, StopKind};
+use crate::domain::stops::{Milestone, StopKind, StopTimer};
 use crate::domain::tracking::{Appended, GpsFix, StopsChange, TrackingPoint, TrackingState};
+use crate::services::detention::DetentionClock;
 use crate::services::live::{LiveHub, Update};
 use crate::shared_map::FastHashMap;
 use crate::unavailable::Unavailable;
@@ -45,6 +46,7 @@ pub(super) struct Writer {
     pub notifier: Arc<Notifier>,
     pub live: LiveHub,
     pub clock: Clock,
+    pub detention: Arc<DetentionClock>,
 }
 
 /// Each fix's outcome, in input order; `None` until decided.
@@ -74,6 +76,7 @@ struct MilestonesAt {
     /// The point's place in the commit.
     point: usize,
     events: Vec<Event>,
+    timer: Option<StopTimer>,
     load: LoadId,
     left_pickup_while_assigned: bool,
 }
@@ -186,6 +189,7 @@ fn submit(
         live: writer.live.clone(),
         notifier: writer.notifier.clone(),
         registry: writer.registry.clone(),
+        detention: writer.detention.clone(),
         account,
         admitted,
         emitted,
@@ -367,10 +371,11 @@ fn add_stops(
                     }
                 )
             });
-        if !events.is_empty() {
+        if !events.is_empty() || change.timer.is_some() {
             milestones.push(MilestonesAt {
                 point: first + change.index,
                 events: events.clone(),
+                timer: change.timer,
                 load: load.clone(),
                 left_pickup_while_assigned,
             });
@@ -391,6 +396,7 @@ struct AfterCommit {
     live: LiveHub,
     notifier: Arc<Notifier>,
     registry: Arc<LoadRegistry>,
+    detention: Arc<DetentionClock>,
     account: AccountId,
     admitted: Vec<Admitted>,
     emitted: Vec<Option<Event>>,
@@ -403,6 +409,7 @@ impl AfterCommit {
             live: hub,
             notifier,
             registry,
+            detention,
             account,
             admitted,
             emitted,
@@ -453,7 +460,12 @@ impl AfterCommit {
                 if stored.get(at.point) != Some(&Appended::Stored) {
                     continue;
                 }
-                notifier.events_committed(at.events);
+                if !at.events.is_empty() {
+                    notifier.events_committed(at.events);
+                }
+                if let Some(timer) = at.timer {
+                    detention.note(&at.load, timer);
+                }
                 if at.left_pickup_while_assigned {
                     registry.depart_pickup(&at.load, &account);
                 }

@@ -19,6 +19,7 @@ use crate::domain::account::Account;
 use crate::domain::ids::{AccountId, LoadId};
 use crate::domain::tracking::TrackingState;
 use crate::domain::tracking::{Appended, GpsFix};
+use crate::services::detention::DetentionClock;
 use crate::storage::{PointRange, Storage};
 use crate::webhooks::directory::Directory;
 use crate::webhooks::notifier::Notifier;
@@ -53,8 +54,14 @@ impl TrackingService {
             notifier,
             live,
             clock,
+            detention: Arc::default(),
         };
         Self { storage, writer }
+    }
+
+    /// The detention clocks the committed points set (run by `detention::run`).
+    pub fn detention(&self) -> &Arc<DetentionClock> {
+        &self.writer.detention
     }
 
     pub fn registry(&self) -> &LoadRegistry {

@@ -221,7 +221,10 @@ pub async fn stop_timers_follow_their_points(store: &dyn Storage) {
         stop: StopKind::Delivery,
         due,
     };
-    assert_eq!(mine(store.stop_timers().await.unwrap()), [expected.clone()]);
+    assert_eq!(
+        mine(store.stop_timers().await.unwrap()),
+        std::slice::from_ref(&expected)
+    );
 
     // A duplicate's clear is not written; a new point's is.
     let outcomes = store
@@ -229,7 +232,10 @@ pub async fn stop_timers_follow_their_points(store: &dyn Storage) {
         .await
         .unwrap();
     assert_eq!(outcomes, [Appended::Duplicate]);
-    assert_eq!(mine(store.stop_timers().await.unwrap()), [expected.clone()]);
+    assert_eq!(
+        mine(store.stop_timers().await.unwrap()),
+        std::slice::from_ref(&expected)
+    );
     store
         .append_points(vec![point(20, StopTimer::Clear)])
         .await
