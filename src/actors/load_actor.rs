@@ -11,7 +11,7 @@ use crate::shared_map::SharedMap;
 use actix::prelude::*;
 
 use super::LoadError;
-use super::load_state::{Admission, HeldFix, SharedState, State, Tracked};
+use super::load_state::{Admission, HeldFix, SharedState, State, Tracked, Wanted};
 use super::status_change::apply_status_change;
 use crate::clock::Clock;
 use crate::domain::event::{Event, EventType};
@@ -50,7 +50,7 @@ pub struct AdmitFixes {
     /// The fixes, in the order their events are numbered (and their stops watched).
     pub fixes: Vec<GpsFix>,
     /// Whether `tracking.updated` events are wanted (someone subscribes).
-    pub events: bool,
+    pub events: Wanted,
 }
 
 /// Changes the load's status (and carrier), applied one at a time.

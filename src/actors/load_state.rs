@@ -21,6 +21,7 @@ use chrono::{DateTime, Utc};
 use tokio::time::Instant;
 
 use super::LoadError;
+use crate::domain::eta;
 use crate::domain::ids::AccountId;
 use crate::domain::load::{Load, LoadStatus};
 use crate::domain::stops::{Milestone, StopKind, StopTimer, StopWatch, StopsProgress};
@@ -79,7 +80,7 @@ impl SharedState {
         &self,
         account: &AccountId,
         fixes: &[GpsFix],
-        events: bool,
+        events: Wanted,
     ) -> Option<Result<Admission, LoadError>> {
         let mut shared = self.lock();
         if shared.changing || shared.stopping || matches!(shared.state, State::Loading) {
@@ -182,7 +183,7 @@ impl Shared {
         handle: &SharedState,
         account: &AccountId,
         fixes: &[GpsFix],
-        events: bool,
+        events: Wanted,
     ) -> Result<Admission, LoadError> {
         self.last_active = Instant::now();
         let tracked = self.state.tracked(account)?;
@@ -190,12 +191,12 @@ impl Shared {
         if !matches!(status, LoadStatus::Assigned | LoadStatus::InTransit) {
             return Err(LoadError::NotTrackable(status));
         }
-        let first_sequence = events.then(|| {
+        let first_sequence = events.tracking.then(|| {
             let first = tracked.next_sequence;
             tracked.next_sequence += fixes.len() as u64;
             first
         });
-        let (stops, stops_undo) = tracked.watch_stops(fixes);
+        let (stops, stops_undo) = tracked.watch_stops(fixes, events.eta);
         // Balanced by the `record_stored` that always follows an admission.
         self.in_flight += 1;
         Ok(Admission {
@@ -217,10 +218,24 @@ pub struct StopsAdmitted {
     pub milestones: Vec<Milestone>,
     /// What the milestones did to the load's detention clock.
     pub timer: Option<StopTimer>,
+    /// The delivery ETA to send in `load.eta_changed`.
+    pub eta_changed: Option<EtaChanged>,
     /// The progress after the fix, to store with it.
     pub progress: StopsProgress,
     /// The sequence number of the first milestone's event.
     pub first_sequence: u64,
+}
+
+/// A `load.eta_changed` to send with a fix.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct EtaChanged {
+    pub eta: DateTime<Utc>,
+    /// The ETA sent before; `None` for the load's first.
+    pub previous: Option<DateTime<Utc>>,
+    pub late_risk: bool,
+    pub appointment: Option<DateTime<Utc>>,
+    /// The event's sequence number.
+    pub sequence: u64,
 }
 
 /// How to take back an admission's stop changes if its commit fails.
@@ -228,6 +243,23 @@ pub struct StopsUndo {
     before: StopWatch,
     /// The watch's version once the admission changed it.
     version: u64,
+}
+
+/// Which of the optional events an admission's fixes make: those only a
+/// subscriber reads (`tracking.updated` would double the writes of GPS ingest;
+/// `load.eta_changed` costs an estimate a minute per load).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Wanted {
+    pub tracking: bool,
+    pub eta: bool,
+}
+
+impl Wanted {
+    /// Both (tests).
+    pub const ALL: Wanted = Wanted {
+        tracking: true,
+        eta: true,
+    };
 }
 
 /// An admission: where its outcome is recorded, the load's status, the first
@@ -308,6 +340,8 @@ pub struct Tracked {
     appointments: [Option<DateTime<Utc>>; 2],
     /// Free minutes at a stop before detention starts.
     free_minutes: u32,
+    /// The time (µs) of the newest fix whose ETA was looked at.
+    eta_checked: i64,
     /// Stops whose `load.detention_started` this actor sent (a clock read
     /// again from storage while its end was being written must not send it twice).
     detention_sent: [bool; 2],
@@ -340,6 +374,7 @@ impl Tracked {
             appointments: [load.pickup_date, load.delivery_date],
             free_minutes: load.free_minutes(),
             detention_sent: [false; 2],
+            eta_checked: i64::MIN,
             recent: recent.iter().map(HeldFix::new).collect(),
             next_sequence,
             version: 0,
@@ -355,7 +390,11 @@ impl Tracked {
 
     /// Folds admitted fixes into the stops: what each changed (with sequence
     /// numbers reserved for its milestones' events), and how to undo it.
-    fn watch_stops(&mut self, fixes: &[GpsFix]) -> (Vec<StopsAdmitted>, Option<StopsUndo>) {
+    fn watch_stops(
+        &mut self,
+        fixes: &[GpsFix],
+        eta_wanted: bool,
+    ) -> (Vec<StopsAdmitted>, Option<StopsUndo>) {
         // A copy of some 160 bytes: cheaper than deciding whether it is needed.
         let before = self.stops.clone();
         let mut changes = Vec::new();
@@ -370,10 +409,14 @@ impl Tracked {
             changes.push(StopsAdmitted {
                 index,
                 timer: StopTimer::after(&milestones, &self.appointments, self.free_minutes),
+                eta_changed: None,
                 milestones,
                 progress: *self.stops.progress(),
                 first_sequence,
             });
+        }
+        if eta_wanted {
+            self.watch_eta(fixes, &mut changes);
         }
         let undo = (!changes.is_empty()).then(|| {
             self.stops_version += 1;
@@ -383,6 +426,71 @@ impl Tracked {
             }
         });
         (changes, undo)
+    }
+
+    /// Looks at the delivery ETA once the newest admitted fix is a minute
+    /// (of fix time) past the last one looked at, and adds `load.eta_changed`
+    /// to that fix's changes when the ETA must be sent.
+    fn watch_eta(&mut self, fixes: &[GpsFix], changes: &mut Vec<StopsAdmitted>) {
+        let Some(destination) = self.destination else {
+            return;
+        };
+        let Some((index, newest)) = fixes.iter().enumerate().max_by_key(|(_, f)| f.timestamp)
+        else {
+            return;
+        };
+        let micros = newest.timestamp.timestamp_micros();
+        let every = eta::ETA_CHECK_EVERY.num_microseconds().unwrap_or(i64::MAX);
+        let latest_held = self.recent.front().map_or(i64::MIN, |f| f.micros);
+        if micros <= latest_held || micros.saturating_sub(self.eta_checked) < every {
+            return;
+        }
+        self.eta_checked = micros;
+        // The newest fixes once these are stored, newest first.
+        let mut window: Vec<GpsFix> = fixes
+            .iter()
+            .filter(|f| f.timestamp.timestamp_micros() > latest_held)
+            .copied()
+            .collect();
+        window.sort_by_key(|f| std::cmp::Reverse(f.timestamp));
+        window.extend(self.recent.iter().map(HeldFix::fix));
+        let Some(estimate) = eta::estimate(&window, destination) else {
+            return;
+        };
+        let appointment = self.appointments[StopKind::Delivery.index()];
+        let previous = self.stops.progress().eta_sent;
+        let Some(sent) = eta::change_to_send(
+            previous.as_ref(),
+            estimate.at,
+            newest.timestamp,
+            appointment,
+        ) else {
+            return;
+        };
+        self.stops.eta_sent(sent);
+        let change = EtaChanged {
+            eta: estimate.at,
+            previous: previous.and_then(|p| DateTime::from_timestamp_micros(p.eta)),
+            late_risk: sent.late_risk,
+            appointment,
+            sequence: self.next_sequence,
+        };
+        self.next_sequence += 1;
+        let progress = *self.stops.progress();
+        match changes.iter_mut().find(|c| c.index == index) {
+            Some(existing) => {
+                existing.progress = progress;
+                existing.eta_changed = Some(change);
+            }
+            None => changes.push(StopsAdmitted {
+                index,
+                milestones: Vec::new(),
+                timer: None,
+                eta_changed: Some(change),
+                progress,
+                first_sequence: change.sequence,
+            }),
+        }
     }
 
     /// A stop's detention clock came due: the event's sequence number and the
@@ -434,6 +542,7 @@ impl Tracked {
             status: self.status,
             recent: self.recent.iter().map(HeldFix::fix).collect(),
             destination: self.destination,
+            delivery_appointment: self.appointments[StopKind::Delivery.index()],
         }
     }
 
@@ -528,19 +637,34 @@ mod tests {
         let account = AccountId::generate();
         let shared = active(&account, LoadStatus::InTransit);
 
-        let admitted = shared.try_admit(&account, &some(3), true).unwrap().unwrap();
+        let admitted = shared
+            .try_admit(&account, &some(3), Wanted::ALL)
+            .unwrap()
+            .unwrap();
         assert_eq!(admitted.first_sequence, Some(7));
+        // The load's first ETA is sent, with the newest fix, numbered after
+        // the three fixes' events.
+        let [eta] = &admitted.stops[..] else {
+            panic!("one ETA change: {:?}", admitted.stops);
+        };
+        assert_eq!((eta.index, eta.milestones.len()), (2, 0));
+        assert_eq!(eta.eta_changed.map(|e| e.sequence), Some(10));
+        assert!(eta.progress.eta_sent.is_some(), "stored with the fix");
         assert_eq!(shared.lock().in_flight, 1);
-        let again = shared.try_admit(&account, &some(1), true).unwrap().unwrap();
+        let again = shared
+            .try_admit(&account, &some(1), Wanted::ALL)
+            .unwrap()
+            .unwrap();
         assert_eq!(
             again.first_sequence,
-            Some(10),
+            Some(11),
             "sequence numbers are reserved"
         );
+        assert!(again.stops.is_empty(), "a second later: not looked at again");
 
         // Another account's key sees no such load.
         let stranger = shared
-            .try_admit(&AccountId::generate(), &some(1), false)
+            .try_admit(&AccountId::generate(), &some(1), Wanted::default())
             .unwrap();
         assert!(matches!(stranger, Err(LoadError::NotFound)));
 
@@ -553,7 +677,9 @@ mod tests {
             }
             drop(guard);
             assert!(
-                shared.try_admit(&account, &some(1), false).is_none(),
+                shared
+                    .try_admit(&account, &some(1), Wanted::default())
+                    .is_none(),
                 "{flag}"
             );
             let mut guard = shared.lock();
@@ -562,7 +688,7 @@ mod tests {
         }
         assert!(
             SharedState::loading()
-                .try_admit(&account, &some(1), false)
+                .try_admit(&account, &some(1), Wanted::default())
                 .is_none()
         );
         assert!(SharedState::loading().try_read(&account).is_none());
@@ -598,7 +724,7 @@ mod tests {
         // A stored fix makes the kept view stale, and a render of the older
         // state that finishes late is not kept.
         shared
-            .try_admit(&account, &some(1), false)
+            .try_admit(&account, &some(1), Wanted::default())
             .unwrap()
             .unwrap();
         shared.record_stored(&[fix(5)], Some(&[Appended::Stored]), false, None);
@@ -612,7 +738,7 @@ mod tests {
         shared.keep_view(second, Bytes::from_static(b"v2"));
         let newer: Vec<GpsFix> = (0..RECENT_FIXES as i64 + 1).map(|s| fix(100 + s)).collect();
         shared
-            .try_admit(&account, &some(11), false)
+            .try_admit(&account, &some(11), Wanted::default())
             .unwrap()
             .unwrap();
         shared.record_stored(
@@ -622,7 +748,7 @@ mod tests {
             None,
         );
         shared
-            .try_admit(&account, &some(1), false)
+            .try_admit(&account, &some(1), Wanted::default())
             .unwrap()
             .unwrap();
         let third = stale_version(shared.try_view(&account));
@@ -642,7 +768,9 @@ mod tests {
     async fn a_load_that_does_not_take_fixes_refuses_them_without_the_actor() {
         let account = AccountId::generate();
         let delivered = active(&account, LoadStatus::Delivered);
-        let refused = delivered.try_admit(&account, &some(1), false).unwrap();
+        let refused = delivered
+            .try_admit(&account, &some(1), Wanted::default())
+            .unwrap();
         assert!(matches!(
             refused,
             Err(LoadError::NotTrackable(LoadStatus::Delivered))

@@ -13,7 +13,7 @@ use bytes::Bytes;
 
 use super::LoadError;
 use super::load_actor::{ActorDeps, DepartedPickup, LoadActor, ReadTracking, Resident};
-use super::load_state::{Admission, SharedState, View};
+use super::load_state::{Admission, SharedState, View, Wanted};
 use crate::domain::ids::AccountId;
 use crate::domain::ids::LoadId;
 use crate::domain::tracking::{GpsFix, TrackingState};
@@ -96,7 +96,7 @@ impl LoadRegistry {
         id: &LoadId,
         account: &AccountId,
         fixes: &[GpsFix],
-        events: bool,
+        events: Wanted,
     ) -> Option<Result<Admission, LoadError>> {
         self.shared(id)?.try_admit(account, fixes, events)
     }

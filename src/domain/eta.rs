@@ -27,6 +27,56 @@ pub const STOPPED_DEFAULT_MPH: f64 = 45.0;
 pub const SPEED_WINDOW: Duration = Duration::hours(1);
 pub const ARRIVED_MILES: f64 = 1.0;
 
+/// A delivery is at risk of being late while its ETA is more than this past
+/// the delivery appointment.
+pub const LATE_RISK_AFTER: Duration = Duration::minutes(15);
+/// `load.eta_changed` goes out when the ETA moves at least this far from the
+/// last one sent...
+pub const ETA_CHANGE: Duration = Duration::minutes(15);
+/// ...and at most once per this much fix time, unless late risk flips.
+pub const ETA_CHANGE_EVERY: Duration = Duration::minutes(10);
+/// A load's ETA is looked at again once its newest fix is this much newer
+/// than the last one looked at: the ETA rarely moves faster, and ingest
+/// must not pay for an estimate per fix.
+pub const ETA_CHECK_EVERY: Duration = Duration::minutes(1);
+
+/// Whether an ETA puts the delivery at risk of being late.
+pub fn late_risk(eta: DateTime<Utc>, appointment: Option<DateTime<Utc>>) -> bool {
+    appointment.is_some_and(|appointment| eta > appointment + LATE_RISK_AFTER)
+}
+
+/// The ETA last sent in `load.eta_changed` (times in µs), stored with the
+/// load's stop progress so that a restart does not send it again.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct EtaSent {
+    pub eta: i64,
+    /// The time of the fix that moved it.
+    pub at: i64,
+    pub late_risk: bool,
+}
+
+/// A new estimate, against the last one sent: `Some` when it must be sent.
+pub fn change_to_send(
+    sent: Option<&EtaSent>,
+    eta: DateTime<Utc>,
+    fix_at: DateTime<Utc>,
+    appointment: Option<DateTime<Utc>>,
+) -> Option<EtaSent> {
+    let now = EtaSent {
+        eta: eta.timestamp_micros(),
+        at: fix_at.timestamp_micros(),
+        late_risk: late_risk(eta, appointment),
+    };
+    let Some(sent) = sent else {
+        return Some(now);
+    };
+    let micros = |d: Duration| d.num_microseconds().unwrap_or(i64::MAX);
+    let flipped = sent.late_risk != now.late_risk;
+    let moved = (now.eta - sent.eta).abs() >= micros(ETA_CHANGE);
+    let quiet = now.at - sent.at >= micros(ETA_CHANGE_EVERY);
+    (flipped || (moved && quiet)).then_some(now)
+}
+
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Eta {
     pub at: DateTime<Utc>,
@@ -77,6 +127,38 @@ fn moving_speed(recent: &[GpsFix]) -> Option<f64> {
         }
     }
     (!speeds.is_empty()).then(|| speeds.iter().sum::<f64>() / speeds.len() as f64)
+}
+
+#[cfg(test)]
+mod change_tests {
+    use super::*;
+
+    fn t(minutes: i64) -> DateTime<Utc> {
+        DateTime::from_timestamp(1_790_000_000 + minutes * 60, 0).unwrap()
+    }
+
+    #[test]
+    fn an_eta_is_sent_first_then_when_it_moves_15_minutes_at_most_every_10_or_risk_flips() {
+        let appointment = Some(t(600));
+        let first = change_to_send(None, t(500), t(0), appointment).unwrap();
+        assert!(!first.late_risk);
+        // Moved 14 minutes: no; 15 minutes but 5 minutes after the last: no.
+        assert_eq!(
+            change_to_send(Some(&first), t(514), t(20), appointment),
+            None
+        );
+        assert_eq!(
+            change_to_send(Some(&first), t(515), t(5), appointment),
+            None
+        );
+        let moved = change_to_send(Some(&first), t(515), t(10), appointment).unwrap();
+        // Late risk flips (ETA past 600 + 15): sent at once.
+        let late = change_to_send(Some(&moved), t(616), t(11), appointment).unwrap();
+        assert!(late.late_risk);
+        assert!(late_risk(t(616), appointment));
+        assert!(!late_risk(t(615), appointment));
+        assert!(!late_risk(t(10_000), None));
+    }
 }
 
 #[cfg(test)]

@@ -33,10 +33,13 @@ pub enum EventType {
     /// The truck is still at a stop when its free time ends.
     #[serde(rename = "load.detention_started")]
     LoadDetentionStarted,
+    /// The delivery ETA moved 15 minutes or more, or late risk flipped.
+    #[serde(rename = "load.eta_changed")]
+    LoadEtaChanged,
 }
 
 impl EventType {
-    pub const ALL: [EventType; 8] = [
+    pub const ALL: [EventType; 9] = [
         EventType::LoadCreated,
         EventType::LoadAssigned,
         EventType::LoadStatusChanged,
@@ -45,6 +48,7 @@ impl EventType {
         EventType::LoadArrived,
         EventType::LoadDeparted,
         EventType::LoadDetentionStarted,
+        EventType::LoadEtaChanged,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -57,6 +61,7 @@ impl EventType {
             EventType::LoadArrived => "load.arrived",
             EventType::LoadDeparted => "load.departed",
             EventType::LoadDetentionStarted => "load.detention_started",
+            EventType::LoadEtaChanged => "load.eta_changed",
         }
     }
 

@@ -28,6 +28,7 @@ use std::num::NonZeroI64;
 use chrono::{DateTime, Duration, Utc};
 use serde::{Deserialize, Serialize};
 
+use super::eta::EtaSent;
 use super::location::Location;
 use super::tracking::GpsFix;
 use crate::geo;
@@ -172,6 +173,9 @@ impl StopProgress {
 pub struct StopsProgress {
     pub pickup: StopProgress,
     pub delivery: StopProgress,
+    /// The delivery ETA last sent in `load.eta_changed`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub eta_sent: Option<EtaSent>,
 }
 
 impl StopsProgress {
@@ -288,6 +292,11 @@ impl StopWatch {
 
     pub fn progress(&self) -> &StopsProgress {
         &self.progress
+    }
+
+    /// Records the ETA just sent in `load.eta_changed`.
+    pub fn eta_sent(&mut self, sent: EtaSent) {
+        self.progress.eta_sent = Some(sent);
     }
 
     pub fn fence(&self, kind: StopKind) -> Option<&Geofence> {

@@ -114,6 +114,8 @@ pub struct TrackingState {
     pub recent: Vec<GpsFix>,
     /// The destination ZIP's centroid, if the ZIP is known.
     pub destination: Option<(f64, f64)>,
+    /// The delivery appointment (`delivery_date`), for late risk.
+    pub delivery_appointment: Option<DateTime<Utc>>,
 }
 
 /// What storing a point did.

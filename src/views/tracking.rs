@@ -116,6 +116,9 @@ pub struct TrackingSummary {
     pub eta: Option<String>,
     #[schema(required = true, schema_with = super::schema::optional_echoed_timestamp)]
     pub last_update: Option<String>,
+    /// True while the ETA is more than 15 minutes past the delivery
+    /// appointment (`delivery_date`); false without either.
+    pub late_risk: bool,
 }
 
 /// ETA only while the load is on its way; none for a posted or delivered load.
@@ -134,10 +137,12 @@ pub fn eta(state: &TrackingState) -> Option<String> {
 impl TrackingSummary {
     pub fn new(state: &TrackingState) -> Self {
         let latest = state.recent.first();
+        let estimate = estimate(state);
         TrackingSummary {
             current_location: latest.map(CurrentLocation::new),
-            eta: eta(state),
+            eta: estimate.map(|e| format(&e.at)),
             last_update: latest.map(|f| format(&f.timestamp)),
+            late_risk: estimate.is_some_and(|e| eta::late_risk(e.at, state.delivery_appointment)),
         }
     }
 }

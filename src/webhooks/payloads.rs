@@ -4,6 +4,7 @@
 use chrono::{DateTime, Utc};
 use serde_json::{Value, json};
 
+use crate::actors::load_state::EtaChanged;
 use crate::domain::load::Load;
 use crate::domain::stops::{self, Milestone};
 use crate::domain::timestamp;
@@ -74,5 +75,17 @@ pub fn detention_started(
         "stop": stop.as_str(),
         "since": timestamp::format(&since),
         "free_minutes": free_minutes,
+    })
+}
+
+/// `load.eta_changed`: the delivery ETA, the one sent before (null for the
+/// first), whether the delivery is at risk of being late, and its appointment.
+pub fn eta_changed(load_id: &str, change: &EtaChanged) -> Value {
+    json!({
+        "load_id": load_id,
+        "eta": timestamp::format(&change.eta),
+        "previous_eta": change.previous.as_ref().map(timestamp::format),
+        "late_risk": change.late_risk,
+        "appointment": change.appointment.as_ref().map(timestamp::format),
     })
 }

@@ -322,3 +322,77 @@ async fn detention_starts_from_the_timer_with_no_fix_even_after_a_restart() {
         .collect();
     assert_eq!(again.len(), 1, "one detention event");
 }
+
+#[actix_web::test]
+async fn late_risk_and_eta_changes_follow_the_trucks_progress() {
+    let app = webhook_app().await;
+    let receiver = Receiver::start(200).await;
+    subscribe(
+        &app,
+        &app.key,
+        &format!("{}/hooks", receiver.base),
+        &["load.eta_changed"],
+        SECRET,
+    )
+    .await;
+    let appointment = app.clock.now() + chrono::Duration::hours(1);
+    let mut body = crate::helpers::load_body("TX", "GA");
+    body["destination"]["zip"] = json!("30303");
+    body["delivery_date"] = json!(iso(appointment));
+    let load = app.create_load(body).await;
+    let id = load["id"].as_str().unwrap().to_owned();
+    let carrier = app.create_carrier("454545").await;
+    let (status, moved) = app
+        .patch(
+            &format!("/loads/{id}/status"),
+            json!({"status": "assigned", "carrier_id": carrier["id"]}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{moved}");
+    let delivery = (
+        stops(&app, &id).await[1]["location"]["lat"]
+            .as_f64()
+            .unwrap(),
+        stops(&app, &id).await[1]["location"]["lng"]
+            .as_f64()
+            .unwrap(),
+    );
+    let start = app.clock.now() - chrono::Duration::hours(3);
+
+    // In Dallas, 700-odd miles out, an hour before the appointment: at risk.
+    post_fixes(&app, &id, &[fix(start, 0, PICKUP, 0.0, 60.0)]).await;
+    let (_, got) = app.get(&format!("/loads/{id}")).await;
+    assert_eq!(got["data"]["tracking"]["late_risk"], true, "{got}");
+    // Two minutes on, the ETA has hardly moved: nothing new to send.
+    post_fixes(&app, &id, &[fix(start, 2, PICKUP, 3_000.0, 60.0)]).await;
+    // Then near Atlanta: the ETA moves by hours and the risk is gone.
+    post_fixes(&app, &id, &[fix(start, 30, delivery, -20_000.0, 50.0)]).await;
+    let (_, got) = app.get(&format!("/loads/{id}")).await;
+    assert_eq!(got["data"]["tracking"]["late_risk"], false, "{got}");
+
+    let received = receiver
+        .wait_for("two ETA changes", |r| {
+            r.iter()
+                .map(|d| d.id.clone())
+                .collect::<std::collections::HashSet<_>>()
+                .len()
+                >= 2
+        })
+        .await;
+    let mut changes: Vec<Value> = Vec::new();
+    for delivery in &received {
+        verify(SECRET, delivery).unwrap();
+        assert_eq!(delivery.json["type"], "load.eta_changed");
+        if !changes.contains(&delivery.json["data"]) {
+            changes.push(delivery.json["data"].clone());
+        }
+    }
+    changes.sort_by_key(|c| c["previous_eta"].is_string());
+    assert_eq!(changes.len(), 2, "{changes:?}");
+    assert_eq!(changes[0]["load_id"], id.as_str());
+    assert_eq!(changes[0]["previous_eta"], Value::Null);
+    assert_eq!(changes[0]["late_risk"], true);
+    assert_eq!(changes[0]["appointment"], iso(appointment));
+    assert_eq!(changes[1]["previous_eta"], changes[0]["eta"]);
+    assert_eq!(changes[1]["late_risk"], false);
+}

@@ -16,7 +16,7 @@ use super::count_points;
 use crate::actors::LoadError;
 use crate::actors::group_commit::{Completion, GroupCommitter};
 use crate::actors::load_actor::AdmitFixes;
-use crate::actors::load_state::{Admission, SharedState, StopsUndo};
+use crate::actors::load_state::{Admission, SharedState, StopsUndo, Wanted};
 use crate::actors::registry::LoadRegistry;
 use crate::clock::Clock;
 use crate::domain::event::{Event, EventType};
@@ -97,8 +97,11 @@ pub(super) async fn record(
     fixes: Vec<(LoadId, GpsFix)>,
 ) -> Answer {
     // `tracking.updated` events are written only while someone subscribes to them:
-    // they would double the GPS write volume for nobody.
-    let events = writer.directory.wants(account, EventType::TrackingUpdated);
+    // they would double the GPS write volume for nobody. ETA changes likewise.
+    let events = Wanted {
+        tracking: writer.directory.wants(account, EventType::TrackingUpdated),
+        eta: writer.directory.wants(account, EventType::LoadEtaChanged),
+    };
     let count = fixes.len();
     let (decided, deferred) = admit_now(&writer.registry, account, by_load(fixes), events);
     let answered = if deferred.is_empty() {
@@ -138,7 +141,7 @@ fn submit(
     account: AccountId,
     count: usize,
     admissions: Vec<(LoadFixes, Result<Admission, LoadError>)>,
-    events: bool,
+    events: Wanted,
 ) -> oneshot::Receiver<Answer> {
     let (reply, answer) = oneshot::channel();
     let mut outcomes: Outcomes = (0..count).map(|_| None).collect();
@@ -181,7 +184,7 @@ fn submit(
         return answer;
     }
     // The events go to the dispatcher too, once stored (a duplicate's are not).
-    let emitted: Vec<Option<Event>> = match events {
+    let emitted: Vec<Option<Event>> = match events.tracking {
         true => points.iter().map(|p| p.event.clone()).collect(),
         false => Vec::new(),
     };
@@ -248,7 +251,7 @@ fn by_load(mut fixes: Vec<(LoadId, GpsFix)>) -> Vec<LoadFixes> {
 /// A load's fixes with its actor's decision on them.
 type Decided = Vec<(LoadFixes, Result<Admission, LoadError>)>;
 
-fn admit_request(account: &AccountId, group: &LoadFixes, events: bool) -> AdmitFixes {
+fn admit_request(account: &AccountId, group: &LoadFixes, events: Wanted) -> AdmitFixes {
     AdmitFixes {
         account: account.clone(),
         fixes: group.fixes.clone(),
@@ -262,7 +265,7 @@ fn admit_now(
     registry: &LoadRegistry,
     account: &AccountId,
     groups: Vec<LoadFixes>,
-    events: bool,
+    events: Wanted,
 ) -> (Decided, Vec<LoadFixes>) {
     let mut decided = Vec::with_capacity(groups.len());
     let mut deferred = Vec::new();
@@ -281,7 +284,7 @@ async fn admit_by_message(
     registry: &LoadRegistry,
     account: &AccountId,
     deferred: Vec<LoadFixes>,
-    events: bool,
+    events: Wanted,
 ) -> Decided {
     stream::iter(deferred)
         .map(|group| async move {
@@ -339,7 +342,7 @@ fn add_stops(
 ) {
     for change in &admission.stops {
         let point = &mut points[change.index];
-        let events: Vec<Event> = change
+        let mut events: Vec<Event> = change
             .milestones
             .iter()
             .enumerate()
@@ -361,6 +364,16 @@ fn add_stops(
                 )
             })
             .collect();
+        if let Some(eta) = &change.eta_changed {
+            events.push(Event::new(
+                account.clone(),
+                load.clone(),
+                EventType::LoadEtaChanged,
+                eta.sequence,
+                now,
+                payloads::eta_changed(load.as_str(), eta),
+            ));
+        }
         let left_pickup_while_assigned = admission.status == LoadStatus::Assigned
             && change.milestones.iter().any(|m| {
                 matches!(
