@@ -660,7 +660,10 @@ mod tests {
             Some(11),
             "sequence numbers are reserved"
         );
-        assert!(again.stops.is_empty(), "a second later: not looked at again");
+        assert!(
+            again.stops.is_empty(),
+            "a second later: not looked at again"
+        );
 
         // Another account's key sees no such load.
         let stranger = shared

@@ -136,7 +136,7 @@ pub fn secret_matches(secret_hex: &str, stored: &str) -> bool {
 }
 
 /// Runs on every authenticated request, so it formats without an allocation per byte.
-fn sha256_hex(input: &str) -> String {
+pub(crate) fn sha256_hex(input: &str) -> String {
     hex(&Sha256::digest(input.as_bytes()))
 }
 

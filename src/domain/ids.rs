@@ -271,6 +271,11 @@ prefixed_id!(
     "dev_"
 );
 prefixed_id!(
+    /// A share link of a load's tracking page, `shl_<ulid>`.
+    ShareLinkId,
+    "shl_"
+);
+prefixed_id!(
     /// A webhook subscription, `wh_<ulid>`.
     WebhookId,
     "wh_"

@@ -18,6 +18,7 @@ pub mod ids;
 pub mod load;
 pub mod location;
 pub mod password_link;
+pub mod share_link;
 pub mod stops;
 pub mod timestamp;
 pub mod tracking;

@@ -30,6 +30,7 @@ mod idempotency;
 mod loads;
 pub mod scylla;
 pub mod secret_box;
+mod share_links;
 mod tracking;
 mod webhooks;
 
@@ -39,6 +40,7 @@ pub use dashboard::{DashboardStore, UserInsert};
 pub use devices::DeviceStore;
 pub use idempotency::IdempotencyStore;
 pub use loads::{LoadFilter, LoadStore, Page, PageRequest};
+pub use share_links::ShareLinkStore;
 pub use tracking::{PointRange, StopTimerEntry, TrackingStore};
 pub use webhooks::WebhookStore;
 
@@ -116,6 +118,7 @@ pub trait Storage:
     + IdempotencyStore
     + DashboardStore
     + DeviceStore
+    + ShareLinkStore
     + Send
     + Sync
     + 'static

@@ -40,6 +40,7 @@ macro_rules! conformance_tests {
             users_are_changed_and_removed_with_their_sessions,
             password_links_are_taken_once,
             devices_and_their_loads,
+            share_links_are_found_by_token_and_listed_by_load,
             leases_give_a_load_one_owner_at_a_time,
             idempotency_keys_are_claimed_by_one_instance,
             request_counts_add_up_across_instances,

@@ -23,6 +23,7 @@ mod idempotency;
 mod keys;
 mod loads;
 mod memtable_reaper;
+mod share_links;
 mod tracking;
 mod webhooks;
 
@@ -117,6 +118,10 @@ struct Inner {
     load_stops: Keyspace,
     /// Load id → its set detention clock: stop code ‖ due (µs, big-endian).
     stop_timers: Keyspace,
+    /// Token SHA-256 → share link (JSON).
+    share_links: Keyspace,
+    /// `load ‖ link id` → token SHA-256: a load's share links.
+    load_share_links: Keyspace,
     /// `device id ‖ load id` → (): a device's loads.
     device_loads: Keyspace,
     /// Serialises the read-then-move of a load's attachment (rare).
@@ -278,6 +283,8 @@ fn open_inner(path: &Path) -> StorageResult<Inner> {
         load_devices: keyspace("load_devices").map_err(unavailable)?,
         load_stops: keyspace("load_stops").map_err(unavailable)?,
         stop_timers: keyspace("stop_timers").map_err(unavailable)?,
+        share_links: keyspace("share_links").map_err(unavailable)?,
+        load_share_links: keyspace("load_share_links").map_err(unavailable)?,
         device_loads: keyspace("device_loads").map_err(unavailable)?,
         attachments: std::sync::Mutex::new(()),
         user_insert: std::sync::Mutex::new(()),

@@ -24,6 +24,7 @@ mod idempotency;
 pub mod keys;
 mod loads;
 pub mod schema;
+mod share_links;
 mod statements;
 mod tracking;
 mod webhooks;

@@ -53,6 +53,10 @@ pub const FILES: &[(&str, &str)] = &[
         "010_stop_timers.cql",
         include_str!("../../../cql/010_stop_timers.cql"),
     ),
+    (
+        "011_share_links.cql",
+        include_str!("../../../cql/011_share_links.cql"),
+    ),
 ];
 
 /// The bookkeeping table, created before any file is applied.

@@ -147,6 +147,10 @@ statements! {
     invitations_of_account = "SELECT record FROM invitations_by_account WHERE account_id = ?";
 
     // Devices and attachments.
+    put_share_link = "INSERT INTO share_links (token_sha256, record) VALUES (?, ?)";
+    put_share_link_of_load = "INSERT INTO share_links_by_load (load_id, link_id, token_sha256) VALUES (?, ?, ?)";
+    get_share_link = "SELECT record FROM share_links WHERE token_sha256 = ?";
+    share_links_of_load = "SELECT token_sha256 FROM share_links_by_load WHERE load_id = ?";
     put_device = "INSERT INTO devices (id, record) VALUES (?, ?)";
     put_device_of_account = "INSERT INTO devices_by_account (account_id, device_id) VALUES (?, ?)";
     get_device = "SELECT record, last_seen FROM devices WHERE id = ?";

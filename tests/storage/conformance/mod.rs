@@ -11,6 +11,7 @@ mod devices;
 mod idempotency;
 mod instances;
 mod loads;
+mod share_links;
 mod tracking;
 mod webhooks;
 
@@ -28,6 +29,7 @@ pub use instances::{
     request_counts_add_up_across_instances,
 };
 pub use loads::{load_lists_filter_order_and_paginate, loads_round_trip_and_move_between_indexes};
+pub use share_links::share_links_are_found_by_token_and_listed_by_load;
 pub use tracking::{
     points_are_ordered_deduplicated_and_ranged, stop_progress_is_written_with_its_point,
     stop_timers_follow_their_points,
