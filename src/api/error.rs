@@ -19,6 +19,7 @@ use crate::services::carriers::CarrierError;
 use crate::services::devices::DeviceError;
 use crate::services::live::TooManyStreams;
 use crate::services::loads::LoadError;
+use crate::services::share_links::ShareLinkError;
 use crate::services::tracking::StreamError;
 use crate::services::webhooks::{MAX_SUBSCRIPTIONS, WebhookError};
 use crate::storage::StorageError;
@@ -362,6 +363,36 @@ impl From<LoadError> for ApiError {
             })),
             LoadError::Storage(e) => e.into(),
             LoadError::Unavailable(e) => e.into(),
+        }
+    }
+}
+
+impl From<ShareLinkError> for ApiError {
+    fn from(error: ShareLinkError) -> Self {
+        match error {
+            ShareLinkError::LoadNotFound => LoadError::NotFound.into(),
+            ShareLinkError::NotFound => ApiError::new(
+                StatusCode::NOT_FOUND,
+                "SHARE_LINK_NOT_FOUND",
+                "share link not found",
+            ),
+            ShareLinkError::BadExpiry(message) => ApiError::field(
+                StatusCode::BAD_REQUEST,
+                "VALIDATION_FAILED",
+                "expires_at",
+                message,
+            ),
+            ShareLinkError::TooMany => ApiError::new(
+                StatusCode::CONFLICT,
+                "TOO_MANY_SHARE_LINKS",
+                error.to_string(),
+            ),
+            ShareLinkError::Gone(_) => ApiError::new(
+                StatusCode::GONE,
+                "SHARE_LINK_GONE",
+                "the link was revoked or has expired",
+            ),
+            ShareLinkError::Storage(error) => error.into(),
         }
     }
 }

@@ -18,6 +18,7 @@ mod load_pages;
 mod page;
 mod session;
 mod sign_in;
+mod track_page;
 mod user_pages;
 mod webhook_pages;
 mod widgets;
@@ -76,6 +77,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         "/webhooks/{id}/deliveries/{event}/redeliver" => [post => webhook_pages::redeliver],
     );
     cfg.route("/", web::get().to(root))
+        .route("/track/{token}", web::get().to(track_page::show))
         .service(scope.default_service(web::to(not_found)));
 }
 

@@ -85,7 +85,7 @@ pub fn ok(markup: Markup) -> HttpResponse {
 }
 
 /// Scripts and styles only from this origin; no inline script.
-const CSP: &str = "default-src 'self'; img-src 'self' data:; style-src 'self'; \
+pub(super) const CSP: &str = "default-src 'self'; img-src 'self' data:; style-src 'self'; \
                    script-src 'self'; connect-src 'self'; frame-ancestors 'none'; \
                    form-action 'self'; base-uri 'none'";
 

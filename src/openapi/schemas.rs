@@ -21,6 +21,7 @@ use crate::domain::validation::FieldError;
 use crate::views::device::DeviceView;
 use crate::views::load::{CarrierView, LoadView};
 use crate::views::schema::always_true;
+use crate::views::share_link::ShareLinkView;
 use crate::views::tracking::PointView;
 
 /// `false`, the only value of `success` in an error envelope.
@@ -199,6 +200,11 @@ list_schema!(
     DeviceList, "devices", DeviceView
 );
 
+list_schema!(
+    /// `GET /v1/loads/{id}/share-links` (`routes::share_links::list`).
+    ShareLinkList, "share_links", ShareLinkView
+);
+
 /// `GET /v1/loads/{id}/tracking/history` (`routes::tracking::history`): the list
 /// shape plus `pagination.next_cursor`.
 pub struct GpsHistory;
@@ -289,6 +295,17 @@ pub struct DeletedWebhook {
     pub id: WebhookId,
     #[schema(schema_with = always_true)]
     pub deleted: bool,
+}
+
+/// `routes::share_links::revoke`.
+#[derive(ToSchema)]
+pub struct RevokedShareLink {
+    #[schema(value_type = String)]
+    pub id: String,
+    #[schema(schema_with = always_true)]
+    pub revoked: bool,
+    #[schema(format = DateTime)]
+    pub revoked_at: String,
 }
 
 /// `routes::devices::delete`.

@@ -61,6 +61,7 @@ pub mod devices;
 pub mod docs;
 pub mod ingest;
 pub mod loads;
+pub mod share_links;
 pub mod streams;
 pub mod tracking;
 pub mod webhooks;
@@ -90,6 +91,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
             .configure(carriers::configure)
             .configure(webhooks::configure)
             .configure(devices::configure)
+            .configure(share_links::configure)
             .configure(auth::configure),
     );
 }
@@ -104,6 +106,7 @@ pub fn all_routes() -> Vec<(&'static str, String)> {
         carriers::ROUTES,
         webhooks::ROUTES,
         devices::ROUTES,
+        share_links::ROUTES,
         auth::ROUTES,
     ];
     let public = docs::ROUTES

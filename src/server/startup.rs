@@ -415,6 +415,10 @@ async fn start_services(
             devices.clone(),
         )),
         devices,
+        share_links: Arc::new(services::share_links::ShareLinkService::new(
+            storage.clone(),
+            clock.clone(),
+        )),
         loads: Arc::new(services::loads::LoadService::new(
             storage.clone(),
             clock.clone(),

@@ -10,6 +10,7 @@ pub mod idempotency;
 pub mod live;
 pub mod loads;
 pub mod rate_limits;
+pub mod share_links;
 pub mod stream_guard;
 pub mod throttle;
 pub mod tracking;
@@ -41,6 +42,7 @@ pub struct Services {
     pub webhooks: Arc<webhooks::WebhookService>,
     pub users: Arc<users::UserService>,
     pub devices: Arc<devices::DeviceService>,
+    pub share_links: Arc<share_links::ShareLinkService>,
     /// The load actors (for their count in `/metrics`).
     pub actors: Arc<LoadRegistry>,
     /// Keeps the webhook dispatcher's threads for as long as the services live.

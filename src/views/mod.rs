@@ -10,5 +10,6 @@
 pub mod device;
 pub mod load;
 pub mod schema;
+pub mod share_link;
 pub mod stops;
 pub mod tracking;

@@ -19,6 +19,7 @@ mod rate_limits;
 mod receiver;
 mod schemathesis;
 mod security;
+mod share_links;
 mod stops;
 mod streams;
 mod tenancy;

@@ -11,6 +11,7 @@ pub mod device;
 pub mod fields;
 pub mod load;
 pub mod location;
+pub mod share_link;
 pub mod tracking;
 pub mod webhook;
 

@@ -34,6 +34,8 @@
     };
   }
   // END projection
+  // The public tracking page (track.js) draws with the same projection.
+  window.freightAlbers = albersProjection;
 
   const SVG_NS = 'http://www.w3.org/2000/svg';
   // Arrow points "up" (-y) at rotate(0); rotated to the screen bearing below.

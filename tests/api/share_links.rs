@@ -1,0 +1,167 @@
+//! Share links: made, listed and revoked through the API; their public page
+//! and JSON show the shipment and nothing of the account; revoked and
+//! expired links answer 410; other accounts cannot touch them.
+
+use reqwest::StatusCode;
+use serde_json::{Value, json};
+
+use crate::helpers::{TestApp, assert_error, send, spawn_app};
+use crate::tracking::load_in;
+
+/// The path of a link's URL (the test's client talks to the server itself).
+fn path_of(url: &str) -> String {
+    let at = url.find("/track/").expect("a /track/ URL");
+    url[at..].to_owned()
+}
+
+async fn public(app: &TestApp, path: &str) -> reqwest::Response {
+    app.client
+        .get(format!("{}{path}", app.base.trim_end_matches("/v1")))
+        .send()
+        .await
+        .unwrap()
+}
+
+#[actix_web::test]
+async fn a_share_link_shows_the_shipment_and_nothing_else_until_revoked_or_expired() {
+    let app = spawn_app().await;
+    let load = load_in(&app, "in_transit").await;
+    let (status, fix) = app
+        .post(
+            &format!("/loads/{load}/tracking"),
+            json!({"lat": 33.0, "lng": -95.6, "timestamp": chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true), "speed": 61.0}),
+        )
+        .await;
+    assert!(status.is_success(), "{fix}");
+
+    let (status, created) = app
+        .post(&format!("/loads/{load}/share-links"), json!({}))
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{created}");
+    let link = &created["data"];
+    assert!(link["id"].as_str().unwrap().starts_with("shl_"));
+    let url = link["url"].as_str().unwrap();
+    assert!(
+        url.starts_with("https://") && url.contains("/track/"),
+        "{url}"
+    );
+    let page = path_of(url);
+
+    // The JSON: the route, status, position and stops; no carrier, rate,
+    // notes, weight, or any id.
+    let response = public(&app, &format!("{page}.json")).await;
+    assert_eq!(response.status(), StatusCode::OK);
+    assert_eq!(response.headers()["referrer-policy"], "no-referrer");
+    assert!(
+        response.headers()["x-robots-tag"]
+            .to_str()
+            .unwrap()
+            .contains("noindex")
+    );
+    let data: Value = response.json().await.unwrap();
+    assert_eq!(data["status"], "in_transit");
+    assert_eq!(data["origin"], json!({"city": "Dallas", "state": "TX"}));
+    assert_eq!(data["position"]["lat"], 33.0);
+    assert!(data["eta"].is_string(), "{data}");
+    assert_eq!(data["stops"].as_array().map(Vec::len), Some(2));
+    let text = data.to_string();
+    for secret in [
+        load.as_str(),
+        "carrier",
+        "rate",
+        "notes",
+        "weight",
+        "acct_",
+        "Lone Star",
+        "dispatch@",
+        "account",
+    ] {
+        assert!(!text.contains(secret), "{secret} shows: {text}");
+    }
+    // The page: HTML with the same facts, under the dashboard's CSP.
+    let response = public(&app, &page).await;
+    assert_eq!(response.status(), StatusCode::OK);
+    assert!(
+        response.headers()["content-security-policy"]
+            .to_str()
+            .unwrap()
+            .contains("default-src 'self'")
+    );
+    let html = response.text().await.unwrap();
+    assert!(html.contains("Dallas, TX → Atlanta, GA"), "{html}");
+    assert!(html.contains("noindex"));
+    assert!(!html.contains(&load), "the load id shows");
+
+    // Listed (without its URL); another account can neither list nor revoke it.
+    let (_, listed) = app.get(&format!("/loads/{load}/share-links")).await;
+    assert_eq!(listed["data"]["share_links"][0]["id"], link["id"]);
+    assert_eq!(listed["data"]["share_links"][0]["active"], true);
+    assert!(listed["data"]["share_links"][0].get("url").is_none());
+    let (_, other) = app.new_account().await;
+    let (status, body) = app
+        .get_as(&other, &format!("/loads/{load}/share-links"))
+        .await;
+    assert_error(status, &body, 404, "INVALID_LOAD");
+    let revoke = format!("/loads/{load}/share-links/{}", link["id"].as_str().unwrap());
+    let (status, body) = send(app.client.delete(app.url(&revoke)).bearer_auth(&other)).await;
+    assert_error(status, &body, 404, "INVALID_LOAD");
+    assert_eq!(
+        public(&app, &format!("{page}.json")).await.status(),
+        StatusCode::OK
+    );
+
+    // Revoked: 410 at once, page and JSON.
+    let (status, body) = send(app.client.delete(app.url(&revoke)).bearer_auth(&app.key)).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body["data"]["revoked"], true);
+    assert_eq!(
+        public(&app, &format!("{page}.json")).await.status(),
+        StatusCode::GONE
+    );
+    let gone = public(&app, &page).await;
+    assert_eq!(gone.status(), StatusCode::GONE);
+    assert!(gone.text().await.unwrap().contains("revoked"));
+
+    // Expired: 410 once its time is past.
+    let soon = (app.clock.now() + chrono::Duration::hours(1))
+        .to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
+    let (status, created) = app
+        .post(
+            &format!("/loads/{load}/share-links"),
+            json!({"expires_at": soon}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{created}");
+    let page = path_of(created["data"]["url"].as_str().unwrap());
+    assert_eq!(
+        public(&app, &format!("{page}.json")).await.status(),
+        StatusCode::OK
+    );
+    app.clock.advance(chrono::Duration::minutes(61));
+    assert_eq!(
+        public(&app, &format!("{page}.json")).await.status(),
+        StatusCode::GONE
+    );
+
+    // Unknown tokens are 404; bad expiries are 400 and make nothing.
+    assert_eq!(
+        public(&app, &format!("/track/{}.json", "0".repeat(64)))
+            .await
+            .status(),
+        StatusCode::NOT_FOUND
+    );
+    for expires_at in ["yesterday", "2020-01-01T00:00:00Z", "2099-01-01T00:00:00Z"] {
+        let (status, body) = app
+            .post(
+                &format!("/loads/{load}/share-links"),
+                json!({"expires_at": expires_at}),
+            )
+            .await;
+        assert_error(status, &body, 400, "VALIDATION_FAILED");
+    }
+    let (_, listed) = app.get(&format!("/loads/{load}/share-links")).await;
+    assert_eq!(
+        listed["data"]["share_links"].as_array().map(Vec::len),
+        Some(2)
+    );
+}
