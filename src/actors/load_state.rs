@@ -21,7 +21,7 @@ use chrono::{DateTime, Utc};
 use tokio::time::Instant;
 
 use super::LoadError;
-use crate::domain::eta;
+use crate::domain::eta::{self, EtaChanged};
 use crate::domain::ids::AccountId;
 use crate::domain::load::{Load, LoadStatus};
 use crate::domain::stops::{Milestone, StopKind, StopTimer, StopWatch, StopsProgress};
@@ -224,18 +224,6 @@ pub struct StopsAdmitted {
     pub progress: StopsProgress,
     /// The sequence number of the first milestone's event.
     pub first_sequence: u64,
-}
-
-/// A `load.eta_changed` to send with a fix.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct EtaChanged {
-    pub eta: DateTime<Utc>,
-    /// The ETA sent before; `None` for the load's first.
-    pub previous: Option<DateTime<Utc>>,
-    pub late_risk: bool,
-    pub appointment: Option<DateTime<Utc>>,
-    /// The event's sequence number.
-    pub sequence: u64,
 }
 
 /// How to take back an admission's stop changes if its commit fails.

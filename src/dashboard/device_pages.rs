@@ -361,7 +361,7 @@ fn issued_card(issued: &Issued<'_>, carrier: Option<String>) -> Markup {
 }
 
 /// A labelled read-only value with a button that copies it.
-fn copy(id: &str, label: &str, value: &str) -> Markup {
+pub(super) fn copy(id: &str, label: &str, value: &str) -> Markup {
     html! {
         div.field {
             label for=(id) { (label) }

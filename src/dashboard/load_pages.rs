@@ -5,11 +5,11 @@ use actix_web::{HttpRequest, HttpResponse, web};
 use maud::{Markup, html};
 
 use super::account_pages::when;
-use super::device_pages;
 use super::form::Form;
 use super::page::{self, PageError, Section};
 use super::session::Viewer;
 use super::widgets::{Kind, Options, Problems, field, pager, select};
+use super::{device_pages, stop_pages};
 use crate::actors::LoadError;
 use crate::api::input::load::{NewLoadInput, StatusChangeInput};
 use crate::api::input::location::LocationInput;
@@ -171,7 +171,19 @@ pub async fn show(
         .await
         .map_err(load_error)?;
     Ok(page::ok(
-        load_view(&services, &viewer, &load, &Problems::default()).await?,
+        load_view(&services, &viewer, &load, &Problems::default(), None).await?,
+    ))
+}
+
+/// The load's page with the URL of a share link just made.
+pub async fn page_with_link(
+    services: &Services,
+    viewer: &Viewer,
+    load: &Load,
+    url: &str,
+) -> Result<HttpResponse, PageError> {
+    Ok(page::ok(
+        load_view(services, viewer, load, &Problems::default(), Some(url)).await?,
     ))
 }
 
@@ -239,7 +251,7 @@ async fn refused(
         .get(viewer.account_id(), id)
         .await
         .map_err(load_error)?;
-    let view = load_view(services, viewer, &load, &problems).await?;
+    let view = load_view(services, viewer, &load, &problems, None).await?;
     Ok(page::respond(actix_web::http::StatusCode::CONFLICT, view))
 }
 
@@ -248,6 +260,7 @@ async fn load_view(
     viewer: &Viewer,
     load: &Load,
     problems: &Problems,
+    new_link: Option<&str>,
 ) -> Result<Markup, PageError> {
     let tracking = services
         .tracking
@@ -284,6 +297,8 @@ async fn load_view(
         _ => Vec::new(),
     };
     let device = device_pages::load_device_card(services, viewer, &load.id).await?;
+    let stops = stop_pages::stops_card(services, load).await;
+    let share = stop_pages::share_card(services, viewer, load, new_link).await;
     Ok(page::page(
         &format!("Load {}", load.id),
         Some(viewer),
@@ -294,7 +309,9 @@ async fn load_view(
             (problems.summary())
             (next_steps(viewer, load, &carriers, problems))
             div.grid2 { (facts(load)) (tracking_card(tracking.as_ref())) }
+            (stops)
             (device)
+            (share)
             (history(load))
             (trail_table(&trail))
         },

@@ -18,6 +18,7 @@ mod load_pages;
 mod page;
 mod session;
 mod sign_in;
+mod stop_pages;
 mod track_page;
 mod user_pages;
 mod webhook_pages;
@@ -68,6 +69,8 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         "/loads/{id}/status" => [post => load_pages::change_status],
         "/loads/{id}/device" => [post => device_pages::attach],
         "/loads/{id}/device/detach" => [post => device_pages::detach],
+        "/loads/{id}/share-links" => [post => stop_pages::create],
+        "/loads/{load}/share-links/{link}/revoke" => [post => stop_pages::revoke],
         "/carriers" => [get => carrier_pages::list, post => carrier_pages::create],
         "/carriers/new" => [get => carrier_pages::new_page],
         "/devices" => [get => device_pages::list, post => device_pages::create],

@@ -77,6 +77,18 @@ pub fn change_to_send(
     (flipped || (moved && quiet)).then_some(now)
 }
 
+/// A `load.eta_changed` to send with a fix.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct EtaChanged {
+    pub eta: DateTime<Utc>,
+    /// The ETA sent before; `None` for the load's first.
+    pub previous: Option<DateTime<Utc>>,
+    pub late_risk: bool,
+    pub appointment: Option<DateTime<Utc>>,
+    /// The event's sequence number.
+    pub sequence: u64,
+}
+
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Eta {
     pub at: DateTime<Utc>,

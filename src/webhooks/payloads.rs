@@ -4,7 +4,7 @@
 use chrono::{DateTime, Utc};
 use serde_json::{Value, json};
 
-use crate::actors::load_state::EtaChanged;
+use crate::domain::eta::EtaChanged;
 use crate::domain::load::Load;
 use crate::domain::stops::{self, Milestone};
 use crate::domain::timestamp;

@@ -584,6 +584,7 @@ async fn real_answers_match_the_document() {
     tracking_and_lifecycle(&api, &load_id, &idle_id, &carrier_id).await;
     delivery_log(&api, &receiver, &hook_id).await;
     devices(&api).await;
+    share_links(&api, &load_id).await;
     quota(&api).await;
     outside_operations(&api).await;
     the_checker_bites(&api, &load_id).await;
@@ -597,6 +598,40 @@ async fn real_answers_match_the_document() {
             "{method} {path} was not exercised with success: {statuses:?}"
         );
     }
+}
+
+/// Share links of a load: made, refused, listed, revoked.
+async fn share_links(api: &Client<'_>, load: &str) {
+    let path = "/v1/loads/{load_id}/share-links";
+    let created = api
+        .call("POST", path, &[load])
+        .json(json!({}))
+        .expect(201)
+        .await;
+    let id = created["data"]["id"].as_str().unwrap().to_owned();
+    api.call("POST", path, &[load])
+        .json(json!({"expires_at": "2020-01-01T00:00:00Z"}))
+        .expect(400)
+        .await;
+    api.call("POST", path, &["load_nope"])
+        .json(json!({}))
+        .expect(404)
+        .await;
+    api.call("GET", path, &[load]).expect(200).await;
+    api.call(
+        "DELETE",
+        "/v1/loads/{load_id}/share-links/{link_id}",
+        &[load, &id],
+    )
+    .expect(200)
+    .await;
+    api.call(
+        "DELETE",
+        "/v1/loads/{load_id}/share-links/{link_id}",
+        &[load, "shl_nope"],
+    )
+    .expect(404)
+    .await;
 }
 
 /// Devices, their loads, and what they post in each protocol.
