@@ -193,6 +193,33 @@ try {
   if (fed !== 'Device: Truck 12') fail(`the board names the wrong device: ${fed}`);
   await shoot(page, '08-board');
 
+  step('the load page shows its stops, and makes a share link shown once');
+  await page.goto(`${base}/dashboard/loads/${loadId}`);
+  await page.locator('#stops li[data-stop="pickup"]').waitFor();
+  await page.locator('#stops li[data-stop="delivery"]').waitFor();
+  await page.getByRole('button', { name: 'Make a link (72 hours)' }).click();
+  const shareUrl = await page.locator('#share-url').inputValue();
+  if (!shareUrl.includes('/track/')) fail(`no share link shown: ${shareUrl}`);
+  await shoot(page, '08c-load-stops-share');
+
+  step('the public tracking page: no sign-in, the truck on the map, nothing of the account');
+  const outside = await browser.newContext({ ignoreHTTPSErrors: true, viewport: { width: 1280, height: 800 } });
+  const publicPage = await outside.newPage();
+  publicPage.on('pageerror', (e) => problems.push(`public page error: ${e.message}`));
+  await publicPage.goto(shareUrl);
+  await publicPage.locator('#track svg .truck').waitFor();
+  const shown = await publicPage.locator('main').textContent();
+  if (!shown.includes('Dallas, TX') || !shown.includes('Atlanta, GA')) fail(`the route is missing: ${shown}`);
+  if (shown.includes(loadId) || shown.includes('Lone Star')) fail('the public page shows the load id or carrier');
+  await shoot(publicPage, '08d-public-tracking');
+
+  step('revoking the link closes the page at once');
+  await page.getByRole('button', { name: 'Revoke', exact: true }).click();
+  await page.waitForURL(`**/dashboard/loads/${loadId}**`);
+  const closed = await publicPage.goto(shareUrl);
+  if (closed.status() !== 410) fail(`a revoked link answered ${closed.status()}`);
+  await outside.close();
+
   step('revoke the device after confirming; its token is refused');
   await nav('Devices');
   await page.getByRole('link', { name: 'Revoke', exact: true }).click();
