@@ -17,7 +17,6 @@ use std::sync::Arc;
 
 use chrono::Utc;
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
-use freight::actors::group_commit::GroupCommitter;
 use freight::actors::load_actor::{ActorDeps, ActorSettings, ReadTracking};
 use freight::actors::registry::LoadRegistry;
 use freight::api::extract::parse_json;
@@ -34,6 +33,7 @@ use freight::domain::tracking::{FixSource, GpsFix, TrackingPoint};
 use freight::domain::validation::ValidationErrors;
 use freight::services::auth::Authenticator;
 use freight::services::rate_limits::RateLimiter;
+use freight::services::tracking::group_commit::GroupCommitter;
 use freight::storage::Storage;
 use freight::storage::embedded::EmbeddedStore;
 use freight::webhooks::notifier::Notifier;

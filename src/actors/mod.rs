@@ -3,7 +3,6 @@
 //! finds or starts them, and the group committer that makes GPS points durable
 //! in batches. Below the services, which send them messages; above storage.
 
-pub mod group_commit;
 pub mod load_actor;
 mod load_error;
 pub mod load_state;

@@ -170,7 +170,7 @@ pub struct ServeArgs {
     /// GPS submissions (a fix, or a batch) waiting for the group commit at most;
     /// beyond them ingest answers 503 with Retry-After rather than queueing
     /// without bound.
-    #[arg(long, env = "FREIGHT_GPS_QUEUE", default_value_t = crate::actors::group_commit::QUEUE_CAPACITY as u32, value_parser = clap::value_parser!(u32).range(1..=1_048_576))]
+    #[arg(long, env = "FREIGHT_GPS_QUEUE", default_value_t = crate::services::tracking::group_commit::QUEUE_CAPACITY as u32, value_parser = clap::value_parser!(u32).range(1..=1_048_576))]
     pub gps_queue: u32,
     /// Let webhook URLs use plain http:// (for receivers on a trusted network or in tests).
     #[arg(long, env = "FREIGHT_WEBHOOKS_ALLOW_HTTP", value_parser = clap::builder::BoolishValueParser::new())]

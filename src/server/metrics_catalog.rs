@@ -11,7 +11,6 @@ use metrics::{
     Unit, counter, describe_counter, describe_gauge, describe_histogram, gauge, histogram,
 };
 
-use crate::actors::group_commit::{BATCH_POINTS_METRIC, COMMIT_SECONDS_METRIC, SHED_METRIC};
 use crate::api::auth::RATE_LIMITED_METRIC;
 use crate::ingest::Protocol;
 use crate::server::admin::RESIDENT_ACTORS_METRIC;
@@ -19,6 +18,9 @@ use crate::server::observe::{LATENCY_METRIC, REQUESTS_METRIC};
 use crate::services::device_ingest::{POSITIONS_METRIC, REFUSALS_METRIC};
 use crate::services::live::{DROPPED_METRIC, STREAMS_METRIC};
 use crate::services::tracking::POINTS_METRIC;
+use crate::services::tracking::group_commit::{
+    BATCH_POINTS_METRIC, COMMIT_SECONDS_METRIC, SHED_METRIC,
+};
 use crate::telemetry::LOG_LINES_LOST_METRIC;
 use crate::webhooks::dispatcher::{BACKLOG_METRIC, DELIVERIES_METRIC};
 

@@ -68,7 +68,7 @@ impl Settings {
             idle_poll: super::idle_poll::DEFAULT_WINDOW,
             bootstrap_key: true,
             body_limit: DEFAULT_BODY_LIMIT,
-            gps_queue: crate::actors::group_commit::QUEUE_CAPACITY,
+            gps_queue: crate::services::tracking::group_commit::QUEUE_CAPACITY,
             clock: Clock::system(),
             actors: ActorSettings {
                 threads: 2,

@@ -89,3 +89,60 @@ fn folders_import_only_downward() {
         .collect();
     assert!(below.is_empty(), "domain imports {below:?}");
 }
+
+/// The floors of `src/`, bottom first, as docs/design.md lists them. The leaf
+/// utilities below are imported from anywhere and import only each other and
+/// the domain.
+const FLOORS: [&str; 14] = [
+    "domain",
+    "ingest",
+    "views",
+    "loadgen",
+    "storage",
+    "webhooks",
+    "actors",
+    "services",
+    "api",
+    "openapi",
+    "routes",
+    "dashboard",
+    "server",
+    "cli",
+];
+const LEAVES: [&str; 6] = [
+    "clock",
+    "geo",
+    "telemetry",
+    "unavailable",
+    "cpu_placement",
+    "shared_map",
+];
+
+#[test]
+fn each_floor_imports_only_the_floors_below_it() {
+    let graph = imports();
+    let floor = |module: &str| FLOORS.iter().position(|f| *f == module);
+    let mut upward = Vec::new();
+    for (module, targets) in &graph {
+        if LEAVES.contains(&module.as_str()) {
+            continue;
+        }
+        let here = floor(module).unwrap_or_else(|| {
+            panic!("src/{module} is on no floor: add it to FLOORS and to docs/design.md")
+        });
+        for target in targets {
+            if LEAVES.contains(&target.as_str()) || (module == "openapi" && target == "routes") {
+                continue;
+            }
+            match floor(target) {
+                Some(there) if there < here => {}
+                _ => upward.push(format!("{module} imports {target}")),
+            }
+        }
+    }
+    assert!(
+        upward.is_empty(),
+        "imports that do not go down the floors (docs/design.md):\n{}",
+        upward.join("\n")
+    );
+}

@@ -14,7 +14,6 @@ use tokio::sync::oneshot;
 
 use super::count_points;
 use crate::actors::LoadError;
-use crate::actors::group_commit::{Completion, GroupCommitter};
 use crate::actors::load_actor::AdmitFixes;
 use crate::actors::load_state::{Admission, SharedState, StopsUndo, Wanted};
 use crate::actors::registry::LoadRegistry;
@@ -26,6 +25,7 @@ use crate::domain::stops::{Milestone, StopKind, StopTimer};
 use crate::domain::tracking::{Appended, GpsFix, StopsChange, TrackingPoint, TrackingState};
 use crate::services::detention::DetentionClock;
 use crate::services::live::{LiveHub, Update};
+use crate::services::tracking::group_commit::{Completion, GroupCommitter};
 use crate::shared_map::FastHashMap;
 use crate::unavailable::Unavailable;
 use crate::views::tracking::{PointView, TrackingUpdate, eta};

@@ -2,6 +2,7 @@
 //! streams of what is stored (`services::live`).
 
 mod batch;
+pub mod group_commit;
 mod ingest;
 #[cfg(test)]
 mod tests;
@@ -12,7 +13,6 @@ pub use self::batch::{PointBatch, PointOutcome};
 use self::ingest::Writer;
 use super::live::{Ending, LiveHub, LiveStream, Resume, TooManyStreams};
 use super::loads::LoadError;
-use crate::actors::group_commit::GroupCommitter;
 use crate::actors::registry::LoadRegistry;
 use crate::clock::Clock;
 use crate::domain::account::Account;
@@ -20,6 +20,7 @@ use crate::domain::ids::{AccountId, LoadId};
 use crate::domain::tracking::TrackingState;
 use crate::domain::tracking::{Appended, GpsFix};
 use crate::services::detention::DetentionClock;
+use crate::services::tracking::group_commit::GroupCommitter;
 use crate::storage::{PointRange, Storage};
 use crate::webhooks::directory::Directory;
 use crate::webhooks::notifier::Notifier;

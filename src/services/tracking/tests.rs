@@ -11,7 +11,6 @@ use crate::domain::ids::LoadId;
 use chrono::Utc;
 
 use super::TrackingService;
-use crate::actors::group_commit::GroupCommitter;
 use crate::actors::load_actor::{ActorSettings, ChangeStatus, ReadTracking};
 use crate::clock::Clock;
 use crate::domain::fixtures::sample_load;
@@ -19,6 +18,7 @@ use crate::domain::ids::{AccountId, CarrierId};
 use crate::domain::load::{CarrierSummary, ChangeSource, Load, LoadStatus, StatusChange};
 use crate::domain::tracking::{Appended, FixSource, GpsFix};
 use crate::services::live::{LiveHub, LiveSettings};
+use crate::services::tracking::group_commit::GroupCommitter;
 use crate::storage::Storage;
 use crate::storage::embedded::EmbeddedStore;
 use crate::webhooks::directory::Directory;

@@ -20,7 +20,7 @@ use std::sync::Arc;
 
 use tokio::sync::{mpsc, oneshot};
 
-use super::LoadError;
+use crate::actors::LoadError;
 use crate::domain::tracking::{Appended, TrackingPoint};
 use crate::storage::{StorageError, TrackingStore};
 use crate::telemetry::error_chain;
