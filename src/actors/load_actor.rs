@@ -386,9 +386,11 @@ impl Handler<ChangeStatus> for LoadActor {
 }
 
 impl Handler<DepartedPickup> for LoadActor {
-    type Result = ();
+    // Answered once the move is made or refused (the actor goes on with other
+    // messages meanwhile: the move itself is one of them).
+    type Result = ResponseActFuture<Self, ()>;
 
-    fn handle(&mut self, msg: DepartedPickup, ctx: &mut Self::Context) {
+    fn handle(&mut self, msg: DepartedPickup, ctx: &mut Self::Context) -> Self::Result {
         let change = ChangeStatus {
             account: msg.account,
             change: StatusChange {
@@ -404,7 +406,7 @@ impl Handler<DepartedPickup> for LoadActor {
         // moving the load on) is applied first, and this one then finds the
         // load no longer `assigned`.
         let addr = ctx.address();
-        ctx.spawn(
+        Box::pin(
             async move {
                 match addr.send(change).await {
                     Ok(Ok(load)) => {
@@ -417,7 +419,7 @@ impl Handler<DepartedPickup> for LoadActor {
                 }
             }
             .into_actor(self),
-        );
+        )
     }
 }
 
@@ -500,3 +502,6 @@ pub fn instance_name() -> String {
     let tag = crate::domain::ids::new_suffix();
     format!("{host}/{}", &tag[tag.len() - 10..])
 }
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,182 @@
+//! The load actor's own messages: the move to in-transit a departure from the
+//! pickup asks for, and the detention clock coming due.
+
+use std::num::NonZeroI64;
+use std::sync::Arc;
+use std::time::Duration;
+
+use chrono::Utc;
+
+use super::{ActorDeps, ActorSettings, DepartedPickup, DetentionDue, ReadTracking};
+use crate::actors::registry::LoadRegistry;
+use crate::clock::Clock;
+use crate::domain::fixtures::sample_load;
+use crate::domain::ids::{AccountId, CarrierId};
+use crate::domain::load::{CarrierSummary, ChangeSource, Load, LoadStatus};
+use crate::domain::stops::{StopKind, StopProgress, StopTimer, StopsProgress};
+use crate::domain::tracking::{FixSource, GpsFix, StopsChange, TrackingPoint};
+use crate::storage::Storage;
+use crate::storage::embedded::EmbeddedStore;
+use crate::webhooks::notifier::Notifier;
+
+async fn store() -> (tempfile::TempDir, Arc<dyn Storage>) {
+    let dir = tempfile::tempdir().unwrap();
+    let storage: Arc<dyn Storage> = Arc::new(EmbeddedStore::open(dir.path()).await.unwrap());
+    (dir, storage)
+}
+
+fn registry(storage: Arc<dyn Storage>) -> LoadRegistry {
+    LoadRegistry::new(ActorDeps {
+        storage,
+        notifier: Arc::new(Notifier::default()),
+        clock: Clock::system(),
+        settings: ActorSettings {
+            threads: 0,
+            idle_timeout: Duration::from_secs(60),
+            delivered_linger: Duration::from_secs(5),
+        },
+        residents: Arc::default(),
+        instance: "test-instance".into(),
+    })
+}
+
+async fn load_in(storage: &dyn Storage, status: LoadStatus) -> Load {
+    let mut load = sample_load(&AccountId::generate(), "TX", "GA");
+    load.status = status;
+    load.carrier = Some(CarrierSummary {
+        id: CarrierId::generate(),
+        name: "C".into(),
+        mc_number: "1".into(),
+    });
+    storage.insert_load(&load, &[]).await.unwrap();
+    load
+}
+
+#[actix_rt::test]
+async fn a_departure_from_the_pickup_moves_an_assigned_load_in_transit_once() {
+    let (_dir, storage) = store().await;
+    let load = load_in(&*storage, LoadStatus::Assigned).await;
+    let registry = registry(storage.clone());
+    let departed = DepartedPickup {
+        account: load.account_id.clone(),
+    };
+    // Answered once the move is made.
+    registry.send(&load.id, departed.clone()).await.unwrap();
+    let read = ReadTracking {
+        account: load.account_id.clone(),
+    };
+    let state = registry.send(&load.id, read).await.unwrap().unwrap();
+    assert_eq!(state.status, LoadStatus::InTransit);
+    let stored = storage.get_load(&load.id).await.unwrap().unwrap();
+    let last = stored.status_history.last().unwrap();
+    assert_eq!(
+        (last.status, last.source),
+        (LoadStatus::InTransit, ChangeSource::Geofence)
+    );
+
+    // Again (a repeat of the departure's notice): nothing more is recorded.
+    registry.send(&load.id, departed).await.unwrap();
+    let again = storage.get_load(&load.id).await.unwrap().unwrap();
+    assert_eq!(again.status_history.len(), stored.status_history.len());
+}
+
+#[actix_rt::test]
+async fn a_delivered_load_stays_delivered() {
+    let (_dir, storage) = store().await;
+    let load = load_in(&*storage, LoadStatus::Delivered).await;
+    let registry = registry(storage.clone());
+    let account = load.account_id.clone();
+    registry
+        .send(
+            &load.id,
+            DepartedPickup {
+                account: account.clone(),
+            },
+        )
+        .await
+        .unwrap();
+    let state = registry
+        .send(&load.id, ReadTracking { account })
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(state.status, LoadStatus::Delivered);
+    let stored = storage.get_load(&load.id).await.unwrap().unwrap();
+    assert_eq!(
+        stored.status_history, load.status_history,
+        "nothing recorded"
+    );
+}
+
+#[actix_rt::test]
+async fn detention_is_sent_only_while_the_truck_is_at_the_stop_and_once() {
+    let (_dir, storage) = store().await;
+    let load = load_in(&*storage, LoadStatus::InTransit).await;
+    // The pickup's arrival as its fix stored it, with the clock set.
+    let now = Utc::now();
+    let arrived = StopsProgress {
+        pickup: StopProgress {
+            arrived_at: NonZeroI64::new(now.timestamp_micros()),
+            ..StopProgress::default()
+        },
+        ..StopsProgress::default()
+    };
+    let point = TrackingPoint {
+        load_id: load.id.clone(),
+        fix: GpsFix {
+            timestamp: now,
+            lat: 32.78,
+            lng: -96.8,
+            speed_mph: Some(0.0),
+            heading_deg: None,
+            source: FixSource::Api,
+        },
+        event: None,
+        stops: Some(Box::new(StopsChange {
+            progress: arrived,
+            events: Vec::new(),
+            timer: Some(StopTimer::Set {
+                stop: StopKind::Pickup,
+                due: now,
+            }),
+        })),
+    };
+    storage.append_points(vec![point]).await.unwrap();
+    let before = storage.last_event_sequence(&load.id).await.unwrap();
+    let registry = registry(storage.clone());
+    let due = DetentionDue {
+        stop: StopKind::Pickup,
+        since: now,
+    };
+    registry.send(&load.id, due.clone()).await.unwrap();
+    assert_eq!(
+        storage.last_event_sequence(&load.id).await.unwrap(),
+        before + 1,
+        "load.detention_started written"
+    );
+    assert!(
+        storage.stop_timers().await.unwrap().is_empty(),
+        "the clock ended"
+    );
+    // Due again (a stale reading of storage): not sent twice.
+    registry.send(&load.id, due).await.unwrap();
+    assert_eq!(
+        storage.last_event_sequence(&load.id).await.unwrap(),
+        before + 1
+    );
+    // The delivery, where the truck never arrived: nothing sent.
+    registry
+        .send(
+            &load.id,
+            DetentionDue {
+                stop: StopKind::Delivery,
+                since: now,
+            },
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        storage.last_event_sequence(&load.id).await.unwrap(),
+        before + 1
+    );
+}
