@@ -73,7 +73,9 @@ the account's loads (durable; not a duplicate) is an event:\n\n\
 \"status\": \"in_transit\", \"position\": {\"lat\", \"lng\", \"timestamp\", \"speed\", \
 \"heading\"}, \"eta\": \"…\"}\n```\n\n\
 `data` is one line of JSON, the `TrackingUpdate` schema: the `data` of a `tracking.updated` \
-webhook with the load's ETA once the fix was stored. Ids increase along a stream; they are \
+webhook with the load's ETA once the fix was stored. A stop milestone or ETA change made by \
+a fix follows it as an event named like its webhook (`load.arrived`, `load.departed`, \
+`load.eta_changed`), with the webhook's `data`. Ids increase along a stream; they are \
 `<epoch>-<number>`, opaque to clients. \
 **Resume**: reconnect with `Last-Event-ID` (or `?last_event_id=`) set to the last id \
 received, and the events since are sent first, from the account's last 1,024 kept in memory. \

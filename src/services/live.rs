@@ -143,6 +143,9 @@ impl Resume {
 /// A stored fix to publish: its load and the JSON of its `data` line (one line).
 pub struct Update {
     pub load: LoadId,
+    /// The frame's `event:` name: `tracking.updated`, or a milestone's event
+    /// type (`load.arrived`, `load.departed`, `load.eta_changed`).
+    pub kind: &'static str,
     pub data: String,
 }
 
@@ -320,8 +323,9 @@ impl LiveHub {
             state.last += 1;
             let seq = state.last;
             let frame = format!(
-                "id: {}\nevent: {TRACKING_EVENT}\ndata: {}\n\n",
+                "id: {}\nevent: {}\ndata: {}\n\n",
                 feed.id(seq),
+                update.kind,
                 update.data
             );
             let event = Event {

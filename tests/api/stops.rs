@@ -396,3 +396,43 @@ async fn late_risk_and_eta_changes_follow_the_trucks_progress() {
     assert_eq!(changes[1]["previous_eta"], changes[0]["eta"]);
     assert_eq!(changes[1]["late_risk"], false);
 }
+
+#[actix_web::test]
+async fn a_loads_stream_carries_its_milestones_beside_its_fixes() {
+    let app = crate::helpers::spawn_app().await;
+    let mut body = crate::helpers::load_body("TX", "GA");
+    body["origin"]["lat"] = json!(PICKUP.0);
+    body["origin"]["lng"] = json!(PICKUP.1);
+    let load = app.create_load(body).await;
+    let id = load["id"].as_str().unwrap().to_owned();
+    let carrier = app.create_carrier("464646").await;
+    let (status, moved) = app
+        .patch(
+            &format!("/loads/{id}/status"),
+            json!({"status": "assigned", "carrier_id": carrier["id"]}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{moved}");
+    let response = app
+        .client
+        .get(app.url(&format!("/loads/{id}/tracking/stream")))
+        .bearer_auth(&app.key)
+        .send()
+        .await
+        .unwrap();
+    let mut stream = crate::helpers::EventStream::open(response).await;
+    let start = app.clock.now() - chrono::Duration::minutes(30);
+    post_fixes(&app, &id, &[fix(start, 0, PICKUP, 0.0, 0.0)]).await;
+    let first = stream.event().await;
+    assert_eq!(first.event.as_deref(), Some("tracking.updated"));
+    let arrived = stream.event().await;
+    assert_eq!(
+        arrived.event.as_deref(),
+        Some("load.arrived"),
+        "{arrived:?}"
+    );
+    let data: Value = serde_json::from_str(arrived.data.as_deref().unwrap()).unwrap();
+    assert_eq!(data["stop"], "pickup");
+    assert_eq!(data["at"], iso(start));
+    assert!(arrived.id.is_some(), "resumable like the fixes");
+}

@@ -18,6 +18,7 @@ fn hub(adjust: impl FnOnce(&mut LiveSettings)) -> LiveHub {
 
 fn update(load: &LoadId, n: u32) -> Update {
     Update {
+        kind: super::TRACKING_EVENT,
         load: load.clone(),
         data: format!("{{\"n\":{n}}}"),
     }

@@ -24,7 +24,7 @@ use crate::domain::load::LoadStatus;
 use crate::domain::stops::{Milestone, StopKind, StopTimer};
 use crate::domain::tracking::{Appended, GpsFix, StopsChange, TrackingPoint, TrackingState};
 use crate::services::detention::DetentionClock;
-use crate::services::live::{LiveHub, Update};
+use crate::services::live::{LiveHub, TRACKING_EVENT, Update};
 use crate::services::tracking::group_commit::{Completion, GroupCommitter};
 use crate::shared_map::FastHashMap;
 use crate::unavailable::Unavailable;
@@ -469,9 +469,19 @@ impl AfterCommit {
             hub.publish(&account, updates(published, states.into_iter()));
         }
         if let Ok(stored) = &stored {
+            let mut frames = Vec::new();
             for at in milestones {
                 if stored.get(at.point) != Some(&Appended::Stored) {
                     continue;
+                }
+                if live {
+                    // The load's streams hear of its milestones as its
+                    // webhooks do, with the same `data`.
+                    frames.extend(at.events.iter().map(|event| Update {
+                        load: at.load.clone(),
+                        kind: event.kind.as_str(),
+                        data: event.data.to_string(),
+                    }));
                 }
                 if !at.events.is_empty() {
                     notifier.events_committed(at.events);
@@ -483,6 +493,7 @@ impl AfterCommit {
                     registry.depart_pickup(&at.load, &account);
                 }
             }
+            hub.publish(&account, frames);
         }
         if let Ok(stored) = &stored
             && !emitted.is_empty()
@@ -527,6 +538,7 @@ fn updates(
             match serde_json::to_string(&data) {
                 Ok(data) => updates.push(Update {
                     load: stored.load.clone(),
+                    kind: TRACKING_EVENT,
                     data,
                 }),
                 Err(error) => tracing::error!(%error, "a live tracking update did not serialise"),
