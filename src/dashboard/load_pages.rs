@@ -451,6 +451,13 @@ fn new_form(viewer: &Viewer, form: &Form, problems: &Problems) -> Markup {
                 (field(&format!("{prefix}.state"), "State (two letters)", Kind::Text, value(&format!("{prefix}.state")).as_deref(), true, problems))
                 (field(&format!("{prefix}.zip"), "ZIP code", Kind::Text, value(&format!("{prefix}.zip")).as_deref(), true, problems))
                 (field(&format!("{prefix}.address"), "Street address", Kind::Text, value(&format!("{prefix}.address")).as_deref(), false, problems))
+                details.geofence {
+                    summary { "Facility location (optional)" }
+                    p.hint { "Without it, freight places the stop at the ZIP's centre, 3,000 m wide." }
+                    (field(&format!("{prefix}.lat"), "Latitude", Kind::Number { step: "any" }, value(&format!("{prefix}.lat")).as_deref(), false, problems))
+                    (field(&format!("{prefix}.lng"), "Longitude", Kind::Number { step: "any" }, value(&format!("{prefix}.lng")).as_deref(), false, problems))
+                    (field(&format!("{prefix}.radius_m"), "Arrival radius (m, 25-10,000; default 500)", Kind::Number { step: "1" }, value(&format!("{prefix}.radius_m")).as_deref(), false, problems))
+                }
             }
         }
     };
@@ -472,6 +479,7 @@ fn new_form(viewer: &Viewer, form: &Form, problems: &Problems) -> Markup {
                         (field("delivery_date", "Delivery (UTC)", Kind::DateTime, value("delivery_date").as_deref(), false, problems))
                         (field("rate", "Rate (USD)", Kind::Number { step: "0.01" }, value("rate").as_deref(), false, problems))
                         (field("notes", "Notes", Kind::Text, value("notes").as_deref(), false, problems))
+                        (field("detention_free_minutes", "Free time at each stop (minutes; default 120)", Kind::Number { step: "1" }, value("detention_free_minutes").as_deref(), false, problems))
                     }
                     button.primary type="submit" { "Create load" }
                 }

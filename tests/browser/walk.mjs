@@ -125,6 +125,10 @@ try {
   await origin.getByLabel('City').fill('Dallas');
   await origin.getByLabel('State (two letters)').fill('TX');
   await origin.getByLabel('ZIP code').fill('75201');
+  await origin.getByText('Facility location (optional)').click();
+  await origin.getByLabel('Latitude').fill('32.7767');
+  await origin.getByLabel('Longitude').fill('-96.797');
+  await origin.getByLabel(/Arrival radius/).fill('400');
   const destination = page.getByRole('group', { name: 'Destination' });
   await destination.getByLabel('City').fill('Atlanta');
   await destination.getByLabel('State (two letters)').fill('GA');
@@ -195,7 +199,8 @@ try {
 
   step('the load page shows its stops, and makes a share link shown once');
   await page.goto(`${base}/dashboard/loads/${loadId}`);
-  await page.locator('#stops li[data-stop="pickup"]').waitFor();
+  const pickupFence = await page.locator('#stops li[data-stop="pickup"]').textContent();
+  if (!pickupFence.includes('400 m around the facility')) fail(`the pickup's geofence is wrong: ${pickupFence}`);
   await page.locator('#stops li[data-stop="delivery"]').waitFor();
   await page.getByRole('button', { name: 'Make a link (72 hours)' }).click();
   const shareUrl = await page.locator('#share-url').inputValue();
