@@ -19,6 +19,7 @@ use super::session::Viewer;
 use crate::api::error::STREAMS_RETRY_AFTER_SECONDS;
 use crate::domain::ids::LoadId;
 use crate::domain::load::{Load, LoadStatus};
+use crate::domain::stops::StopKind;
 use crate::services::Services;
 use crate::services::live::Resume;
 use crate::services::tracking::StreamError;
@@ -111,6 +112,10 @@ struct BoardLoad {
     device: Option<DeviceName>,
     position: Option<PointView>,
     eta: Option<String>,
+    /// The ETA is more than 15 minutes past the delivery appointment.
+    late_risk: bool,
+    /// The stop the truck is at (`pickup` or `delivery`), if any.
+    at_stop: Option<&'static str>,
     url: String,
 }
 
@@ -170,7 +175,15 @@ pub async fn loads(
         .map(|load| async move {
             let state = services.tracking.current(account, &load.id).await.ok();
             let device = feeds.get(&load.id).cloned();
-            board_load(load, state.as_ref(), device)
+            // A stop that cannot be read now shows as none: the board stays up.
+            let stops = services.storage.load_stops(&load.id).await.ok().flatten();
+            let at_stop = stops.and_then(|progress| {
+                StopKind::BOTH
+                    .into_iter()
+                    .find(|kind| progress.of(*kind).at_stop())
+                    .map(StopKind::as_str)
+            });
+            board_load(load, state.as_ref(), device, at_stop)
         })
         .buffered(CONCURRENT_READS)
         .collect()
@@ -184,8 +197,10 @@ fn board_load(
     load: Load,
     state: Option<&crate::domain::tracking::TrackingState>,
     device: Option<String>,
+    at_stop: Option<&'static str>,
 ) -> BoardLoad {
     let latest = state.and_then(|s| s.recent.first());
+    let summary = state.map(TrackingSummary::new);
     BoardLoad {
         url: format!("/dashboard/loads/{}", load.id),
         id: load.id.to_string(),
@@ -201,6 +216,8 @@ fn board_load(
         carrier: load.carrier.map(|c| Carrier { name: c.name }),
         device: device.map(|name| DeviceName { name }),
         position: latest.map(PointView::new),
-        eta: state.and_then(|s| TrackingSummary::new(s).eta),
+        late_risk: summary.as_ref().is_some_and(|s| s.late_risk),
+        eta: summary.and_then(|s| s.eta),
+        at_stop,
     }
 }

@@ -1426,6 +1426,22 @@ async fn a_device_is_made_attached_detached_and_revoked_by_hand() {
     let board: serde_json::Value = serde_json::from_str(&board.body).unwrap();
     assert_eq!(board["loads"][0]["id"], load.as_str());
     assert_eq!(board["loads"][0]["device"]["name"], "Truck 12");
+    assert_eq!(board["loads"][0]["at_stop"], serde_json::Value::Null);
+    assert_eq!(board["loads"][0]["late_risk"], false);
+
+    // Stopped at the pickup (its ZIP's centre): the board marks the truck there.
+    let at = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
+    let (status, body) = app
+        .post_as(
+            &key,
+            &format!("/loads/{load}/tracking"),
+            serde_json::json!({"lat": 32.7876, "lng": -96.7994, "timestamp": at, "speed": 0}),
+        )
+        .await;
+    assert!(status.is_success(), "{body}");
+    let board = browser.get("/dashboard/board/loads.json").await;
+    let board: serde_json::Value = serde_json::from_str(&board.body).unwrap();
+    assert_eq!(board["loads"][0]["at_stop"], "pickup", "{board}");
 
     // Detached.
     let detached = browser

@@ -192,6 +192,11 @@
     li.replaceChildren(a, ' ', htmlEl('span', 'load-status', statusText(l.status)),
       htmlEl('span', 'load-meta', meta.filter(Boolean).join(' \u00b7 ')));
     if (deviceName(l)) li.append(htmlEl('span', 'load-device', `Device: ${deviceName(l)}`));
+    if (l.at_stop === 'pickup' || l.at_stop === 'delivery') {
+      li.append(htmlEl('span', 'load-stop', l.at_stop === 'pickup' ? 'At pickup' : 'At delivery'));
+    }
+    if (l.late_risk === true) li.append(htmlEl('span', 'load-risk', 'Late risk'));
+    markers.get(l.id)?.classList.toggle('late-risk', l.late_risk === true);
   }
 
   function render(l) {
@@ -294,6 +299,18 @@
       if (ready) applyUpdate(msg);
       else pending.push(msg);
     });
+    // A fix's milestones and ETA changes follow its tracking.updated.
+    const onLoad = (handle) => (ev) => {
+      let msg;
+      try { msg = JSON.parse(ev.data); } catch { return; }
+      const l = msg && loads.get(msg.load_id);
+      if (!l) return;
+      handle(l, msg);
+      render(l);
+    };
+    es.addEventListener('load.arrived', onLoad((l, msg) => { if (msg.stop !== undefined) l.at_stop = msg.stop; }));
+    es.addEventListener('load.departed', onLoad((l) => { l.at_stop = null; }));
+    es.addEventListener('load.eta_changed', onLoad((l, msg) => { l.late_risk = msg.late_risk === true; l.eta = msg.eta; }));
     es.addEventListener('reset', () => refetch());
     // The session ended (signed out, expired, the account disabled): the
     // server closed the stream for good; reconnecting would only be refused.
