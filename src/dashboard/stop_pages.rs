@@ -9,6 +9,7 @@ use super::device_pages::copy;
 use super::form::Form;
 use super::page::{self, PageError};
 use super::session::Viewer;
+use super::widgets::when_text as when;
 use crate::api::path::PathId;
 use crate::domain::ids::{LoadId, ShareLinkId};
 use crate::domain::load::Load;
@@ -17,14 +18,6 @@ use crate::domain::stops::{ArrivalStatus, StopKind};
 use crate::services::Services;
 use crate::services::share_links::{ShareLinkError, delivered_at};
 use crate::views::stops::StopView;
-
-/// A time as the pages write it: `27 Nov 2026, 03:28 UTC`.
-fn when(raw: Option<&String>) -> String {
-    raw.and_then(|raw| raw.parse::<chrono::DateTime<chrono::Utc>>().ok())
-        .map_or("—".to_owned(), |at| {
-            at.format("%-d %b %Y, %H:%M UTC").to_string()
-        })
-}
 
 fn minutes(m: Option<i64>) -> String {
     match m {

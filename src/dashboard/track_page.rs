@@ -7,11 +7,11 @@
 use actix_web::http::StatusCode;
 use actix_web::http::header;
 use actix_web::{HttpRequest, HttpResponse, web};
-use chrono::{DateTime, Utc};
 use maud::{DOCTYPE, Markup, html};
 
 use super::page::CSP;
 use super::session::client_address;
+use super::widgets::when_text as when;
 use crate::domain::share_link::Closed;
 use crate::domain::stops::StopKind;
 use crate::services::Services;
@@ -150,14 +150,6 @@ fn shell(title: &str, body: Markup) -> Markup {
             }
         }
     }
-}
-
-/// A time as the pages write it: `27 Nov 2026, 03:28 UTC`.
-fn when(raw: Option<&String>) -> String {
-    raw.and_then(|raw| raw.parse::<DateTime<Utc>>().ok())
-        .map_or("—".to_owned(), |at| {
-            at.format("%-d %b %Y, %H:%M UTC").to_string()
-        })
 }
 
 fn page(data: &PublicTracking, token: &str) -> Markup {

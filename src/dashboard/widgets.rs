@@ -173,3 +173,12 @@ pub fn pager(page: u64, pages: u64, link: impl Fn(u64) -> String) -> Markup {
 fn field_id(name: &str) -> String {
     format!("f-{}", name.replace(['.', '[', ']'], "-"))
 }
+
+/// A time as views write it (RFC 3339, or none) as the pages show it:
+/// `27 Nov 2026, 03:28 UTC`, or a dash.
+pub fn when_text(raw: Option<&String>) -> String {
+    raw.and_then(|raw| raw.parse::<chrono::DateTime<chrono::Utc>>().ok())
+        .map_or("—".to_owned(), |at| {
+            at.format("%-d %b %Y, %H:%M UTC").to_string()
+        })
+}
