@@ -39,6 +39,22 @@ async fn post_fixes(app: &TestApp, load: &str, fixes: &[Value]) {
     }
 }
 
+/// Creates the load `body` describes and assigns it to a new carrier of MC
+/// number `mc`: its id, and the load as created.
+async fn assigned_load(app: &TestApp, body: Value, mc: &str) -> (String, Value) {
+    let load = app.create_load(body).await;
+    let id = load["id"].as_str().unwrap().to_owned();
+    let carrier = app.create_carrier(mc).await;
+    let (status, moved) = app
+        .patch(
+            &format!("/loads/{id}/status"),
+            json!({"status": "assigned", "carrier_id": carrier["id"]}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{moved}");
+    (id, load)
+}
+
 async fn stops(app: &TestApp, load: &str) -> Value {
     let (status, body) = app.get(&format!("/loads/{load}")).await;
     assert_eq!(status, StatusCode::OK, "{body}");
@@ -67,16 +83,7 @@ async fn a_trip_arrives_leaves_goes_in_transit_by_itself_and_arrives_again() {
     body["origin"]["radius_m"] = json!(400);
     body["destination"]["zip"] = json!("30303");
     body["pickup_date"] = json!(iso(pickup_appointment));
-    let load = app.create_load(body).await;
-    let id = load["id"].as_str().unwrap().to_owned();
-    let carrier = app.create_carrier("424242").await;
-    let (status, moved) = app
-        .patch(
-            &format!("/loads/{id}/status"),
-            json!({"status": "assigned", "carrier_id": carrier["id"]}),
-        )
-        .await;
-    assert_eq!(status, StatusCode::OK, "{moved}");
+    let (id, _) = assigned_load(&app, body, "424242").await;
 
     let before = stops(&app, &id).await;
     assert_eq!(before[0]["type"], "pickup");
@@ -264,17 +271,8 @@ async fn detention_starts_from_the_timer_with_no_fix_even_after_a_restart() {
     body["origin"]["lat"] = json!(PICKUP.0);
     body["origin"]["lng"] = json!(PICKUP.1);
     body["detention_free_minutes"] = json!(30);
-    let load = app.create_load(body).await;
+    let (id, load) = assigned_load(&app, body, "434343").await;
     assert_eq!(load["detention_free_minutes"], 30);
-    let id = load["id"].as_str().unwrap().to_owned();
-    let carrier = app.create_carrier("434343").await;
-    let (status, moved) = app
-        .patch(
-            &format!("/loads/{id}/status"),
-            json!({"status": "assigned", "carrier_id": carrier["id"]}),
-        )
-        .await;
-    assert_eq!(status, StatusCode::OK, "{moved}");
     let start = app.clock.now() - chrono::Duration::minutes(20);
     post_fixes(
         &app,
@@ -339,16 +337,7 @@ async fn late_risk_and_eta_changes_follow_the_trucks_progress() {
     let mut body = crate::helpers::load_body("TX", "GA");
     body["destination"]["zip"] = json!("30303");
     body["delivery_date"] = json!(iso(appointment));
-    let load = app.create_load(body).await;
-    let id = load["id"].as_str().unwrap().to_owned();
-    let carrier = app.create_carrier("454545").await;
-    let (status, moved) = app
-        .patch(
-            &format!("/loads/{id}/status"),
-            json!({"status": "assigned", "carrier_id": carrier["id"]}),
-        )
-        .await;
-    assert_eq!(status, StatusCode::OK, "{moved}");
+    let (id, _) = assigned_load(&app, body, "454545").await;
     let delivery = (
         stops(&app, &id).await[1]["location"]["lat"]
             .as_f64()
@@ -403,16 +392,7 @@ async fn a_loads_stream_carries_its_milestones_beside_its_fixes() {
     let mut body = crate::helpers::load_body("TX", "GA");
     body["origin"]["lat"] = json!(PICKUP.0);
     body["origin"]["lng"] = json!(PICKUP.1);
-    let load = app.create_load(body).await;
-    let id = load["id"].as_str().unwrap().to_owned();
-    let carrier = app.create_carrier("464646").await;
-    let (status, moved) = app
-        .patch(
-            &format!("/loads/{id}/status"),
-            json!({"status": "assigned", "carrier_id": carrier["id"]}),
-        )
-        .await;
-    assert_eq!(status, StatusCode::OK, "{moved}");
+    let (id, _) = assigned_load(&app, body, "464646").await;
     let response = app
         .client
         .get(app.url(&format!("/loads/{id}/tracking/stream")))
