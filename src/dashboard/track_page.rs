@@ -176,17 +176,17 @@ fn page(data: &PublicTracking, token: &str) -> Markup {
             }
             div #track data-outline="/dashboard/assets/us-states.json" data-json=(format!("/track/{token}.json")) {}
             h2 { "Stops" }
-            table {
-                thead { tr { th { "Stop" } th { "Place" } th { "Appointment" } th { "Arrived" } th { "Departed" } } }
-                tbody {
-                    @for stop in &data.stops {
-                        @let name = match stop.kind { StopKind::Pickup => "Pickup", StopKind::Delivery => "Delivery" };
-                        tr {
-                            td { (name) }
-                            td { (stop.place.city) ", " (stop.place.state) }
-                            td { (when(stop.appointment.as_ref())) }
-                            td data-field=(format!("{}-arrived", stop.kind.as_str())) { (when(stop.arrived_at.as_ref())) }
-                            td data-field=(format!("{}-departed", stop.kind.as_str())) { (when(stop.departed_at.as_ref())) }
+            // A list rather than a table: it reads at phone width without
+            // squeezing the cities.
+            ol.timeline {
+                @for stop in &data.stops {
+                    @let name = match stop.kind { StopKind::Pickup => "Pickup", StopKind::Delivery => "Delivery" };
+                    li data-stop=(stop.kind.as_str()) {
+                        h3 { (name) ": " (stop.place.city) ", " (stop.place.state) }
+                        dl.facts {
+                            dt { "Appointment" } dd { (when(stop.appointment.as_ref())) }
+                            dt { "Arrived" } dd data-field=(format!("{}-arrived", stop.kind.as_str())) { (when(stop.arrived_at.as_ref())) }
+                            dt { "Departed" } dd data-field=(format!("{}-departed", stop.kind.as_str())) { (when(stop.departed_at.as_ref())) }
                         }
                     }
                 }
