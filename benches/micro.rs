@@ -86,6 +86,7 @@ fn auth_and_quota(c: &mut Criterion) {
         custom_max_streams: None,
         created_at: Utc::now(),
         disabled: false,
+        stop_settings: Default::default(),
     };
     let issued = ApiKey::issue(
         NewKey {

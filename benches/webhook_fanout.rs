@@ -339,7 +339,7 @@ async fn write_backlog(
     url: &str,
     accounts: usize,
     events: usize,
-) -> Vec<AccountId> {
+) -> Vec<Account> {
     let storage: Arc<dyn Storage> =
         Arc::new(EmbeddedStore::open(store).await.expect("store opens"));
     let now = Utc::now();
@@ -353,6 +353,7 @@ async fn write_backlog(
             custom_max_streams: None,
             disabled: false,
             created_at: now,
+            stop_settings: Default::default(),
         };
         storage.put_account(&account).await.expect("account");
         storage
@@ -369,10 +370,10 @@ async fn write_backlog(
             })
             .await
             .expect("subscribed");
-        ids.push(account.id);
+        ids.push(account);
     }
     let writes = futures_util::stream::iter(0..events).map(|n| {
-        let (storage, account) = (storage.clone(), ids[n % ids.len()].clone());
+        let (storage, account) = (storage.clone(), ids[n % ids.len()].id.clone());
         async move {
             let load = Load::create(LoadId::generate(), account.clone(), new_load(), now);
             let event = Event::new(

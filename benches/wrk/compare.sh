@@ -28,7 +28,10 @@
 # and answered after an fdatasync covers it, group-committed as freight's
 # points are: what durable answers alone cost on this machine, a diagnostic
 # rather than the reference); or a binary's path taking the same
-# `serve <address> <cert> <key> <workers>`), PERF_ARGS
+# `serve <address> <cert> <key> <workers>`), BASELINE (another freight binary,
+# e.g. an earlier commit's: measured in place of the bare handler, started and
+# seeded as freight is, so the ratios are this build against that one; the
+# device shapes are left out), PERF_ARGS
 # (perf record's sampling options, default `-g`; e.g. `--call-graph dwarf -F 200`
 # for call chains through code built without frame pointers), WRK_CPUS (run
 # wrk under `taskset -c $WRK_CPUS`; e.g. 1 keeps it off the CPU that freight's
@@ -71,6 +74,9 @@ case "${BARE:-}" in
     BARE=target/outside_bare/release/outside_bare ;;
 esac
 FREIGHT=${FREIGHT:-target/release/freight}
+# What the ratios are against, as the rounds print it.
+REFERENCE=bare
+[ -z "${BASELINE:-}" ] || REFERENCE=baseline
 
 source benches/wrk/freight.sh
 
@@ -78,6 +84,12 @@ source benches/wrk/freight.sh
 # handler with as many workers on the same certificate.
 start() {
   local workers=$1
+  if [ -n "${BASELINE:-}" ]; then
+    FREIGHT=$BASELINE start_freight "$workers" baseline
+    BARE_PORT=$API_PORT BARE_PID=$FREIGHT_PID BARE_KEY=$KEY
+    start_freight "$workers"
+    return
+  fi
   start_freight "$workers"
   BARE_PORT=$(free_port)
   # The durable bare handler's journal: fresh each start, on the same disk as freight's.
@@ -115,7 +127,10 @@ run() {
   fi
   # wrk's own CPU time too (the `time` keyword's user and system seconds):
   # client and server share the machine's CPUs.
-  { TIMEFORMAT='%U %S'; time WRK_LOADS="$WORK/loads" WRK_KEY="$KEY" ${WRK_CPUS:+taskset -c "$WRK_CPUS"} \
+  # A baseline freight has loads and a key of its own.
+  local loads="$WORK/loads" key="$KEY"
+  if [ -n "${BASELINE:-}" ] && [ "$5" = "$BARE_PID" ]; then loads="$WORK/loads-baseline" key="$BARE_KEY"; fi
+  { TIMEFORMAT='%U %S'; time WRK_LOADS="$loads" WRK_KEY="$key" ${WRK_CPUS:+taskset -c "$WRK_CPUS"} \
     wrk --latency -t"$3" -c"$4" -d"${SECONDS_PER_RUN}s" -s "benches/wrk/$2" "https://localhost:$1" >"$WORK/wrk.out"; } 2>"$WORK/wrk.time"
   after=$(cpu_ticks "$5")
   cpu_times >"$WORK/cpus.after"
@@ -156,8 +171,8 @@ compare() {
     local ratio
     ratio=$(python3 -c "print(f'{$freight_rate/$bare_rate:.2f}')")
     ratios+=("$ratio")
-    printf '  %s round %d: bare %6s/s p99 %6s ms %5s us cpu (%s busiest thread, wrk %s; CPUs busy %s%%) | freight %6s/s p99 %6s ms %5s us cpu (%s busiest thread, wrk %s; CPUs busy %s%%) | ratio %s\n' \
-      "$what" "$round" "$bare_rate" "$bare_p99" "$bare_cpu" "$bare_busiest" "$bare_client" "$bare_cpus" "$freight_rate" "$freight_p99" "$freight_cpu" "$freight_busiest" "$freight_client" "$freight_cpus" "$ratio"
+    printf '  %s round %d: %s %6s/s p99 %6s ms %5s us cpu (%s busiest thread, wrk %s; CPUs busy %s%%) | freight %6s/s p99 %6s ms %5s us cpu (%s busiest thread, wrk %s; CPUs busy %s%%) | ratio %s\n' \
+      "$what" "$round" "$REFERENCE" "$bare_rate" "$bare_p99" "$bare_cpu" "$bare_busiest" "$bare_client" "$bare_cpus" "$freight_rate" "$freight_p99" "$freight_cpu" "$freight_busiest" "$freight_client" "$freight_cpus" "$ratio"
   done
   printf '%s, %s worker(s), wrk -t%s -c%s: median ratio %s\n' "$what" "$workers" "$threads" "$connections" \
     "$(printf '%s\n' "${ratios[@]}" | sort -n | sed -n "$(( (${#ratios[@]} + 1) / 2 ))p")"
@@ -177,6 +192,6 @@ compare 2 2 256 read.lua "reads"
 stop
 # Devices: the device protocols against the API's own ingest, in one freight
 # (a bare handler speaks neither protocol, so the API is the reference here).
-if [ -z "${ONLY:-}" ] || [ "$ONLY" = devices ]; then
+if [ -z "${BASELINE:-}" ] && { [ -z "${ONLY:-}" ] || [ "$ONLY" = devices ]; }; then
   FREIGHT=$FREIGHT ROUNDS=$ROUNDS SECONDS_PER_RUN=$SECONDS_PER_RUN LOADS=$LOADS benches/wrk/devices.sh
 fi

@@ -7,13 +7,15 @@ free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",
 # Starts freight with $1 workers in $WORK/data-$1, creates an enterprise account
 # and a read/write key ($KEY), and $LOADS assigned loads with ten fixes each,
 # whose ids go to $WORK/loads. Sets DATA, API_PORT, ADMIN_PORT, FREIGHT_PID.
+# $2 (optional) names a second instance: its data in $WORK/data-$2-$1 and its
+# load ids in $WORK/loads-$2.
 start_freight() {
-  local workers=$1
-  DATA="$WORK/data-$workers"
+  local workers=$1 name=${2:-}
+  DATA="$WORK/data-${name:+$name-}$workers"
   API_PORT=$(free_port); ADMIN_PORT=$(free_port)
   "$FREIGHT" serve --data-dir "$DATA" --listen "127.0.0.1:$API_PORT" \
     --admin-listen "127.0.0.1:$ADMIN_PORT" --workers "$workers" --no-bootstrap-key \
-    >"$WORK/freight.log" 2>&1 &
+    >"$WORK/freight${name:+-$name}.log" 2>&1 &
   FREIGHT_PID=$!
   for _ in $(seq 100); do [ -f "$DATA/admin.token" ] && curl -sk "https://localhost:$API_PORT/v1" -o /dev/null && break; sleep 0.1; done
   local admin=(--data-dir "$DATA" --admin-url "http://127.0.0.1:$ADMIN_PORT" --json)
@@ -22,5 +24,5 @@ start_freight() {
     | python3 -c 'import json,sys; print(json.load(sys.stdin)["id"])')
   KEY=$("$FREIGHT" keys create --account "$account" --permissions read,write "${admin[@]}" \
     | python3 -c 'import json,sys; print(json.load(sys.stdin)["key"])')
-  python3 benches/wrk/setup.py "$API_PORT" "$DATA/tls/cert.pem" "$KEY" "$LOADS" >"$WORK/loads"
+  python3 benches/wrk/setup.py "$API_PORT" "$DATA/tls/cert.pem" "$KEY" "$LOADS" >"$WORK/loads${name:+-$name}"
 }

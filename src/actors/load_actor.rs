@@ -17,7 +17,7 @@ use crate::clock::Clock;
 use crate::domain::event::{Event, EventType};
 use crate::domain::ids::{AccountId, LoadId};
 use crate::domain::load::{ChangeSource, Load, LoadStatus, StatusChange};
-use crate::domain::stops::StopKind;
+use crate::domain::stops::{StopKind, StopsProgress};
 use crate::domain::tracking::{GpsFix, TrackingState};
 use crate::storage::{PointRange, Storage, StorageError};
 use crate::telemetry::error_chain;
@@ -72,9 +72,9 @@ pub struct DepartedPickup {
 
 /// A stop's detention clock came due (`services::detention`): if the truck is
 /// still there, `load.detention_started` goes out and the clock ends with it;
-/// otherwise the clock just ends.
+/// otherwise the clock just ends. Answered with the event once it is stored.
 #[derive(Message, Clone)]
-#[rtype(result = "()")]
+#[rtype(result = "Option<Event>")]
 pub struct DetentionDue {
     pub stop: StopKind,
     /// When detention started: the clock's due time.
@@ -202,6 +202,29 @@ impl LoadActor {
         });
     }
 
+    /// The stored progress says the truck left the pickup, but the load is
+    /// still `assigned`: the instance stopped between writing the departure
+    /// and moving the load. The move is made now, as it would have been then,
+    /// if the account still wants it (it is queued behind the state's loading).
+    fn finish_departure(&self, ctx: &mut Context<Self>, account: AccountId) {
+        let storage = self.deps.storage.clone();
+        let id = self.id.clone();
+        ctx.spawn(
+            async move { storage.get_account(&account).await.map(|a| (account, a)) }
+                .into_actor(self)
+                .map(move |read, _, ctx| match read {
+                    Ok((account, Some(found))) if found.stop_settings.auto_in_transit => {
+                        tracing::info!(load = %id, "the truck left the pickup before the last stop; moving the load in transit now");
+                        ctx.notify(DepartedPickup { account });
+                    }
+                    Ok(_) => {}
+                    Err(error) => {
+                        tracing::warn!(load = %id, error = %error_chain(&error), "could not read the account to finish a departure from the pickup; the next start tries again");
+                    }
+                }),
+        );
+    }
+
     /// Stops after `after` regardless of activity, once no write is in flight.
     fn stop_after(&self, ctx: &mut Context<Self>, after: Duration) {
         ctx.run_later(after, |actor, ctx| {
@@ -215,6 +238,19 @@ impl LoadActor {
             }
         });
     }
+}
+
+/// Whether `load` is `assigned` although its truck left the pickup after its
+/// last status change (the automatic move was not made). A departure older
+/// than the last change was seen before it (by a person moving the load back
+/// and assigning it again), and stays as it is.
+fn left_pickup_unmoved(load: &Load, stops: &StopsProgress) -> bool {
+    let last_change = load.status_history.last().map_or(load.created_at, |e| e.at);
+    load.status == LoadStatus::Assigned
+        && stops
+            .of(StopKind::Pickup)
+            .departed()
+            .is_some_and(|departed| departed >= last_change)
 }
 
 impl Actor for LoadActor {
@@ -248,6 +284,9 @@ impl Actor for LoadActor {
                         actor.keep_lease(ctx);
                     }
                     let delivered = load.status == LoadStatus::Delivered;
+                    if left_pickup_unmoved(&load, &stops) {
+                        actor.finish_departure(ctx, load.account_id.clone());
+                    }
                     actor.state.lock().state = State::Active(Tracked::from_load(
                         load,
                         &recent,
@@ -424,7 +463,7 @@ impl Handler<DepartedPickup> for LoadActor {
 }
 
 impl Handler<DetentionDue> for LoadActor {
-    type Result = ResponseActFuture<Self, ()>;
+    type Result = ResponseActFuture<Self, Option<Event>>;
 
     fn handle(&mut self, msg: DetentionDue, _: &mut Self::Context) -> Self::Result {
         let started = {
@@ -454,23 +493,27 @@ impl Handler<DetentionDue> for LoadActor {
             async move {
                 match storage.end_stop_timer(&id, event.as_ref()).await {
                     Ok(()) => {
-                        if let Some(event) = event {
-                            notifier.events_committed(vec![event]);
+                        if let Some(event) = &event {
+                            notifier.events_committed(vec![event.clone()]);
                         }
-                        true
+                        Ok(event)
                     }
                     // Still stored: the clock's next reading of storage brings
                     // it back, and this actor tries again.
                     Err(error) => {
                         tracing::warn!(load = %id, error = %error_chain(&error), "could not end a detention clock; it will come due again");
-                        false
+                        Err(())
                     }
                 }
             }
             .into_actor(self)
-            .map(move |ended, actor, _| {
-                if !ended && let State::Active(tracked) = &mut actor.state.lock().state {
-                    tracked.detention_not_sent(stop);
+            .map(move |ended, actor, _| match ended {
+                Ok(event) => event,
+                Err(()) => {
+                    if let State::Active(tracked) = &mut actor.state.lock().state {
+                        tracked.detention_not_sent(stop);
+                    }
+                    None
                 }
             }),
         )

@@ -225,7 +225,7 @@ async fn keys_view(
         Section::Settings,
         html! {
             h1 { "Settings → API Keys" }
-            p { strong { "API Keys" } " · " a href="/dashboard/settings/users" { "Users" } }
+            (super::stop_pages::settings_tabs("API Keys"))
             @if let Some(token) = new_token {
                 section.card.new-key role="status" {
                     h2 { "Your new API key" }

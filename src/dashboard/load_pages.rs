@@ -18,8 +18,10 @@ use crate::domain::equipment::EquipmentType;
 use crate::domain::ids::LoadId;
 use crate::domain::load::{Load, LoadStatus};
 use crate::domain::location::{STATE_CODES, UsState};
+use crate::domain::stops::StopKind;
 use crate::domain::validation::ValidationErrors;
 use crate::services::Services;
+use crate::services::stop_filters::{self, StopFilter};
 use crate::services::tracking::History;
 use crate::storage::{LoadFilter, PageRequest, PointRange};
 use crate::views::tracking::TrackingSummary;
@@ -43,23 +45,35 @@ pub async fn list(
             .get("destination_state")
             .and_then(|s| UsState::parse(s).ok()),
     };
+    let stops = StopFilter {
+        late_risk: match query.get("late_risk") {
+            Some("true") => Some(true),
+            Some("false") => Some(false),
+            _ => None,
+        },
+        at_stop: query.get("at_stop").and_then(StopKind::parse),
+    };
     let page_number = query.page();
-    let found = services
-        .loads
-        .list(
-            viewer.account_id(),
-            &filter,
-            PageRequest {
-                offset: (page_number - 1) * u64::from(PAGE_SIZE),
-                limit: PAGE_SIZE,
-            },
-        )
-        .await
-        .map_err(load_error)?;
+    let page_request = PageRequest {
+        offset: (page_number - 1) * u64::from(PAGE_SIZE),
+        limit: PAGE_SIZE,
+    };
+    let found = match stops.is_empty() {
+        true => {
+            services
+                .loads
+                .list(viewer.account_id(), &filter, page_request)
+                .await
+        }
+        false => {
+            stop_filters::list(&services, viewer.account_id(), &filter, stops, page_request).await
+        }
+    }
+    .map_err(load_error)?;
     let pages = found.total.div_ceil(u64::from(PAGE_SIZE)).max(1);
     let link = |n: u64| {
         let mut parts = vec![format!("page={n}")];
-        for name in ["status", "origin_state", "destination_state"] {
+        for name in FILTERS {
             if let Some(value) = query.get(name) {
                 parts.push(format!("{name}={}", page::encode_query(value)));
             }
@@ -78,6 +92,8 @@ pub async fn list(
                 (select("status", "Status", &statuses, query.get("status"), &none))
                 (select("origin_state", "Origin state", &states, query.get("origin_state"), &none))
                 (select("destination_state", "Destination state", &states, query.get("destination_state"), &none))
+                (select("at_stop", "Truck at", &options(&[("", "Anywhere"), ("pickup", "Pickup"), ("delivery", "Delivery")]), query.get("at_stop"), &none))
+                (select("late_risk", "Late risk", &options(&[("", "Any"), ("true", "At risk of being late"), ("false", "Not at risk")]), query.get("late_risk"), &none))
                 button type="submit" { "Filter" }
             }
             section.card {
@@ -153,7 +169,7 @@ pub async fn create(
     };
     let load = services
         .loads
-        .create(viewer.account_id(), new)
+        .create(&viewer.account, new)
         .await
         .map_err(load_error)?;
     Ok(page::see_other(&format!("/dashboard/loads/{}", load.id)))
@@ -225,6 +241,22 @@ pub async fn change_status(
 }
 
 /// The choices of the list's filters: any, or one status; any, or one state.
+/// The list's filters, as query parameters (kept by the pager's links).
+const FILTERS: [&str; 5] = [
+    "status",
+    "origin_state",
+    "destination_state",
+    "at_stop",
+    "late_risk",
+];
+
+fn options(pairs: &[(&str, &str)]) -> Options {
+    pairs
+        .iter()
+        .map(|(value, label)| ((*value).to_owned(), (*label).to_owned()))
+        .collect()
+}
+
 fn filter_options() -> (Options, Options) {
     let statuses: Vec<(String, String)> = std::iter::once((String::new(), "Any status".to_owned()))
         .chain(
@@ -297,7 +329,7 @@ async fn load_view(
         _ => Vec::new(),
     };
     let device = device_pages::load_device_card(services, viewer, &load.id).await?;
-    let stops = stop_pages::stops_card(services, load).await;
+    let stops = stop_pages::stops_card(services, viewer, load).await;
     let share = stop_pages::share_card(services, viewer, load, new_link).await;
     Ok(page::page(
         &format!("Load {}", load.id),

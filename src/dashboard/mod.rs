@@ -58,6 +58,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         "/settings/users/{id}/remove" => [post => user_pages::remove_user],
         "/settings/invitations/{token}/withdraw" => [post => user_pages::withdraw_invitation],
         "/settings/password" => [post => user_pages::change_password],
+        "/settings/stops" => [get => stop_pages::settings_page, post => stop_pages::change_settings],
         "/settings/sessions/end-others" => [post => user_pages::sign_out_elsewhere],
         "/password" => [get => user_pages::password_link_page, post => user_pages::redeem_password_link],
         "/board" => [get => board::page],

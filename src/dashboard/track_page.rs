@@ -87,8 +87,21 @@ pub async fn show(
             );
         }
     };
+    // Arrivals are judged by the load's account's thresholds.
+    let settings = match services.storage.get_account(&load.account_id).await {
+        Ok(account) => account.map(|a| a.stop_settings).unwrap_or_default(),
+        Err(error) => {
+            tracing::warn!(%error, "a tracking page's account could not be read");
+            return answer(
+                json,
+                StatusCode::SERVICE_UNAVAILABLE,
+                "Unavailable",
+                "Try again in a moment.",
+            );
+        }
+    };
     let now = services.clock.now();
-    let stops = StopView::of_load(&load, &progress, now);
+    let stops = StopView::of_load(&load, &progress, &settings, now);
     let ends_at = link.ends_at(delivered_at(&load));
     let data = PublicTracking::new(&load, state.as_ref(), &stops, ends_at);
     if json {

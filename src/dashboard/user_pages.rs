@@ -221,7 +221,7 @@ async fn users_view(
         Section::Settings,
         html! {
             h1 { "Settings → Users" }
-            p { a href="/dashboard/settings/api-keys" { "API Keys" } " · " strong { "Users" } }
+            (super::stop_pages::settings_tabs("Users"))
             @if let Some(note) = shown.note { p.notice role="status" { (note) } }
             @if let Some((issued, url)) = &shown.invited {
                 section.card.new-key role="status" {

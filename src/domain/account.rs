@@ -50,6 +50,39 @@ pub struct Account {
     /// its data is kept (and served again once it is enabled).
     #[serde(default)]
     pub disabled: bool,
+    /// How the account's loads' stops are judged (`GET /v1/account/settings`).
+    #[serde(default)]
+    pub stop_settings: StopSettings,
+}
+
+/// The account's rules for its loads' stops: when an arrival is late or
+/// early, the free time at a stop for loads created without their own, and
+/// whether a departure from the pickup starts the trip.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(default)]
+pub struct StopSettings {
+    /// An arrival more than this many minutes after its appointment is `late`.
+    pub late_after_minutes: u32,
+    /// An arrival more than this many minutes before its appointment is `early`.
+    pub early_before_minutes: u32,
+    /// Free time at a stop for loads created without `detention_free_minutes`.
+    pub detention_free_minutes: u32,
+    /// A departure from the pickup moves an `assigned` load to `in_transit`.
+    pub auto_in_transit: bool,
+}
+
+/// The largest value each of the settings' minutes takes: a day.
+pub const MAX_SETTING_MINUTES: u32 = 1_440;
+
+impl Default for StopSettings {
+    fn default() -> Self {
+        StopSettings {
+            late_after_minutes: 15,
+            early_before_minutes: 60,
+            detention_free_minutes: super::load::DEFAULT_DETENTION_FREE_MINUTES,
+            auto_in_transit: true,
+        }
+    }
 }
 
 impl Account {

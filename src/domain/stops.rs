@@ -28,6 +28,7 @@ use std::num::NonZeroI64;
 use chrono::{DateTime, Duration, Utc};
 use serde::{Deserialize, Serialize};
 
+use super::account::StopSettings;
 use super::eta::EtaSent;
 use super::location::Location;
 use super::tracking::GpsFix;
@@ -463,22 +464,19 @@ pub enum ArrivalStatus {
     Late,
 }
 
-/// Minutes after the appointment an arrival is late (account default).
-pub const LATE_AFTER_MINUTES: i64 = 15;
-/// Minutes before the appointment an arrival is early (account default).
-pub const EARLY_BEFORE_MINUTES: i64 = 60;
-
 /// The arrival's status and its signed deviation from the appointment in
-/// whole minutes (positive: after); `None` without an appointment.
+/// whole minutes (positive: after), judged by the account's thresholds;
+/// `None` without an appointment.
 pub fn arrival_status(
     arrived_at: DateTime<Utc>,
     appointment: Option<DateTime<Utc>>,
+    settings: &StopSettings,
 ) -> Option<(ArrivalStatus, i64)> {
     let appointment = appointment?;
     let deviation = (arrived_at - appointment).num_seconds().div_euclid(60);
-    let status = if deviation > LATE_AFTER_MINUTES {
+    let status = if deviation > i64::from(settings.late_after_minutes) {
         ArrivalStatus::Late
-    } else if deviation < -EARLY_BEFORE_MINUTES {
+    } else if deviation < -i64::from(settings.early_before_minutes) {
         ArrivalStatus::Early
     } else {
         ArrivalStatus::OnTime

@@ -144,6 +144,14 @@ fn is_invisible_format(c: char) -> bool {
         | '\u{FEFF}' | '\u{FFA0}' | '\u{FFF9}'..='\u{FFFB}' | '\u{E0000}'..='\u{E007F}')
 }
 
+/// A whole number of minutes from 0 to `max`, sent as a JSON number.
+pub fn whole_minutes(value: f64, max: u32) -> Result<u32, String> {
+    if value.fract() != 0.0 || !(0.0..=f64::from(max)).contains(&value) {
+        return Err(format!("must be a whole number of minutes from 0 to {max}"));
+    }
+    Ok(value as u32)
+}
+
 /// A finite number within `[min, max]`.
 pub fn number_in(value: f64, min: f64, max: f64) -> Result<f64, String> {
     if !value.is_finite() || value < min || value > max {

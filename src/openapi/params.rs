@@ -31,6 +31,13 @@ pub struct LoadFilters {
     pub origin_state: Option<String>,
     #[param(value_type = Option<StateCodeInput>)]
     pub destination_state: Option<String>,
+    /// Only tracked loads (`assigned`, `in_transit`) whose delivery ETA is
+    /// (`true`) or is not (`false`) more than 15 minutes past the delivery
+    /// appointment, as `tracking.late_risk` says.
+    pub late_risk: Option<bool>,
+    /// Only tracked loads whose truck is at this stop now (arrived, not yet
+    /// departed).
+    pub at_stop: Option<crate::domain::stops::StopKind>,
 }
 
 /// `GET /v1/loads/{load_id}/tracking` (`routes::tracking::live`).

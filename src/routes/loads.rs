@@ -10,11 +10,12 @@ use crate::api::path::PathId;
 use crate::domain::ids::LoadId;
 use crate::domain::load::{Load, LoadStatus};
 use crate::domain::location::UsState;
-use crate::domain::stops::StopsProgress;
+use crate::domain::stops::{StopKind, StopsProgress};
 use crate::openapi::params;
 use crate::openapi::schemas::{Error, LoadList, StatusChangeBody};
 use crate::services::Services;
 use crate::services::auth::Principal;
+use crate::services::stop_filters::{self, StopFilter};
 use crate::storage::LoadFilter;
 use crate::telemetry::error_chain;
 use crate::views::device::AttachedDevice;
@@ -49,7 +50,7 @@ pub(crate) async fn create(
     JsonBody(input): JsonBody<NewLoadInput>,
 ) -> Result<HttpResponse, ApiError> {
     let new = input.validate()?;
-    let load = services.loads.create(principal.account_id(), new).await?;
+    let load = services.loads.create(&principal.account, new).await?;
     // A new load has no fixes yet and no device: both are known to be empty.
     Ok(envelope::created(LoadView::retrieved(
         &load,
@@ -80,7 +81,14 @@ pub(crate) async fn get(
     let tracking = tracking_summary(&services, &principal, &load).await;
     let device = attached_device(&services, &principal, &load).await;
     let progress = stop_progress(&services, &load).await;
-    let stops = progress.map(|p| StopView::of_load(&load, &p, services.clock.now()));
+    let stops = progress.map(|p| {
+        StopView::of_load(
+            &load,
+            &p,
+            &principal.account.stop_settings,
+            services.clock.now(),
+        )
+    });
     Ok(envelope::ok(
         LoadView::retrieved(&load, tracking, device).with_stops(stops),
     ))
@@ -143,7 +151,9 @@ async fn tracking_summary(
 
 /// List loads, newest first.
 ///
-/// List items leave out `tracking` (get a load by id for it).
+/// List items leave out `tracking` (get a load by id for it). `late_risk`
+/// and `at_stop` look at each of the account's tracked loads, so they cost
+/// more than the other filters as the loads on the road grow.
 #[utoipa::path(
     get,
     path = "/v1/loads",
@@ -164,11 +174,23 @@ pub(crate) async fn list(
         origin_state: query.take("origin_state", UsState::parse),
         destination_state: query.take("destination_state", UsState::parse),
     };
+    let stops = StopFilter {
+        late_risk: query.take("late_risk", |raw| match raw {
+            "true" => Ok(true),
+            "false" => Ok(false),
+            _ => Err("must be true or false".to_owned()),
+        }),
+        at_stop: query.take("at_stop", |raw| {
+            StopKind::parse(raw).ok_or_else(|| "must be pickup or delivery".to_owned())
+        }),
+    };
     query.finish()?;
-    let found = services
-        .loads
-        .list(principal.account_id(), &filter, page_request(page, limit))
-        .await?;
+    let account = principal.account_id();
+    let page_request = page_request(page, limit);
+    let found = match stops.is_empty() {
+        true => services.loads.list(account, &filter, page_request).await?,
+        false => stop_filters::list(&services, account, &filter, stops, page_request).await?,
+    };
     let views: Vec<LoadView> = found.items.iter().map(LoadView::new).collect();
     Ok(envelope::list(
         "loads",
@@ -225,7 +247,14 @@ pub(crate) async fn change_status(
     let tracking = tracking_summary(&services, &principal, &load).await;
     let device = attached_device(&services, &principal, &load).await;
     let progress = stop_progress(&services, &load).await;
-    let stops = progress.map(|p| StopView::of_load(&load, &p, services.clock.now()));
+    let stops = progress.map(|p| {
+        StopView::of_load(
+            &load,
+            &p,
+            &principal.account.stop_settings,
+            services.clock.now(),
+        )
+    });
     Ok(envelope::ok(
         LoadView::retrieved(&load, tracking, device).with_stops(stops),
     ))

@@ -55,6 +55,7 @@ macro_rules! resources {
     };
 }
 
+pub mod account;
 pub mod auth;
 pub mod carriers;
 pub mod devices;
@@ -92,6 +93,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
             .configure(webhooks::configure)
             .configure(devices::configure)
             .configure(share_links::configure)
+            .configure(account::configure)
             .configure(auth::configure),
     );
 }
@@ -107,6 +109,7 @@ pub fn all_routes() -> Vec<(&'static str, String)> {
         webhooks::ROUTES,
         devices::ROUTES,
         share_links::ROUTES,
+        account::ROUTES,
         auth::ROUTES,
     ];
     let public = docs::ROUTES

@@ -70,7 +70,7 @@ pub(crate) async fn record(
     let id = id.found()?;
     let outcome = services
         .tracking
-        .record(principal.account_id(), &id, fix)
+        .record(&principal.account, &id, fix)
         .await?;
     let body = RecordedFix::new(id.as_str(), &fix, outcome == Appended::Duplicate);
     Ok(match outcome {
@@ -370,9 +370,7 @@ pub(crate) async fn batch(
             Err(errors) => points.reject(errors.into()),
         }
     }
-    let outcomes = points
-        .record(&services.tracking, principal.account_id())
-        .await;
+    let outcomes = points.record(&services.tracking, &principal.account).await;
     let results: Vec<PointResult> = outcomes
         .into_iter()
         .enumerate()

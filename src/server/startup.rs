@@ -453,6 +453,7 @@ async fn start_services(
         Arc::downgrade(services.tracking.detention()),
         Arc::downgrade(&services.storage),
         Arc::downgrade(&services.actors),
+        services.tracking.live().clone(),
         services.clock.clone(),
     ));
     if services.storage.needs_leases() {

@@ -7,7 +7,7 @@ use chrono::{DateTime, Utc};
 use super::auth::Authenticator;
 use super::devices::DeviceService;
 use crate::clock::Clock;
-use crate::domain::account::{Account, MAX_ACCOUNT_NAME_CHARS, PlanKind};
+use crate::domain::account::{Account, MAX_ACCOUNT_NAME_CHARS, PlanKind, StopSettings};
 use crate::domain::api_key::{ApiKey, IssuedKey, MAX_DESCRIPTION_CHARS, NewKey, Permission};
 use crate::domain::ids::{AccountId, KeyId};
 use crate::domain::validation::{ValidationErrors, text};
@@ -88,6 +88,7 @@ impl AccountService {
             custom_max_streams: new.max_streams,
             created_at: self.clock.now(),
             disabled: false,
+            stop_settings: StopSettings::default(),
         };
         self.storage.put_account(&account).await?;
         tracing::info!(account = %account.id, plan = account.plan.as_str(), "account created");
@@ -149,6 +150,30 @@ impl AccountService {
             true => tracing::info!(account = %account.id, "account disabled"),
             false => tracing::info!(account = %account.id, "account enabled"),
         }
+        Ok(account)
+    }
+
+    /// Changes how the account's stops are judged: `change` gets the stored
+    /// settings and gives the new ones (or what is wrong with the request).
+    /// Requests of the account's keys see them at once on this instance.
+    pub async fn change_stop_settings(
+        &self,
+        id: &AccountId,
+        change: impl FnOnce(StopSettings) -> Result<StopSettings, ValidationErrors>,
+    ) -> Result<Account, AccountError> {
+        let current = self.get_account(id).await?;
+        let stop_settings = change(current.stop_settings).map_err(AccountError::Invalid)?;
+        if stop_settings == current.stop_settings {
+            return Ok(current);
+        }
+        let account = Account {
+            stop_settings,
+            ..current
+        };
+        self.storage.put_account(&account).await?;
+        self.auth.account_changed(&account);
+        self.devices.account_changed(&account.id);
+        tracing::info!(account = %account.id, settings = ?account.stop_settings, "stop settings changed");
         Ok(account)
     }
 

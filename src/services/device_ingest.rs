@@ -87,7 +87,7 @@ pub async fn record(
         }
         spans.push(start..points.len());
     }
-    let outcomes = points.record(tracking, &device.account.id).await;
+    let outcomes = points.record(tracking, &device.account).await;
     for span in spans {
         let mut reached = false;
         for point in &outcomes[span.clone()] {

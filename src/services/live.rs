@@ -144,7 +144,8 @@ impl Resume {
 pub struct Update {
     pub load: LoadId,
     /// The frame's `event:` name: `tracking.updated`, or a milestone's event
-    /// type (`load.arrived`, `load.departed`, `load.eta_changed`).
+    /// type (`load.arrived`, `load.departed`, `load.eta_changed`,
+    /// `load.detention_started`).
     pub kind: &'static str,
     pub data: String,
 }

@@ -6,6 +6,7 @@ pub use crate::actors::LoadError;
 use crate::actors::load_actor::ChangeStatus;
 use crate::actors::registry::LoadRegistry;
 use crate::clock::Clock;
+use crate::domain::account::Account;
 use crate::domain::event::{Event, EventType};
 use crate::domain::ids::{AccountId, LoadId};
 use crate::domain::load::{Load, NewLoad, StatusChange};
@@ -35,8 +36,14 @@ impl LoadService {
         }
     }
 
-    pub async fn create(&self, account: &AccountId, new: NewLoad) -> Result<Load, LoadError> {
+    /// Posts a load; without its own free time at stops it takes the
+    /// account's (kept on the load: a later change of the account's
+    /// default does not move the clocks of loads already posted).
+    pub async fn create(&self, account: &Account, mut new: NewLoad) -> Result<Load, LoadError> {
         let now = self.clock.now();
+        new.detention_free_minutes
+            .get_or_insert(account.stop_settings.detention_free_minutes);
+        let account = &account.id;
         let load = Load::create(LoadId::generate(), account.clone(), new, now);
         // The first event of every load, hence sequence 1.
         let created = Event::new(

@@ -11,6 +11,7 @@ pub mod live;
 pub mod loads;
 pub mod rate_limits;
 pub mod share_links;
+pub mod stop_filters;
 pub mod stream_guard;
 pub mod throttle;
 pub mod tracking;

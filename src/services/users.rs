@@ -21,7 +21,7 @@ use super::live::{Ending, StreamEnd};
 use super::stream_guard::CredentialChanges;
 use super::throttle::{ClientKeys, Throttle};
 use crate::clock::Clock;
-use crate::domain::account::{Account, PlanKind};
+use crate::domain::account::{Account, PlanKind, StopSettings};
 use crate::domain::ids::{AccountId, UserId};
 use crate::domain::password_link::{
     INVITATION_LIFETIME, LINK_PATH, LinkPurpose, PasswordLink, RESET_LIFETIME,
@@ -157,6 +157,7 @@ impl UserService {
             custom_max_streams: None,
             disabled: false,
             created_at: now,
+            stop_settings: StopSettings::default(),
         };
         let user = self
             .new_user(&account.id, registration.email, registration.password)

@@ -5,6 +5,7 @@ use chrono::{DateTime, Utc};
 use serde::Serialize;
 use utoipa::ToSchema;
 
+use crate::domain::account::StopSettings;
 use crate::domain::load::Load;
 use crate::domain::location::{Location, UsState};
 use crate::domain::stops::{
@@ -72,8 +73,14 @@ pub struct StopView<'a> {
 }
 
 impl<'a> StopView<'a> {
-    /// Both stops of `load`, given its stored progress, as of `now`.
-    pub fn of_load(load: &'a Load, progress: &StopsProgress, now: DateTime<Utc>) -> Vec<Self> {
+    /// Both stops of `load`, given its stored progress, as of `now`, with
+    /// arrivals judged by its account's `settings`.
+    pub fn of_load(
+        load: &'a Load,
+        progress: &StopsProgress,
+        settings: &StopSettings,
+        now: DateTime<Utc>,
+    ) -> Vec<Self> {
         StopKind::BOTH
             .into_iter()
             .map(|kind| {
@@ -87,6 +94,7 @@ impl<'a> StopView<'a> {
                     appointment,
                     load.free_minutes(),
                     progress,
+                    settings,
                     now,
                 )
             })
@@ -99,12 +107,13 @@ impl<'a> StopView<'a> {
         appointment: Option<DateTime<Utc>>,
         free_minutes: u32,
         progress: &StopsProgress,
+        settings: &StopSettings,
         now: DateTime<Utc>,
     ) -> Self {
         let fence = Geofence::of(location);
         let stop = progress.of(kind);
         let (arrived, departed) = (stop.arrived(), stop.departed());
-        let status = arrived.and_then(|at| stops::arrival_status(at, appointment));
+        let status = arrived.and_then(|at| stops::arrival_status(at, appointment, settings));
         let until = departed.unwrap_or(now);
         let dwell = arrived.map(|at| (until - at).num_minutes().max(0));
         let detention = arrived.map(|at| {

@@ -4,6 +4,7 @@
 use chrono::{DateTime, Utc};
 use serde_json::{Value, json};
 
+use crate::domain::account::StopSettings;
 use crate::domain::eta::EtaChanged;
 use crate::domain::load::Load;
 use crate::domain::stops::{self, Milestone};
@@ -45,13 +46,15 @@ pub fn milestone(
     milestone: &Milestone,
     arrived_at: Option<DateTime<Utc>>,
     appointment: Option<DateTime<Utc>>,
+    settings: &StopSettings,
 ) -> Value {
     let (stop, at, inferred) = match *milestone {
         Milestone::Arrived { stop, at, inferred } | Milestone::Departed { stop, at, inferred } => {
             (stop, at, inferred)
         }
     };
-    let status = arrived_at.and_then(|arrived| stops::arrival_status(arrived, appointment));
+    let status =
+        arrived_at.and_then(|arrived| stops::arrival_status(arrived, appointment, settings));
     json!({
         "load_id": load_id,
         "stop": stop.as_str(),

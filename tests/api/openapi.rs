@@ -585,6 +585,7 @@ async fn real_answers_match_the_document() {
     delivery_log(&api, &receiver, &hook_id).await;
     devices(&api).await;
     share_links(&api, &load_id).await;
+    account_settings(&api).await;
     quota(&api).await;
     outside_operations(&api).await;
     the_checker_bites(&api, &load_id).await;
@@ -598,6 +599,20 @@ async fn real_answers_match_the_document() {
             "{method} {path} was not exercised with success: {statuses:?}"
         );
     }
+}
+
+/// The account's stop settings: read, changed, refused.
+async fn account_settings(api: &Client<'_>) {
+    let path = "/v1/account/settings";
+    api.call("GET", path, &[]).expect(200).await;
+    api.call("PATCH", path, &[])
+        .json(json!({"late_after_minutes": 20}))
+        .expect(200)
+        .await;
+    api.call("PATCH", path, &[])
+        .json(json!({"early_before_minutes": 1441}))
+        .expect(400)
+        .await;
 }
 
 /// Share links of a load: made, refused, listed, revoked.

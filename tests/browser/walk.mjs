@@ -253,6 +253,31 @@ try {
   if (!link.includes('/dashboard/password?token=')) fail(`no invitation link: ${link}`);
   await shoot(page, '10-users');
 
+  step('Settings → Stops: stricter arrivals and no automatic in-transit, saved');
+  await page.getByRole('link', { name: 'Stops' }).click();
+  const late = page.getByLabel('Late: minutes after the appointment');
+  if ((await late.inputValue()) !== '15') fail('the late threshold is not the default');
+  await late.fill('20');
+  await page.getByLabel(/Move an assigned load to in transit/).uncheck();
+  await page.getByRole('button', { name: 'Save' }).click();
+  await page.waitForSelector('text=Saved.');
+  if ((await late.inputValue()) !== '20') fail('the late threshold was not kept');
+  if (await page.getByLabel(/Move an assigned load to in transit/).isChecked()) fail('automatic in-transit is still on');
+  await shoot(page, '10a-stop-settings');
+
+  step('the loads list finds loads by the stop their truck is at and by late risk');
+  await nav('Loads');
+  await page.getByLabel('Truck at').selectOption('pickup');
+  await page.getByRole('button', { name: 'Filter' }).click();
+  await page.waitForURL('**at_stop=pickup**');
+  if (await page.locator(`tr[data-load-id="${loadId}"]`).count() !== 0) fail('a load on the road listed as at its pickup');
+  await page.getByLabel('Truck at').selectOption('');
+  await page.getByLabel('Late risk').selectOption('false');
+  await page.getByRole('button', { name: 'Filter' }).click();
+  await page.waitForURL('**late_risk=false**');
+  await page.locator(`tr[data-load-id="${loadId}"]`).waitFor();
+  await shoot(page, '10b-loads-filtered');
+
   step('log out; the pages are closed');
   await page.getByRole('button', { name: 'Log out', exact: true }).click();
   await page.waitForURL('**/dashboard/login**');

@@ -10,9 +10,10 @@ use chrono::Utc;
 use super::{ActorDeps, ActorSettings, DepartedPickup, DetentionDue, ReadTracking};
 use crate::actors::registry::LoadRegistry;
 use crate::clock::Clock;
+use crate::domain::account::{Account, PlanKind, StopSettings};
 use crate::domain::fixtures::sample_load;
 use crate::domain::ids::{AccountId, CarrierId};
-use crate::domain::load::{CarrierSummary, ChangeSource, Load, LoadStatus};
+use crate::domain::load::{CarrierSummary, ChangeSource, Load, LoadStatus, StatusEntry};
 use crate::domain::stops::{StopKind, StopProgress, StopTimer, StopsProgress};
 use crate::domain::tracking::{FixSource, GpsFix, StopsChange, TrackingPoint};
 use crate::storage::Storage;
@@ -179,4 +180,123 @@ async fn detention_is_sent_only_while_the_truck_is_at_the_stop_and_once() {
         storage.last_event_sequence(&load.id).await.unwrap(),
         before + 1
     );
+}
+
+/// Stores an arrival at and departure from the pickup of `load`, as the
+/// fixes that made them would have, `departed_ago` before now.
+async fn departed_pickup(storage: &dyn Storage, load: &Load, departed_ago: chrono::Duration) {
+    let departed = Utc::now() - departed_ago;
+    let progress = StopsProgress {
+        pickup: StopProgress {
+            arrived_at: NonZeroI64::new(
+                (departed - chrono::Duration::minutes(30)).timestamp_micros(),
+            ),
+            departed_at: NonZeroI64::new(departed.timestamp_micros()),
+            ..StopProgress::default()
+        },
+        ..StopsProgress::default()
+    };
+    let point = TrackingPoint {
+        load_id: load.id.clone(),
+        fix: GpsFix {
+            timestamp: departed,
+            lat: 32.9,
+            lng: -96.8,
+            speed_mph: Some(40.0),
+            heading_deg: None,
+            source: FixSource::Api,
+        },
+        event: None,
+        stops: Some(Box::new(StopsChange {
+            progress,
+            events: Vec::new(),
+            timer: Some(StopTimer::Clear),
+        })),
+    };
+    storage.append_points(vec![point]).await.unwrap();
+}
+
+/// An account with `auto_in_transit` as given, owning `load`.
+async fn account_of(storage: &dyn Storage, load: &Load, auto_in_transit: bool) {
+    let account = Account {
+        id: load.account_id.clone(),
+        name: "Shipper".into(),
+        plan: PlanKind::Standard,
+        custom_requests_per_hour: None,
+        custom_max_streams: None,
+        created_at: Utc::now(),
+        disabled: false,
+        stop_settings: StopSettings {
+            auto_in_transit,
+            ..StopSettings::default()
+        },
+    };
+    storage.put_account(&account).await.unwrap();
+}
+
+/// Marks `load` assigned `ago` before now in its history, as stored.
+async fn assigned_ago(storage: &dyn Storage, load: &mut Load, ago: chrono::Duration) {
+    let previous = load.clone();
+    load.status_history.push(StatusEntry {
+        status: LoadStatus::Assigned,
+        at: Utc::now() - ago,
+        location: None,
+        notes: None,
+        source: ChangeSource::Api,
+    });
+    load.version += 1;
+    storage.update_load(&previous, load, &[]).await.unwrap();
+}
+
+#[actix_rt::test]
+async fn a_departure_stored_before_a_crash_moves_the_load_when_its_actor_starts() {
+    let (_dir, storage) = store().await;
+    let mut load = load_in(&*storage, LoadStatus::Assigned).await;
+    assigned_ago(&*storage, &mut load, chrono::Duration::hours(1)).await;
+    account_of(&*storage, &load, true).await;
+    // Written by the fix; the instance died before moving the load.
+    departed_pickup(&*storage, &load, chrono::Duration::minutes(10)).await;
+
+    let registry = registry(storage.clone());
+    let read = ReadTracking {
+        account: load.account_id.clone(),
+    };
+    registry.send(&load.id, read).await.unwrap().unwrap();
+    let mut moved = None;
+    for _ in 0..500 {
+        let stored = storage.get_load(&load.id).await.unwrap().unwrap();
+        if stored.status == LoadStatus::InTransit {
+            moved = Some(stored);
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let moved = moved.expect("the load moved in transit within 5 s");
+    assert_eq!(
+        moved.status_history.last().unwrap().source,
+        ChangeSource::Geofence
+    );
+}
+
+#[actix_rt::test]
+async fn a_departure_older_than_the_assignment_or_unwanted_leaves_the_load_assigned() {
+    for (auto, departed_ago) in [(true, 120), (false, 10)] {
+        let (_dir, storage) = store().await;
+        let mut load = load_in(&*storage, LoadStatus::Assigned).await;
+        assigned_ago(&*storage, &mut load, chrono::Duration::hours(1)).await;
+        account_of(&*storage, &load, auto).await;
+        departed_pickup(&*storage, &load, chrono::Duration::minutes(departed_ago)).await;
+        let stored = storage.get_load(&load.id).await.unwrap().unwrap();
+        assert!(!super::left_pickup_unmoved(
+            &stored,
+            &StopsProgress::default()
+        ));
+        let progress = storage.load_stops(&load.id).await.unwrap().unwrap();
+        // Older than the assignment: not to be moved, whatever the setting.
+        assert_eq!(
+            super::left_pickup_unmoved(&stored, &progress),
+            departed_ago < 60,
+            "departed {departed_ago} min ago"
+        );
+    }
 }

@@ -10,7 +10,7 @@ use crate::domain::load::{
     StatusChange, parse_rate,
 };
 use crate::domain::timestamp;
-use crate::domain::validation::{ValidationErrors, text};
+use crate::domain::validation::{ValidationErrors, text, whole_minutes};
 
 /// The body of `POST /v1/loads` as sent.
 #[derive(Debug, Default, Deserialize, utoipa::ToSchema)]
@@ -92,11 +92,7 @@ impl NewLoadInput {
             .filter(|n| !n.is_empty());
         let detention_free_minutes =
             errors.optional("detention_free_minutes", self.detention_free_minutes, |m| {
-                let max = f64::from(MAX_DETENTION_FREE_MINUTES);
-                if m.fract() != 0.0 || !(0.0..=max).contains(&m) {
-                    return Err(format!("must be a whole number of minutes from 0 to {max}"));
-                }
-                Ok(m as u32)
+                whole_minutes(m, MAX_DETENTION_FREE_MINUTES)
             });
         errors.finish(|| NewLoad {
             origin: origin.expect("checked"),

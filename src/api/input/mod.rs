@@ -6,6 +6,7 @@
 //! Every field is an `Option` so that a missing field is reported by name with
 //! the others, rather than by serde as the first error.
 
+pub mod account;
 pub mod carrier;
 pub mod device;
 pub mod fields;

@@ -247,12 +247,28 @@ fn progress_round_trips_through_its_stored_form() {
 #[test]
 fn arrival_status_against_the_appointment() {
     let appointment = minute(600.0);
-    let status = |m: f64| arrival_status(minute(m), Some(appointment));
+    let defaults = StopSettings::default();
+    let status = |m: f64| arrival_status(minute(m), Some(appointment), &defaults);
     assert_eq!(status(616.0), Some((ArrivalStatus::Late, 16)));
     assert_eq!(status(615.0), Some((ArrivalStatus::OnTime, 15)));
     assert_eq!(status(540.0), Some((ArrivalStatus::OnTime, -60)));
     assert_eq!(status(539.0), Some((ArrivalStatus::Early, -61)));
-    assert_eq!(arrival_status(minute(1.0), None), None);
+    assert_eq!(arrival_status(minute(1.0), None, &defaults), None);
+}
+
+#[test]
+fn arrival_status_follows_the_account_thresholds() {
+    let appointment = minute(600.0);
+    let strict = StopSettings {
+        late_after_minutes: 0,
+        early_before_minutes: 5,
+        ..StopSettings::default()
+    };
+    let status = |m: f64| arrival_status(minute(m), Some(appointment), &strict).map(|s| s.0);
+    assert_eq!(status(601.0), Some(ArrivalStatus::Late));
+    assert_eq!(status(600.0), Some(ArrivalStatus::OnTime));
+    assert_eq!(status(595.0), Some(ArrivalStatus::OnTime));
+    assert_eq!(status(594.0), Some(ArrivalStatus::Early));
 }
 
 #[test]

@@ -6,7 +6,8 @@
 
 use super::TrackingService;
 use crate::actors::LoadError;
-use crate::domain::ids::{AccountId, LoadId};
+use crate::domain::account::Account;
+use crate::domain::ids::LoadId;
 use crate::domain::tracking::{Appended, GpsFix};
 
 /// What became of one point: stored, a duplicate, refused by its load (not
@@ -59,7 +60,7 @@ impl<E> PointBatch<E> {
     pub async fn record(
         self,
         tracking: &TrackingService,
-        account: &AccountId,
+        account: &Account,
     ) -> Vec<PointOutcome<E>> {
         let stored = match self.fixes.is_empty() {
             true => Vec::new(),

@@ -18,6 +18,7 @@ use crate::actors::load_actor::AdmitFixes;
 use crate::actors::load_state::{Admission, SharedState, StopsUndo, Wanted};
 use crate::actors::registry::LoadRegistry;
 use crate::clock::Clock;
+use crate::domain::account::{Account, StopSettings};
 use crate::domain::event::{Event, EventType};
 use crate::domain::ids::{AccountId, LoadId};
 use crate::domain::load::LoadStatus;
@@ -93,9 +94,11 @@ type Answer = Vec<Result<Appended, LoadError>>;
 
 pub(super) async fn record(
     writer: &Writer,
-    account: &AccountId,
+    account: &Account,
     fixes: Vec<(LoadId, GpsFix)>,
 ) -> Answer {
+    let settings = account.stop_settings;
+    let account = &account.id;
     // `tracking.updated` events are written only while someone subscribes to them:
     // they would double the GPS write volume for nobody. ETA changes likewise.
     let events = Wanted {
@@ -107,7 +110,7 @@ pub(super) async fn record(
     let answered = if deferred.is_empty() {
         // Every actor decided under its lock (the usual case): nothing is
         // awaited between admitting and handing over to the committer.
-        submit(writer, account.clone(), count, decided, events).await
+        submit(writer, account.clone(), settings, count, decided, events).await
     } else {
         // The loads admitted so far must reach the committer even if this
         // future is dropped while the rest are admitted by message: a task
@@ -117,7 +120,7 @@ pub(super) async fn record(
         let task = actix_rt::spawn(async move {
             let mut decided = decided;
             decided.extend(admit_by_message(&writer.registry, &account, deferred, events).await);
-            submit(&writer, account, count, decided, events).await
+            submit(&writer, account, settings, count, decided, events).await
         });
         match task.await {
             Ok(answered) => answered,
@@ -139,6 +142,7 @@ fn refused(count: usize, error: LoadError) -> Answer {
 fn submit(
     writer: &Writer,
     account: AccountId,
+    settings: StopSettings,
     count: usize,
     admissions: Vec<(LoadFixes, Result<Admission, LoadError>)>,
     events: Wanted,
@@ -154,15 +158,18 @@ fn submit(
             Ok(ref mut admission) => {
                 let first = points.len();
                 points.extend(points_of(&account, &group, admission, now));
-                add_stops(
+                let made = add_stops(
                     &account,
+                    &settings,
                     now,
                     &mut points[first..],
-                    first,
                     &group.load,
                     admission,
-                    &mut milestones,
                 );
+                milestones.extend(made.into_iter().map(|at| MilestonesAt {
+                    point: first + at.point,
+                    ..at
+                }));
                 admitted.push(Admitted {
                     state: admission.state.clone(),
                     load: group.load,
@@ -328,18 +335,18 @@ fn points_of<'a>(
         })
 }
 
-/// Gives each point that changed its load's stops the change to store with
-/// it (the progress, and its milestones' events), and notes the milestones
-/// for after the commit.
+/// Gives each point of one load that changed its stops the change to store
+/// with it (the progress, and its milestones' events), and returns the
+/// milestones for after the commit (`point` indexing `points`).
 fn add_stops(
     account: &AccountId,
+    settings: &StopSettings,
     now: chrono::DateTime<chrono::Utc>,
     points: &mut [TrackingPoint],
-    first: usize,
     load: &LoadId,
     admission: &Admission,
-    milestones: &mut Vec<MilestonesAt>,
-) {
+) -> Vec<MilestonesAt> {
+    let mut milestones = Vec::new();
     for change in &admission.stops {
         let point = &mut points[change.index];
         let mut events: Vec<Event> = change
@@ -360,7 +367,7 @@ fn add_stops(
                     change.first_sequence + n as u64,
                     // When freight learned it; the milestone's own time is `at`.
                     now,
-                    payloads::milestone(load.as_str(), milestone, arrived, appointment),
+                    payloads::milestone(load.as_str(), milestone, arrived, appointment, settings),
                 )
             })
             .collect();
@@ -374,7 +381,8 @@ fn add_stops(
                 payloads::eta_changed(load.as_str(), eta),
             ));
         }
-        let left_pickup_while_assigned = admission.status == LoadStatus::Assigned
+        let left_pickup_while_assigned = settings.auto_in_transit
+            && admission.status == LoadStatus::Assigned
             && change.milestones.iter().any(|m| {
                 matches!(
                     m,
@@ -386,7 +394,7 @@ fn add_stops(
             });
         if !events.is_empty() || change.timer.is_some() {
             milestones.push(MilestonesAt {
-                point: first + change.index,
+                point: change.index,
                 events: events.clone(),
                 timer: change.timer,
                 load: load.clone(),
@@ -399,6 +407,7 @@ fn add_stops(
             timer: change.timer,
         }));
     }
+    milestones
 }
 
 /// What follows a request's commit: each actor records what became of its

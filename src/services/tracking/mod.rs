@@ -77,7 +77,7 @@ impl TrackingService {
     /// Records one fix; answers once it is durable.
     pub async fn record(
         &self,
-        account: &AccountId,
+        account: &Account,
         load: &LoadId,
         fix: GpsFix,
     ) -> Result<Appended, LoadError> {
@@ -95,7 +95,7 @@ impl TrackingService {
     /// not at all.
     pub async fn record_many(
         &self,
-        account: &AccountId,
+        account: &Account,
         fixes: Vec<(LoadId, GpsFix)>,
     ) -> Vec<Result<Appended, LoadError>> {
         ingest::record(&self.writer, account, fixes).await

@@ -1,6 +1,7 @@
 //! Load actors as the tracking service drives them: idle actors stop and come
 //! back from storage with nothing lost, under paused tokio time.
 
+use crate::domain::account::{Account, PlanKind, StopSettings};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -92,10 +93,17 @@ async fn idle_actors_stop_and_come_back_from_storage_with_nothing_lost() {
     // Written before time is paused: the commit runs on the committer's
     // threads, and a paused clock would leap ahead while this runtime waits
     // for them with nothing else to do.
-    let stored = tracking
-        .record(&load.account_id, &load.id, fix)
-        .await
-        .unwrap();
+    let account = Account {
+        id: load.account_id.clone(),
+        name: "Idle".into(),
+        plan: PlanKind::Standard,
+        custom_requests_per_hour: None,
+        custom_max_streams: None,
+        created_at: Utc::now(),
+        disabled: false,
+        stop_settings: StopSettings::default(),
+    };
+    let stored = tracking.record(&account, &load.id, fix).await.unwrap();
     assert_eq!(stored, Appended::Stored);
     assert!(registry.is_resident(&load.id));
     tokio::time::pause();

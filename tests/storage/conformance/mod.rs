@@ -39,7 +39,7 @@ pub use webhooks::{
     webhook_history_is_pruned_but_nothing_pending, webhook_secrets_come_back_as_put,
 };
 
-use freight::domain::account::{Account, PlanKind};
+use freight::domain::account::{Account, PlanKind, StopSettings};
 use freight::domain::ids::AccountId;
 use freight::storage::{PageRequest, Storage};
 
@@ -53,6 +53,13 @@ fn account() -> Account {
         custom_max_streams: None,
         disabled: false,
         created_at: crate::fixtures::now(),
+        // Not the defaults, so a store that dropped them would show.
+        stop_settings: StopSettings {
+            late_after_minutes: 30,
+            early_before_minutes: 45,
+            detention_free_minutes: 90,
+            auto_in_transit: false,
+        },
     }
 }
 
