@@ -31,9 +31,10 @@ pub fn error_chain(error: &(dyn std::error::Error + 'static)) -> String {
 /// platform verifier (a receiver's bad certificate, which the delivery log
 /// records against the webhook, and the attempt logs at debug with its id).
 /// Anyone who sends a request or runs a receiver could otherwise fill the
-/// error log.
-pub const DEFAULT_LOG_FILTER: &str =
-    "info,fjall=warn,lsm_tree=warn,actix_http::h1::dispatcher=off,rustls_platform_verifier=off";
+/// error log. actix-server's own start-up lines ("starting N workers", "Tokio
+/// runtime found") are at `warn`: freight logs its listeners itself.
+pub const DEFAULT_LOG_FILTER: &str = "info,fjall=warn,lsm_tree=warn,actix_server=warn,\
+    actix_http::h1::dispatcher=off,rustls_platform_verifier=off";
 
 /// Logs to stderr at `RUST_LOG` (default [`DEFAULT_LOG_FILTER`]). Safe to call
 /// more than once.

@@ -11,12 +11,13 @@ use crate::shared_map::SharedMap;
 use actix::prelude::*;
 
 use super::LoadError;
+use super::load_edit::apply_edit;
 use super::load_state::{Admission, HeldFix, SharedState, State, Tracked, Wanted};
-use super::status_change::apply_status_change;
+use super::status_change::{Changed, apply_status_change};
 use crate::clock::Clock;
 use crate::domain::event::{Event, EventType};
 use crate::domain::ids::{AccountId, LoadId};
-use crate::domain::load::{ChangeSource, Load, LoadStatus, StatusChange};
+use crate::domain::load::{ChangeSource, Load, LoadEdit, LoadStatus, StatusChange};
 use crate::domain::stops::{StopKind, StopsProgress};
 use crate::domain::tracking::{GpsFix, TrackingState};
 use crate::storage::{PointRange, Storage, StorageError};
@@ -59,6 +60,15 @@ pub struct AdmitFixes {
 pub struct ChangeStatus {
     pub account: AccountId,
     pub change: StatusChange,
+}
+
+/// Changes the load's fields (`PATCH /v1/loads/{id}`), applied one at a
+/// time with status changes.
+#[derive(Message, Clone)]
+#[rtype(result = "Result<Load, LoadError>")]
+pub struct EditLoad {
+    pub account: AccountId,
+    pub edit: LoadEdit,
 }
 
 /// The truck left the pickup while the load was `assigned`: the load moves to
@@ -283,7 +293,8 @@ impl Actor for LoadActor {
                     if actor.deps.storage.needs_leases() {
                         actor.keep_lease(ctx);
                     }
-                    let delivered = load.status == LoadStatus::Delivered;
+                    // Delivered or cancelled: read for a while, then let go.
+                    let finished = load.status.is_final();
                     if left_pickup_unmoved(&load, &stops) {
                         actor.finish_departure(ctx, load.account_id.clone());
                     }
@@ -293,7 +304,7 @@ impl Actor for LoadActor {
                         last_sequence + 1,
                         stops,
                     ));
-                    if delivered {
+                    if finished {
                         actor.stop_after(ctx, actor.deps.settings.delivered_linger);
                     } else {
                         actor.stop_when_idle(ctx, actor.deps.settings.idle_timeout);
@@ -352,21 +363,30 @@ impl Handler<AdmitFixes> for LoadActor {
     }
 }
 
-impl Handler<ChangeStatus> for LoadActor {
-    type Result = AtomicResponse<Self, Result<Load, LoadError>>;
-
-    fn handle(&mut self, msg: ChangeStatus, _: &mut Self::Context) -> Self::Result {
+impl LoadActor {
+    /// Runs a change of the load (its status, its fields) atomically on this
+    /// actor: `run` gets the next event sequence number and the newest fix,
+    /// and nothing else runs here until its write is durable, so each change
+    /// is planned against the result of the previous one. Meanwhile fixes are
+    /// admitted only through the mailbox, behind the change.
+    fn run_change<F, Fut>(
+        &mut self,
+        account: &AccountId,
+        run: F,
+    ) -> AtomicResponse<Self, Result<Load, LoadError>>
+    where
+        F: FnOnce(u64, Option<GpsFix>) -> Fut,
+        Fut: std::future::Future<Output = Result<Changed, LoadError>> + 'static,
+    {
         let planned = {
             let mut shared = self.state.lock();
             shared.last_active = tokio::time::Instant::now();
-            match shared.state.tracked(&msg.account) {
+            match shared.state.tracked(account) {
                 Ok(tracked) => {
                     let planned = (
                         tracked.next_sequence,
                         tracked.recent.front().map(HeldFix::fix),
                     );
-                    // Until the change is durable, fixes are admitted only by this
-                    // actor's mailbox, behind the change.
                     shared.changing = true;
                     Ok(planned)
                 }
@@ -378,49 +398,79 @@ impl Handler<ChangeStatus> for LoadActor {
             Err(error) => return AtomicResponse::new(Box::pin(fut::ready(Err(error)))),
         };
         let notifier = self.deps.notifier.clone();
+        AtomicResponse::new(Box::pin(
+            run(next_sequence, final_position)
+                .into_actor(self)
+                .map(move |changed, actor, ctx| {
+                    let mut newly_final = false;
+                    {
+                        let mut shared = actor.state.lock();
+                        shared.changing = false;
+                        if let (Ok(changed), State::Active(tracked)) = (&changed, &mut shared.state)
+                        {
+                            newly_final =
+                                changed.load.status.is_final() && !tracked.status().is_final();
+                            tracked.follow(&changed.load);
+                            tracked.next_sequence += changed.events.len() as u64;
+                        }
+                    }
+                    let mut changed = changed;
+                    if let Ok(changed) = &mut changed
+                        && !changed.events.is_empty()
+                    {
+                        notifier.events_committed(std::mem::take(&mut changed.events));
+                    }
+                    if newly_final {
+                        actor.stop_after(ctx, actor.deps.settings.delivered_linger);
+                    }
+                    changed.map(|c| c.load)
+                }),
+        ))
+    }
+}
+
+impl Handler<ChangeStatus> for LoadActor {
+    type Result = AtomicResponse<Self, Result<Load, LoadError>>;
+
+    fn handle(&mut self, msg: ChangeStatus, _: &mut Self::Context) -> Self::Result {
         let storage = self.deps.storage.clone();
         let clock = self.deps.clock.clone();
         let id = self.id.clone();
-        // Atomic: nothing else runs on this actor until the change is durable, so
-        // each change is planned against the result of the previous one.
-        AtomicResponse::new(Box::pin(
-            async move {
-                apply_status_change(
-                    &*storage,
-                    &clock,
-                    &id,
-                    &msg.account,
-                    &msg.change,
-                    next_sequence,
-                    final_position,
-                )
-                .await
-            }
-            .into_actor(self)
-            .map(move |changed, actor, ctx| {
-                let mut newly_delivered = false;
-                {
-                    let mut shared = actor.state.lock();
-                    shared.changing = false;
-                    if let (Ok(changed), State::Active(tracked)) = (&changed, &mut shared.state) {
-                        newly_delivered = changed.load.status == LoadStatus::Delivered
-                            && tracked.status() != LoadStatus::Delivered;
-                        tracked.set_status(changed.load.status);
-                        tracked.next_sequence += changed.events.len() as u64;
-                    }
-                }
-                let mut changed = changed;
-                if let Ok(changed) = &mut changed
-                    && !changed.events.is_empty()
-                {
-                    notifier.events_committed(std::mem::take(&mut changed.events));
-                }
-                if newly_delivered {
-                    actor.stop_after(ctx, actor.deps.settings.delivered_linger);
-                }
-                changed.map(|c| c.load)
-            }),
-        ))
+        let account = msg.account.clone();
+        self.run_change(&account, move |next_sequence, final_position| async move {
+            apply_status_change(
+                &*storage,
+                &clock,
+                &id,
+                &msg.account,
+                &msg.change,
+                next_sequence,
+                final_position,
+            )
+            .await
+        })
+    }
+}
+
+impl Handler<EditLoad> for LoadActor {
+    type Result = AtomicResponse<Self, Result<Load, LoadError>>;
+
+    fn handle(&mut self, msg: EditLoad, _: &mut Self::Context) -> Self::Result {
+        let storage = self.deps.storage.clone();
+        let clock = self.deps.clock.clone();
+        let id = self.id.clone();
+        let account = msg.account.clone();
+        self.run_change(&account, move |next_sequence, _| async move {
+            apply_edit(
+                &*storage,
+                &clock,
+                &id,
+                &msg.account,
+                &msg.edit,
+                next_sequence,
+            )
+            .await
+        })
     }
 }
 

@@ -1,8 +1,8 @@
 //! What can go wrong with a load: the answer of its actor, and of the
 //! services that go through it.
 
-use crate::domain::ids::CarrierId;
-use crate::domain::load::{LoadStatus, TransitionError};
+use crate::domain::ids::{CarrierId, LoadId};
+use crate::domain::load::{EditError, LoadStatus, TransitionError};
 use crate::storage::StorageError;
 use crate::unavailable::Unavailable;
 
@@ -16,6 +16,11 @@ pub enum LoadError {
     Transition(#[from] TransitionError),
     #[error("a load in status {0} does not take GPS fixes")]
     NotTrackable(LoadStatus),
+    /// Another load of the account has this `reference`.
+    #[error("the reference is taken by load {0}")]
+    ReferenceTaken(LoadId),
+    #[error(transparent)]
+    Edit(#[from] EditError),
     #[error(transparent)]
     Storage(#[from] StorageError),
     #[error(transparent)]

@@ -484,7 +484,11 @@ impl Tracked {
     /// A stop's detention clock came due: the event's sequence number and the
     /// free minutes when the truck is still there (and it was not sent yet).
     pub(super) fn start_detention(&mut self, stop: StopKind) -> Option<(u64, u32)> {
-        if !self.stops.progress().of(stop).at_stop() || self.detention_sent[stop.index()] {
+        // A delivered or cancelled load's truck is nobody's to wait for.
+        if self.status.is_final()
+            || !self.stops.progress().of(stop).at_stop()
+            || self.detention_sent[stop.index()]
+        {
             return None;
         }
         self.detention_sent[stop.index()] = true;
@@ -498,8 +502,13 @@ impl Tracked {
         self.detention_sent[stop.index()] = false;
     }
 
-    pub(super) fn set_status(&mut self, status: LoadStatus) {
-        self.status = status;
+    /// Follows the load as a change left it: its status, and the plan its
+    /// fixes are judged by (stops, appointments, destination).
+    pub(super) fn follow(&mut self, load: &Load) {
+        self.status = load.status;
+        self.stops.replan(&load.origin, &load.destination);
+        self.appointments = [load.pickup_date, load.delivery_date];
+        self.destination = geo::zip_centroid(&load.destination.zip).map(|p| (p.lat, p.lng));
         self.changed();
     }
 

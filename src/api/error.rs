@@ -11,7 +11,7 @@ use actix_web::{HttpResponse, ResponseError};
 use serde_json::{Value, json};
 
 use crate::domain::api_key::KeyRejection;
-use crate::domain::load::TransitionError;
+use crate::domain::load::{EditError, TransitionError};
 use crate::domain::validation::ValidationErrors;
 use crate::services::accounts::AccountError;
 use crate::services::auth::AuthError;
@@ -361,6 +361,38 @@ impl From<LoadError> for ApiError {
                 "current_status": status.as_str(),
                 "trackable_statuses": ["assigned", "in_transit"],
             })),
+            LoadError::ReferenceTaken(holder) => {
+                let message = format!("is already the reference of load {holder}");
+                ApiError::new(
+                    StatusCode::CONFLICT,
+                    "REFERENCE_TAKEN",
+                    format!("reference {message}"),
+                )
+                .with_details(json!({
+                    "field": "reference",
+                    "errors": [{"field": "reference", "message": message}],
+                    "load_id": holder.as_str(),
+                }))
+            }
+            LoadError::Edit(EditError::NotEditable { status, fields }) => ApiError::new(
+                StatusCode::CONFLICT,
+                "LOAD_NOT_EDITABLE",
+                format!(
+                    "a load that is {status} cannot change {}: {}",
+                    fields.join(", "),
+                    match status {
+                        s if s.is_final() => "it is final",
+                        _ => "origin and destination change only while the load is posted",
+                    }
+                ),
+            )
+            .with_details(json!({"current_status": status.as_str(), "fields": fields})),
+            LoadError::Edit(EditError::DatesOutOfOrder) => ApiError::field(
+                StatusCode::BAD_REQUEST,
+                "VALIDATION_FAILED",
+                "delivery_date",
+                "must not be before pickup_date",
+            ),
             LoadError::Storage(e) => e.into(),
             LoadError::Unavailable(e) => e.into(),
         }
@@ -440,6 +472,12 @@ impl From<CarrierError> for ApiError {
                 format!("a carrier with MC number {mc_number} already exists: {existing}"),
             )
             .with_details(json!({"field": "mc_number", "existing_carrier_id": existing})),
+            CarrierError::HasActiveLoads { loads } => ApiError::new(
+                StatusCode::CONFLICT,
+                "CARRIER_HAS_ACTIVE_LOADS",
+                "the carrier has loads assigned or in transit; deliver, unassign or cancel them first",
+            )
+            .with_details(json!({"load_ids": loads.iter().map(|l| l.as_str()).collect::<Vec<_>>()})),
             CarrierError::Storage(e) => e.into(),
         }
     }

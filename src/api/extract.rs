@@ -361,21 +361,37 @@ impl QueryParams {
     }
 
     /// Refuses unknown or invalid parameters, all of them named at once.
-    pub fn finish(mut self) -> Result<(), ApiError> {
+    pub fn finish(self) -> Result<(), ApiError> {
+        self.finish_allowing(&[])
+    }
+
+    /// Like [`finish`](Self::finish); an unknown parameter's error lists
+    /// `allowed`, the endpoint's parameters, and so does `details.allowed`.
+    pub fn finish_allowing(mut self, allowed: &[&str]) -> Result<(), ApiError> {
+        let unknown = match allowed {
+            [] => "is not a query parameter of this endpoint".to_owned(),
+            _ => format!(
+                "is not a query parameter of this endpoint (it takes: {})",
+                allowed.join(", ")
+            ),
+        };
         for (name, _) in std::mem::take(&mut self.pairs) {
-            self.errors
-                .add(name, "is not a query parameter of this endpoint");
+            self.errors.add(name, unknown.clone());
         }
         if self.errors.is_empty() {
             return Ok(());
         }
         let first = self.errors.errors()[0].field.clone();
+        let mut details = json!({"field": first, "errors": self.errors.errors()});
+        if !allowed.is_empty() {
+            details["allowed"] = json!(allowed);
+        }
         Err(ApiError::new(
             StatusCode::BAD_REQUEST,
             "INVALID_QUERY_PARAMETER",
             format!("invalid query parameters: {}", self.errors),
         )
-        .with_details(json!({"field": first, "errors": self.errors.errors()})))
+        .with_details(details))
     }
 }
 

@@ -324,7 +324,8 @@ fn parse_local_or_utc(raw: &str) -> Option<DateTime<Utc>> {
 pub fn when(at: Option<DateTime<Utc>>) -> Markup {
     html! {
         @match at {
-            Some(at) => time datetime=(timestamp::format(&at)) { (at.format("%Y-%m-%d %H:%M")) " UTC" },
+            // One way to write a time on every page: "27 Nov 2026, 03:28 UTC".
+            Some(at) => time datetime=(timestamp::format(&at)) { (at.format("%-d %b %Y, %H:%M UTC")) },
             None => "—",
         }
     }

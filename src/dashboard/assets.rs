@@ -9,7 +9,12 @@ use super::page::PageError;
 /// (name, content type, bytes). The board's map is `us-states.json`, derived
 /// from the npm package us-atlas (ISC; `LICENSE-us-atlas.txt`, served beside
 /// it); `assets/README.md` says how it was made and how to make it again.
-const ASSETS: [(&str, &str, &[u8]); 7] = [
+const ASSETS: [(&str, &str, &[u8]); 8] = [
+    (
+        "favicon.svg",
+        "image/svg+xml",
+        include_bytes!("assets/favicon.svg"),
+    ),
     ("dashboard.css", CSS, include_bytes!("assets/dashboard.css")),
     ("dashboard.js", JS, include_bytes!("assets/dashboard.js")),
     ("board.css", CSS, include_bytes!("assets/board.css")),

@@ -28,6 +28,15 @@ impl Form {
         }
     }
 
+    /// A form filled in with `pairs` (a page showing what is stored).
+    pub fn from_pairs(pairs: Vec<(String, String)>) -> Self {
+        let mut fields: HashMap<String, Vec<String>> = HashMap::new();
+        for (name, value) in pairs {
+            fields.entry(name).or_default().push(value);
+        }
+        Form { fields }
+    }
+
     /// The field's first value, trimmed; `None` when absent or blank.
     pub fn text(&self, name: &str) -> Option<String> {
         self.fields

@@ -15,13 +15,13 @@ use crate::api::input::load::{NewLoadInput, StatusChangeInput};
 use crate::api::input::location::LocationInput;
 use crate::api::path::PathId;
 use crate::domain::equipment::EquipmentType;
-use crate::domain::ids::LoadId;
+use crate::domain::ids::{CarrierId, LoadId};
 use crate::domain::load::{Load, LoadStatus};
 use crate::domain::location::{STATE_CODES, UsState};
 use crate::domain::stops::StopKind;
 use crate::domain::validation::ValidationErrors;
 use crate::services::Services;
-use crate::services::stop_filters::{self, StopFilter};
+use crate::services::load_search::{self, FieldFilter, LoadQuery, StopFilter};
 use crate::services::tracking::History;
 use crate::storage::{LoadFilter, PageRequest, PointRange};
 use crate::views::tracking::TrackingSummary;
@@ -36,7 +36,7 @@ pub async fn list(
     req: HttpRequest,
 ) -> Result<HttpResponse, PageError> {
     let query = Query::of(&req);
-    let filter = LoadFilter {
+    let indexed = LoadFilter {
         status: query.get("status").and_then(|s| LoadStatus::parse(s).ok()),
         origin_state: query
             .get("origin_state")
@@ -58,18 +58,47 @@ pub async fn list(
         offset: (page_number - 1) * u64::from(PAGE_SIZE),
         limit: PAGE_SIZE,
     };
-    let found = match stops.is_empty() {
-        true => {
-            services
-                .loads
-                .list(viewer.account_id(), &filter, page_request)
-                .await
-        }
-        false => {
-            stop_filters::list(&services, viewer.account_id(), &filter, stops, page_request).await
-        }
-    }
-    .map_err(load_error)?;
+    // A day in a date input is that day in UTC, as the form says.
+    let day = |name: &str, end: bool| {
+        let day = chrono::NaiveDate::parse_from_str(query.get(name)?, "%Y-%m-%d").ok()?;
+        let time = match end {
+            false => day.and_hms_opt(0, 0, 0)?,
+            true => day.and_hms_micro_opt(23, 59, 59, 999_999)?,
+        };
+        Some(time.and_utc())
+    };
+    let fields = FieldFilter {
+        carrier_id: query.get("carrier_id").and_then(CarrierId::parse),
+        equipment_type: query
+            .get("equipment_type")
+            .and_then(|e| EquipmentType::parse(e).ok()),
+        pickup_from: day("pickup_from", false),
+        pickup_to: day("pickup_to", true),
+        q: query
+            .get("q")
+            .map(str::trim)
+            .filter(|q| !q.is_empty())
+            .map(str::to_owned),
+    };
+    let search = LoadQuery {
+        indexed,
+        reference: None,
+        fields,
+        stops,
+    };
+    let found = load_search::list(&services, viewer.account_id(), &search, page_request)
+        .await
+        .map_err(load_error)?;
+    let carriers: Options = std::iter::once((String::new(), "Any carrier".to_owned()))
+        .chain(carrier_choices(&services, &viewer).await?)
+        .collect();
+    let equipment: Options = std::iter::once((String::new(), "Any equipment".to_owned()))
+        .chain(
+            EquipmentType::ALL
+                .iter()
+                .map(|e| (e.as_str().to_owned(), e.label().to_owned())),
+        )
+        .collect();
     let pages = found.total.div_ceil(u64::from(PAGE_SIZE)).max(1);
     let link = |n: u64| {
         let mut parts = vec![format!("page={n}")];
@@ -89,9 +118,23 @@ pub async fn list(
         html! {
             div.actions { h1 { "Loads" } a.button href="/dashboard/loads/new" { "Create load" } }
             form.card.filters method="get" action="/dashboard/loads" {
+                div.field {
+                    label for="q" { "Search" }
+                    input #q name="q" type="search" value=[query.get("q")] placeholder="Reference or city";
+                }
                 (select("status", "Status", &statuses, query.get("status"), &none))
                 (select("origin_state", "Origin state", &states, query.get("origin_state"), &none))
                 (select("destination_state", "Destination state", &states, query.get("destination_state"), &none))
+                (select("carrier_id", "Carrier", &carriers, query.get("carrier_id"), &none))
+                (select("equipment_type", "Equipment", &equipment, query.get("equipment_type"), &none))
+                div.field {
+                    label for="pickup_from" { "Pickup from (UTC)" }
+                    input #pickup_from name="pickup_from" type="date" value=[query.get("pickup_from")];
+                }
+                div.field {
+                    label for="pickup_to" { "Pickup to (UTC)" }
+                    input #pickup_to name="pickup_to" type="date" value=[query.get("pickup_to")];
+                }
                 (select("at_stop", "Truck at", &options(&[("", "Anywhere"), ("pickup", "Pickup"), ("delivery", "Delivery")]), query.get("at_stop"), &none))
                 (select("late_risk", "Late risk", &options(&[("", "Any"), ("true", "At risk of being late"), ("false", "Not at risk")]), query.get("late_risk"), &none))
                 button type="submit" { "Filter" }
@@ -100,14 +143,21 @@ pub async fn list(
                 p.hint { (found.total) " loads" }
                 div.table-wrap {
                     table.loads {
-                        thead { tr { th { "Load" } th { "Status" } th { "Route" } th.wide { "Carrier" } th.wide { "Created" } } }
+                        thead { tr { th { "Load" } th { "Status" } th { "Route" } th { "Carrier" } th.wide { "Created" } } }
                         tbody {
                             @for load in &found.items {
                                 tr data-load-id=(load.id) {
-                                    td { a href=(format!("/dashboard/loads/{}", load.id)) { code { (load.id) } } }
+                                    td {
+                                        a href=(format!("/dashboard/loads/{}", load.id)) {
+                                            @match &load.reference {
+                                                Some(reference) => { strong.reference { (reference) } }
+                                                None => { code.id { (load.id) } }
+                                            }
+                                        }
+                                    }
                                     td { (status_badge(load.status)) }
                                     td { (route(load)) }
-                                    td.wide { (load.carrier.as_ref().map_or("—", |c| c.name.as_str())) }
+                                    td { (load.carrier.as_ref().map_or("—", |c| c.name.as_str())) }
                                     td.wide { (when(Some(load.created_at))) }
                                 }
                             }
@@ -141,6 +191,7 @@ pub async fn create(
         radius_m: form.number(&format!("{prefix}.radius_m"), errors),
     };
     let input = NewLoadInput {
+        reference: form.text("reference"),
         origin: Some(place("origin", &mut errors)),
         destination: Some(place("destination", &mut errors)),
         weight: form.number("weight", &mut errors),
@@ -241,11 +292,33 @@ pub async fn change_status(
 }
 
 /// The choices of the list's filters: any, or one status; any, or one state.
+/// The account's newest 100 carriers as `(id, "name (MC number)")` choices.
+async fn carrier_choices(services: &Services, viewer: &Viewer) -> Result<Options, PageError> {
+    let page = PageRequest {
+        offset: 0,
+        limit: 100,
+    };
+    Ok(services
+        .carriers
+        .list(viewer.account_id(), page)
+        .await
+        .map_err(|e| PageError::Unavailable(e.to_string()))?
+        .items
+        .iter()
+        .map(|c| (c.id.to_string(), format!("{} (MC {})", c.name, c.mc_number)))
+        .collect())
+}
+
 /// The list's filters, as query parameters (kept by the pager's links).
-const FILTERS: [&str; 5] = [
+const FILTERS: [&str; 10] = [
+    "q",
     "status",
     "origin_state",
     "destination_state",
+    "carrier_id",
+    "equipment_type",
+    "pickup_from",
+    "pickup_to",
     "at_stop",
     "late_risk",
 ];
@@ -311,21 +384,7 @@ async fn load_view(
         .map_err(load_error)?;
     // Only a posted load can be assigned, so only then are carriers offered.
     let carriers = match load.status {
-        LoadStatus::Posted => services
-            .carriers
-            .list(
-                viewer.account_id(),
-                PageRequest {
-                    offset: 0,
-                    limit: 100,
-                },
-            )
-            .await
-            .map_err(|e| PageError::Unavailable(e.to_string()))?
-            .items
-            .iter()
-            .map(|c| (c.id.to_string(), format!("{} (MC {})", c.name, c.mc_number)))
-            .collect(),
+        LoadStatus::Posted => carrier_choices(services, viewer).await?,
         _ => Vec::new(),
     };
     let device = device_pages::load_device_card(services, viewer, &load.id).await?;
@@ -337,7 +396,14 @@ async fn load_view(
         Section::Loads,
         html! {
             p { a href="/dashboard/loads" { "← Loads" } }
-            h1 { "Load " code { (load.id) } " " (status_badge(load.status)) }
+            h1 {
+                @match &load.reference {
+                    Some(reference) => { "Load " strong.reference { (reference) } }
+                    None => { "Load" }
+                }
+                " " (status_badge(load.status))
+            }
+            p.hint { code.id { (load.id) } }
             (problems.summary())
             (next_steps(viewer, load, &carriers, problems))
             div.grid2 { (facts(load)) (tracking_card(tracking.as_ref())) }
@@ -373,12 +439,16 @@ fn next_steps(
                                 (select("carrier_id", "Carrier", carriers, None, problems))
                                 button.primary type="submit" { "Assign" }
                             }
+                        } @else if *next == LoadStatus::Cancelled {
+                            button.danger type="submit" { (action_name(*next)) }
                         } @else {
                             button type="submit" { (action_name(*next)) }
                         }
                     }
                 }
-                @if load.status.allowed_next().is_empty() { p { "Delivered: nothing more to do." } }
+                @if load.status.allowed_next().is_empty() {
+                    p { (status_badge(load.status)) ": nothing more to do." }
+                }
             }
         }
     }
@@ -505,6 +575,7 @@ fn new_form(viewer: &Viewer, form: &Form, problems: &Problems) -> Markup {
                 div.grid2 { (place("origin", "Origin")) (place("destination", "Destination")) }
                 section.card {
                     div.grid2 {
+                        (field("reference", "Reference (PO, BOL or pro number)", Kind::Text, value("reference").as_deref(), false, problems))
                         (field("weight", "Weight (lb)", Kind::Number { step: "any" }, value("weight").as_deref(), true, problems))
                         (select("equipment_type", "Equipment type", &equipment, value("equipment_type").as_deref(), problems))
                         (field("pickup_date", "Pickup (UTC)", Kind::DateTime, value("pickup_date").as_deref(), false, problems))
@@ -535,6 +606,7 @@ fn action_name(status: LoadStatus) -> &'static str {
         LoadStatus::Assigned => "Assign",
         LoadStatus::InTransit => "Picked up",
         LoadStatus::Delivered => "Delivered",
+        LoadStatus::Cancelled => "Cancel load",
     }
 }
 
@@ -552,9 +624,11 @@ fn route(load: &Load) -> String {
 pub fn load_error(error: LoadError) -> PageError {
     match error {
         LoadError::NotFound => PageError::NotFound,
-        LoadError::UnknownCarrier(_) | LoadError::Transition(_) | LoadError::NotTrackable(_) => {
-            PageError::BadForm
-        }
+        LoadError::UnknownCarrier(_)
+        | LoadError::Transition(_)
+        | LoadError::NotTrackable(_)
+        | LoadError::ReferenceTaken(_)
+        | LoadError::Edit(_) => PageError::BadForm,
         LoadError::Storage(e) => PageError::Unavailable(e.to_string()),
         LoadError::Unavailable(e) => PageError::Unavailable(e.to_string()),
     }

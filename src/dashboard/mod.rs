@@ -74,15 +74,27 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         "/loads/{load}/share-links/{link}/revoke" => [post => stop_pages::revoke],
         "/carriers" => [get => carrier_pages::list, post => carrier_pages::create],
         "/carriers/new" => [get => carrier_pages::new_page],
+        "/carriers/{id}" => [get => carrier_pages::show, post => carrier_pages::update],
+        "/carriers/{id}/delete" => [post => carrier_pages::delete],
         "/devices" => [get => device_pages::list, post => device_pages::create],
         "/devices/{id}/revoke" => [get => device_pages::confirm_revoke, post => device_pages::revoke],
         "/webhooks" => [get => webhook_pages::list, post => webhook_pages::create],
         "/webhooks/{id}" => [get => webhook_pages::show],
+        "/webhooks/{id}/test" => [post => webhook_pages::test],
+        "/webhooks/{id}/enabled" => [post => webhook_pages::set_enabled],
+        "/webhooks/{id}/edit" => [post => webhook_pages::edit],
+        "/webhooks/{id}/delete" => [post => webhook_pages::delete],
         "/webhooks/{id}/deliveries/{event}/redeliver" => [post => webhook_pages::redeliver],
     );
     cfg.route("/", web::get().to(root))
+        // Browsers ask for it whatever the page says.
+        .route("/favicon.ico", web::get().to(favicon))
         .route("/track/{token}", web::get().to(track_page::show))
         .service(scope.default_service(web::to(not_found)));
+}
+
+async fn favicon() -> HttpResponse {
+    page::see_other("/dashboard/assets/favicon.svg")
 }
 
 async fn root() -> HttpResponse {

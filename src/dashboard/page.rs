@@ -45,6 +45,7 @@ pub fn page(title: &str, viewer: Option<&Viewer>, section: Section, body: Markup
                 meta name="viewport" content="width=device-width, initial-scale=1";
                 title { (title) " · freight" }
                 link rel="stylesheet" href="/dashboard/assets/dashboard.css";
+                link rel="icon" type="image/svg+xml" href="/dashboard/assets/favicon.svg";
             }
             body {
                 header.top {

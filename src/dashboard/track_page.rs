@@ -155,6 +155,7 @@ fn shell(title: &str, body: Markup) -> Markup {
                 meta name="referrer" content="no-referrer";
                 title { (title) " · shipment tracking" }
                 link rel="stylesheet" href="/dashboard/assets/dashboard.css";
+                link rel="icon" type="image/svg+xml" href="/dashboard/assets/favicon.svg";
                 link rel="stylesheet" href="/dashboard/assets/board.css";
             }
             body {

@@ -1,4 +1,5 @@
-//! Webhooks: subscriptions, each one's delivery log, and a redeliver button.
+//! Webhooks: subscriptions; each one's page (test, disable or enable, edit,
+//! delete) with its delivery log and a redeliver button.
 
 use actix_web::{HttpResponse, web};
 use maud::{Markup, html};
@@ -8,7 +9,7 @@ use super::form::Form;
 use super::page::{self, PageError, Section};
 use super::session::Viewer;
 use super::widgets::{Kind, Problems, checkboxes, field};
-use crate::api::input::webhook::NewSubscriptionInput;
+use crate::api::input::webhook::{NewSubscriptionInput, SubscriptionPatchInput};
 use crate::api::path::{PathId, SecondPathId};
 use crate::domain::event::EventType;
 use crate::domain::ids::{EventId, WebhookId};
@@ -55,7 +56,11 @@ pub async fn create(
         // would have to carry the secret in a URL).
         Ok(created) => {
             let secret = crate::webhooks::signing::signing_secret(&created.secret);
-            webhook_page(&viewer, &services, &created.id, Some(&secret)).await
+            let shown = Shown {
+                signing_secret: Some(&secret),
+                ..Shown::default()
+            };
+            webhook_page(&viewer, &services, &created.id, shown).await
         }
         Err(WebhookError::TooMany) => Ok(bad_request(Problems::one(
             "",
@@ -71,16 +76,30 @@ pub async fn show(
     id: PathId<WebhookId>,
 ) -> Result<HttpResponse, PageError> {
     let id = id.valid().ok_or(PageError::NotFound)?;
-    webhook_page(&viewer, &services, &id, None).await
+    webhook_page(&viewer, &services, &id, Shown::default()).await
 }
 
-/// A webhook and its delivery log; with `signing_secret` just after it was made.
+/// What a webhook's page shows beside the webhook: its signing secret just
+/// after it was made, a test's outcome, or a refused change (with the form
+/// as sent).
+#[derive(Default)]
+struct Shown<'a> {
+    signing_secret: Option<&'a str>,
+    notice: Option<String>,
+    edit: Option<(&'a Form, Problems)>,
+}
+
+/// A webhook, what can be done with it, and its delivery log.
 async fn webhook_page(
     viewer: &Viewer,
     services: &Services,
     id: &WebhookId,
-    signing_secret: Option<&str>,
+    shown: Shown<'_>,
 ) -> Result<HttpResponse, PageError> {
+    let status = match shown.edit {
+        Some(_) => actix_web::http::StatusCode::BAD_REQUEST,
+        None => actix_web::http::StatusCode::OK,
+    };
     let id = id.clone();
     let subscription = services
         .webhooks
@@ -100,56 +119,110 @@ async fn webhook_page(
         .map_err(webhook_error)?;
     let redeliver =
         |event: &EventId| format!("/dashboard/webhooks/{id}/deliveries/{event}/redeliver");
-    Ok(page::ok(page::page(
-        "Webhook",
-        Some(viewer),
-        Section::Webhooks,
-        html! {
-            p { a href="/dashboard/webhooks" { "← Webhooks" } }
-            h1 { "Webhook " code { (subscription.id) } }
-            @if let Some(secret) = signing_secret {
-                section.card.new-key role="status" {
-                    h2 { "Its signing secret" }
-                    p { "Copy it now: it is shown only this once. Verify deliveries with it and any Standard Webhooks library, e.g. " code { "Webhook(secret).verify(body, headers)" } "." }
-                    div.copy {
-                        input id="new-secret" readonly value=(secret) aria-label="Signing secret";
-                        button type="button" data-copy="#new-secret" { "Copy" }
+    let action = |what: &str| format!("/dashboard/webhooks/{id}/{what}");
+    let signing_secret = shown.signing_secret;
+    let stored = Form::from_pairs(
+        std::iter::once(("url".to_owned(), subscription.url.clone()))
+            .chain(
+                subscription
+                    .events
+                    .iter()
+                    .map(|e| ("events".to_owned(), e.as_str().to_owned())),
+            )
+            .collect(),
+    );
+    let (form, problems) = match &shown.edit {
+        Some((form, problems)) => (*form, problems),
+        None => (&stored, &Problems::default()),
+    };
+    let events: Vec<(&str, &str)> = EventType::ALL
+        .iter()
+        .map(|e| (e.as_str(), e.as_str()))
+        .collect();
+    Ok(page::respond(
+        status,
+        page::page(
+            "Webhook",
+            Some(viewer),
+            Section::Webhooks,
+            html! {
+                p { a href="/dashboard/webhooks" { "← Webhooks" } }
+                h1 { "Webhook " code { (subscription.id) } }
+                @if let Some(secret) = signing_secret {
+                    section.card.new-key role="status" {
+                        h2 { "Its signing secret" }
+                        p { "Copy it now: it is shown only this once. Verify deliveries with it and any Standard Webhooks library, e.g. " code { "Webhook(secret).verify(body, headers)" } "." }
+                        div.copy {
+                            input id="new-secret" readonly value=(secret) aria-label="Signing secret";
+                            button type="button" data-copy="#new-secret" { "Copy" }
+                        }
                     }
                 }
-            }
-            section.card {
-                dl.facts {
-                    dt { "URL" } dd { code { (subscription.url) } }
-                    dt { "Events" } dd { (events_text(&subscription)) }
-                    dt { "State" } dd {
-                        @if subscription.enabled { "enabled" }
-                        @else { "disabled" @if let Some(reason) = &subscription.disabled_reason { ": " (reason) } }
+                section.card {
+                    dl.facts {
+                        dt { "URL" } dd { code { (subscription.url) } }
+                        dt { "Events" } dd { (events_text(&subscription)) }
+                        dt { "State" } dd {
+                            @if subscription.enabled { "enabled" }
+                            @else { "disabled" @if let Some(reason) = &subscription.disabled_reason { ": " (reason) } }
+                        }
+                        dt { "Created" } dd { (when(Some(subscription.created_at))) }
                     }
-                    dt { "Created" } dd { (when(Some(subscription.created_at))) }
+                    @if let Some(notice) = &shown.notice { p.notice role="status" { (notice) } }
+                    div.actions {
+                        form method="post" action=(action("test")) {
+                            (viewer.csrf_field())
+                            button type="submit" { "Send a test event" }
+                        }
+                        form method="post" action=(action("enabled")) {
+                            (viewer.csrf_field())
+                            @if subscription.enabled {
+                                input type="hidden" name="enabled" value="false";
+                                button type="submit" { "Disable" }
+                            } @else {
+                                input type="hidden" name="enabled" value="true";
+                                button type="submit" { "Enable" }
+                            }
+                        }
+                        form method="post" action=(action("delete")) {
+                            (viewer.csrf_field())
+                            button.danger type="submit" { "Delete webhook" }
+                        }
+                    }
                 }
-            }
-            section.card {
-                h2 { "Deliveries" }
-                p.hint { (log.total) " deliveries; the latest " (log.items.len()) " shown." }
-                div.table-wrap {
-                    table.deliveries {
-                        thead { tr { th { "Event" } th { "Type" } th { "Status" } th { "Attempts" } th.wide { "Last answer" } th { "" } } }
-                        tbody {
-                            @for delivery in &log.items {
-                                tr data-event-id=(delivery.event_id) {
-                                    td { code { (delivery.event_id) } }
-                                    td { (delivery.event_type.as_str()) }
-                                    td { (format!("{:?}", delivery.status).to_lowercase()) }
-                                    td { (delivery.attempts) }
-                                    td.wide {
-                                        @if let Some(code) = delivery.last_status_code { "HTTP " (code) }
-                                        @else if let Some(error) = &delivery.last_error { (error) }
-                                        @else { "—" }
-                                    }
-                                    td {
-                                        form method="post" action=(redeliver(&delivery.event_id)) {
-                                            (viewer.csrf_field())
-                                            button type="submit" { "Redeliver" }
+                section.card {
+                    h2 { "Edit" }
+                    (problems.summary())
+                    form method="post" action=(action("edit")) {
+                        (viewer.csrf_field())
+                        (field("url", "URL (https://…)", Kind::Url, form.text("url").as_deref(), true, problems))
+                        (checkboxes("events", "Events", &events, &form.all("events"), problems))
+                        button.primary type="submit" { "Save changes" }
+                    }
+                }
+                section.card {
+                    h2 { "Deliveries" }
+                    p.hint { (log.total) " deliveries; the latest " (log.items.len()) " shown." }
+                    div.table-wrap {
+                        table.deliveries {
+                            thead { tr { th { "Event" } th { "Type" } th { "Status" } th { "Attempts" } th.wide { "Last answer" } th { "" } } }
+                            tbody {
+                                @for delivery in &log.items {
+                                    tr data-event-id=(delivery.event_id) {
+                                        td { code { (delivery.event_id) } }
+                                        td { (delivery.event_type.as_str()) }
+                                        td { (format!("{:?}", delivery.status).to_lowercase()) }
+                                        td { (delivery.attempts) }
+                                        td.wide {
+                                            @if let Some(code) = delivery.last_status_code { "HTTP " (code) }
+                                            @else if let Some(error) = &delivery.last_error { (error) }
+                                            @else { "—" }
+                                        }
+                                        td {
+                                            form method="post" action=(redeliver(&delivery.event_id)) {
+                                                (viewer.csrf_field())
+                                                button type="submit" { "Redeliver" }
+                                            }
                                         }
                                     }
                                 }
@@ -157,9 +230,9 @@ async fn webhook_page(
                         }
                     }
                 }
-            }
-        },
-    )))
+            },
+        ),
+    ))
 }
 
 pub async fn redeliver(
@@ -178,6 +251,115 @@ pub async fn redeliver(
         .await
         .map_err(webhook_error)?;
     Ok(page::see_other(&format!("/dashboard/webhooks/{webhook}")))
+}
+
+/// Sends a signed test event now and shows how the receiver answered.
+pub async fn test(
+    viewer: Viewer,
+    services: web::Data<Services>,
+    id: PathId<WebhookId>,
+    form: Form,
+) -> Result<HttpResponse, PageError> {
+    viewer.check_csrf(form.raw("csrf").as_deref())?;
+    let id = id.valid().ok_or(PageError::NotFound)?;
+    let (event, attempt) = services
+        .webhooks
+        .test(viewer.account_id(), &id)
+        .await
+        .map_err(webhook_error)?;
+    let notice = match (attempt.status_code, attempt.error) {
+        (Some(code), _) if (200..300).contains(&code) => {
+            format!("Test event {event} delivered: the receiver answered HTTP {code}.")
+        }
+        (Some(code), _) => {
+            format!("Test event {event} refused: the receiver answered HTTP {code}.")
+        }
+        (None, Some(error)) => format!("Test event {event} not delivered: {error}."),
+        (None, None) => format!("Test event {event} not delivered."),
+    };
+    let shown = Shown {
+        notice: Some(notice),
+        ..Shown::default()
+    };
+    webhook_page(&viewer, &services, &id, shown).await
+}
+
+/// Enables or disables the webhook (`enabled` = `true` or `false`).
+pub async fn set_enabled(
+    viewer: Viewer,
+    services: web::Data<Services>,
+    id: PathId<WebhookId>,
+    form: Form,
+) -> Result<HttpResponse, PageError> {
+    viewer.check_csrf(form.raw("csrf").as_deref())?;
+    let id = id.valid().ok_or(PageError::NotFound)?;
+    let enabled = match form.text("enabled").as_deref() {
+        Some("true") => true,
+        Some("false") => false,
+        _ => return Err(PageError::BadForm),
+    };
+    let patch = SubscriptionPatchInput {
+        enabled: Some(enabled),
+        ..SubscriptionPatchInput::default()
+    }
+    .validate(services.webhooks.url_policy())
+    .await
+    .map_err(|_| PageError::BadForm)?;
+    services
+        .webhooks
+        .update(viewer.account_id(), &id, patch)
+        .await
+        .map_err(webhook_error)?;
+    Ok(page::see_other(&format!("/dashboard/webhooks/{id}")))
+}
+
+/// Changes the webhook's URL and events.
+pub async fn edit(
+    viewer: Viewer,
+    services: web::Data<Services>,
+    id: PathId<WebhookId>,
+    form: Form,
+) -> Result<HttpResponse, PageError> {
+    viewer.check_csrf(form.raw("csrf").as_deref())?;
+    let id = id.valid().ok_or(PageError::NotFound)?;
+    let input = SubscriptionPatchInput {
+        url: form.text("url").or(Some(String::new())),
+        events: Some(form.all("events")),
+        ..SubscriptionPatchInput::default()
+    };
+    let patch = match input.validate(services.webhooks.url_policy()).await {
+        Ok(patch) => patch,
+        Err(errors) => {
+            let shown = Shown {
+                edit: Some((&form, Problems::from_validation(&errors))),
+                ..Shown::default()
+            };
+            return webhook_page(&viewer, &services, &id, shown).await;
+        }
+    };
+    services
+        .webhooks
+        .update(viewer.account_id(), &id, patch)
+        .await
+        .map_err(webhook_error)?;
+    Ok(page::see_other(&format!("/dashboard/webhooks/{id}")))
+}
+
+/// Deletes the webhook: nothing more is sent to it.
+pub async fn delete(
+    viewer: Viewer,
+    services: web::Data<Services>,
+    id: PathId<WebhookId>,
+    form: Form,
+) -> Result<HttpResponse, PageError> {
+    viewer.check_csrf(form.raw("csrf").as_deref())?;
+    let id = id.valid().ok_or(PageError::NotFound)?;
+    services
+        .webhooks
+        .delete(viewer.account_id(), &id)
+        .await
+        .map_err(webhook_error)?;
+    Ok(page::see_other("/dashboard/webhooks"))
 }
 
 fn list_view(services: &Services, viewer: &Viewer, form: &Form, problems: &Problems) -> Markup {

@@ -84,13 +84,29 @@ pub fn parse_list<T: PartialEq>(
     out
 }
 
-/// An MC or USDOT number: digits only (a `MC-` style prefix is refused), stored
-/// without leading zeros so `0123456` and `123456` are the same registration.
+/// An MC or USDOT number as people write it: digits, after an optional
+/// prefix (`MC-778812`, `MC 778812`, `mc#778812`; `USDOT 2233445`, `DOT
+/// 2233445`), stored as the digits without leading zeros, so all of those and
+/// `0778812` are the same registration.
 pub fn registration_number(raw: &str, kind: &str) -> Result<String, String> {
-    let value = raw.trim();
+    let prefixes: &[&str] = match kind {
+        "USDOT" => &["USDOT", "US DOT", "DOT"],
+        other => &[other][..],
+    };
+    let mut value = raw.trim();
+    for prefix in prefixes {
+        if value
+            .get(..prefix.len())
+            .is_some_and(|head| head.eq_ignore_ascii_case(prefix))
+        {
+            value = value[prefix.len()..].trim_start_matches([' ', '-', '#', ':', '.', '\t']);
+            break;
+        }
+    }
     let refused = || {
         format!(
-            "must be the {kind} number as 1 to {MAX_REGISTRATION_DIGITS} digits, without a prefix"
+            "must be the {kind} number: 1 to {MAX_REGISTRATION_DIGITS} digits, with or without \
+             the {kind} prefix"
         )
     };
     if value.is_empty()
@@ -143,7 +159,44 @@ pub fn phone(raw: &str) -> Result<String, String> {
     }
 }
 
+/// A validated change of a carrier (`PATCH /v1/carriers/{id}`): `None` leaves
+/// a field as it is; for the optional ones `Some(None)` clears it. The MC
+/// number is what the carrier is: it does not change.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct CarrierEdit {
+    pub name: Option<String>,
+    pub dot_number: Option<Option<String>>,
+    pub email: Option<Option<String>>,
+    pub phone: Option<Option<String>>,
+    pub equipment_types: Option<Vec<EquipmentType>>,
+    pub service_areas: Option<Vec<UsState>>,
+}
+
 impl Carrier {
+    /// The carrier with `edit` applied.
+    pub fn edited(&self, edit: &CarrierEdit) -> Carrier {
+        let mut next = self.clone();
+        if let Some(name) = &edit.name {
+            next.name = name.clone();
+        }
+        if let Some(dot) = &edit.dot_number {
+            next.dot_number = dot.clone();
+        }
+        if let Some(email) = &edit.email {
+            next.contact.email = email.clone();
+        }
+        if let Some(phone) = &edit.phone {
+            next.contact.phone = phone.clone();
+        }
+        if let Some(types) = &edit.equipment_types {
+            next.equipment_types = types.clone();
+        }
+        if let Some(areas) = &edit.service_areas {
+            next.service_areas = areas.clone();
+        }
+        next
+    }
+
     pub fn create(
         id: CarrierId,
         account_id: AccountId,
@@ -172,7 +225,34 @@ mod tests {
     fn registration_numbers_drop_leading_zeros() {
         assert_eq!(registration_number("0123456", "MC"), Ok("123456".into()));
         assert!(registration_number("000", "MC").is_err());
-        assert!(registration_number("MC-1", "MC").is_err());
+        assert!(registration_number("MC-", "MC").is_err());
+        assert!(registration_number("MCX1", "MC").is_err());
+    }
+
+    #[test]
+    fn registration_numbers_are_the_same_however_people_write_them() {
+        for written in [
+            "MC-778812",
+            "MC 778812",
+            "mc#778812",
+            " MC: 0778812 ",
+            "778812",
+        ] {
+            assert_eq!(
+                registration_number(written, "MC"),
+                Ok("778812".into()),
+                "{written}"
+            );
+        }
+        for written in ["USDOT 2233445", "US DOT-2233445", "dot 2233445", "2233445"] {
+            assert_eq!(
+                registration_number(written, "USDOT"),
+                Ok("2233445".into()),
+                "{written}"
+            );
+        }
+        // Another kind's prefix is not this kind's.
+        assert!(registration_number("DOT 1", "MC").is_err());
     }
 
     #[test]

@@ -3,7 +3,7 @@
 use serde::{Deserialize, Serialize};
 
 macro_rules! equipment_types {
-    ($($variant:ident => $name:literal),+ $(,)?) => {
+    ($($variant:ident => $name:literal, $label:literal),+ $(,)?) => {
         /// Equipment types known to the service. The spec names `dry_van` and
         /// `refrigerated`; the rest are the common North American trailer types.
         #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -15,25 +15,30 @@ macro_rules! equipment_types {
             pub fn as_str(self) -> &'static str {
                 match self { $(EquipmentType::$variant => $name),+ }
             }
+
+            /// As people write it (the dashboard's pages).
+            pub fn label(self) -> &'static str {
+                match self { $(EquipmentType::$variant => $label),+ }
+            }
         }
     };
 }
 
 equipment_types! {
-    DryVan => "dry_van",
-    Refrigerated => "refrigerated",
-    Flatbed => "flatbed",
-    StepDeck => "step_deck",
-    DoubleDrop => "double_drop",
-    Lowboy => "lowboy",
-    Conestoga => "conestoga",
-    Tanker => "tanker",
-    Hopper => "hopper",
-    AutoCarrier => "auto_carrier",
-    Container => "container",
-    PowerOnly => "power_only",
-    BoxTruck => "box_truck",
-    Hotshot => "hotshot",
+    DryVan => "dry_van", "Dry van",
+    Refrigerated => "refrigerated", "Refrigerated (reefer)",
+    Flatbed => "flatbed", "Flatbed",
+    StepDeck => "step_deck", "Step deck",
+    DoubleDrop => "double_drop", "Double drop",
+    Lowboy => "lowboy", "Lowboy",
+    Conestoga => "conestoga", "Conestoga",
+    Tanker => "tanker", "Tanker",
+    Hopper => "hopper", "Hopper",
+    AutoCarrier => "auto_carrier", "Auto carrier",
+    Container => "container", "Container",
+    PowerOnly => "power_only", "Power only",
+    BoxTruck => "box_truck", "Box truck",
+    Hotshot => "hotshot", "Hotshot",
 }
 
 impl EquipmentType {

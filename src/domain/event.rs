@@ -36,10 +36,13 @@ pub enum EventType {
     /// The delivery ETA moved 15 minutes or more, or late risk flipped.
     #[serde(rename = "load.eta_changed")]
     LoadEtaChanged,
+    /// The load's fields were changed (`PATCH /v1/loads/{id}`).
+    #[serde(rename = "load.updated")]
+    LoadUpdated,
 }
 
 impl EventType {
-    pub const ALL: [EventType; 9] = [
+    pub const ALL: [EventType; 10] = [
         EventType::LoadCreated,
         EventType::LoadAssigned,
         EventType::LoadStatusChanged,
@@ -49,6 +52,7 @@ impl EventType {
         EventType::LoadDeparted,
         EventType::LoadDetentionStarted,
         EventType::LoadEtaChanged,
+        EventType::LoadUpdated,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -62,6 +66,7 @@ impl EventType {
             EventType::LoadDeparted => "load.departed",
             EventType::LoadDetentionStarted => "load.detention_started",
             EventType::LoadEtaChanged => "load.eta_changed",
+            EventType::LoadUpdated => "load.updated",
         }
     }
 

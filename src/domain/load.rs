@@ -15,11 +15,14 @@ pub const MAX_WEIGHT_LB: f64 = 500_000.0;
 /// Largest rate accepted, in US dollars.
 pub const MAX_RATE_USD: f64 = 10_000_000.0;
 pub const MAX_NOTES_CHARS: usize = 2_000;
+/// Longest `reference`, in characters.
+pub const MAX_REFERENCE_CHARS: usize = 64;
 /// Status history entries kept on a load; older ones are dropped, the count kept.
 pub const MAX_STATUS_HISTORY: usize = 50;
 
 /// Where a load is in its lifecycle: `posted` → `assigned` → `in_transit` →
-/// `delivered` (and `assigned` → `posted` to unassign).
+/// `delivered` (and `assigned` → `posted` to unassign); `posted` or `assigned`
+/// → `cancelled`. `delivered` and `cancelled` are final.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum LoadStatus {
@@ -27,14 +30,16 @@ pub enum LoadStatus {
     Assigned,
     InTransit,
     Delivered,
+    Cancelled,
 }
 
 impl LoadStatus {
-    pub const ALL: [LoadStatus; 4] = [
+    pub const ALL: [LoadStatus; 5] = [
         LoadStatus::Posted,
         LoadStatus::Assigned,
         LoadStatus::InTransit,
         LoadStatus::Delivered,
+        LoadStatus::Cancelled,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -43,6 +48,7 @@ impl LoadStatus {
             LoadStatus::Assigned => "assigned",
             LoadStatus::InTransit => "in_transit",
             LoadStatus::Delivered => "delivered",
+            LoadStatus::Cancelled => "cancelled",
         }
     }
 
@@ -50,17 +56,28 @@ impl LoadStatus {
         Self::ALL
             .into_iter()
             .find(|s| s.as_str() == raw.trim())
-            .ok_or_else(|| "must be one of: posted, assigned, in_transit, delivered".to_string())
+            .ok_or_else(|| {
+                "must be one of: posted, assigned, in_transit, delivered, cancelled".to_string()
+            })
     }
 
     /// The statuses a load in this status may move to (besides repeating itself).
     pub fn allowed_next(self) -> &'static [LoadStatus] {
         match self {
-            LoadStatus::Posted => &[LoadStatus::Assigned],
-            LoadStatus::Assigned => &[LoadStatus::InTransit, LoadStatus::Posted],
+            LoadStatus::Posted => &[LoadStatus::Assigned, LoadStatus::Cancelled],
+            LoadStatus::Assigned => &[
+                LoadStatus::InTransit,
+                LoadStatus::Posted,
+                LoadStatus::Cancelled,
+            ],
             LoadStatus::InTransit => &[LoadStatus::Delivered],
-            LoadStatus::Delivered => &[],
+            LoadStatus::Delivered | LoadStatus::Cancelled => &[],
         }
+    }
+
+    /// Delivered or cancelled: nothing about the load changes any more.
+    pub fn is_final(self) -> bool {
+        matches!(self, LoadStatus::Delivered | LoadStatus::Cancelled)
     }
 }
 
@@ -127,6 +144,10 @@ pub struct Load {
     /// Free minutes at a stop before detention starts; `None`: the default (120).
     #[serde(default)]
     pub detention_free_minutes: Option<u32>,
+    /// The shipper's or broker's own number for it (PO, BOL, pro number),
+    /// unique among the account's loads.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reference: Option<String>,
     pub carrier: Option<CarrierSummary>,
     pub status_history: Vec<StatusEntry>,
     /// Bumped on every change; orders a load's changes (and, later, its events).
@@ -140,6 +161,7 @@ pub struct Load {
 /// A validated create request.
 #[derive(Debug, Clone, PartialEq)]
 pub struct NewLoad {
+    pub reference: Option<String>,
     pub origin: Location,
     pub destination: Location,
     pub weight: f64,
@@ -166,7 +188,103 @@ pub fn parse_rate(rate: f64) -> Result<i64, String> {
     Ok(cents as i64)
 }
 
+/// A load's `reference`: 1 to 64 printable characters, trimmed; no control
+/// or invisible characters (it is shown, searched and compared as typed).
+pub fn parse_reference(raw: &str) -> Result<String, String> {
+    let reference = super::validation::text(raw.to_owned(), MAX_REFERENCE_CHARS, false)?;
+    if reference.contains(['\n', '\t']) {
+        return Err("must be one line of printable characters".into());
+    }
+    Ok(reference)
+}
+
+/// A validated change of a load's fields (`PATCH /v1/loads/{id}`): `None`
+/// leaves a field as it is; for the optional fields `Some(None)` clears it.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct LoadEdit {
+    pub origin: Option<Location>,
+    pub destination: Option<Location>,
+    pub weight: Option<f64>,
+    pub equipment_type: Option<EquipmentType>,
+    pub pickup_date: Option<Option<DateTime<Utc>>>,
+    pub delivery_date: Option<Option<DateTime<Utc>>>,
+    pub rate_cents: Option<Option<i64>>,
+    pub notes: Option<Option<String>>,
+    pub reference: Option<Option<String>>,
+}
+
+/// Why an edit cannot be made to the load as it stands.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum EditError {
+    /// Delivered or cancelled loads are final; origin and destination change
+    /// only while the load is posted.
+    #[error("a load in status {status} cannot change {}", fields.join(", "))]
+    NotEditable {
+        status: LoadStatus,
+        fields: Vec<&'static str>,
+    },
+    /// The change leaves `delivery_date` before `pickup_date`.
+    #[error("delivery_date must not be before pickup_date")]
+    DatesOutOfOrder,
+}
+
 impl Load {
+    /// The load with `edit` applied and the names of the fields that changed
+    /// (none: nothing to write). Checked against the load's status.
+    pub fn plan_edit(
+        &self,
+        edit: &LoadEdit,
+        now: DateTime<Utc>,
+    ) -> Result<(Load, Vec<&'static str>), EditError> {
+        let mut next = self.clone();
+        let mut changed = Vec::new();
+        macro_rules! set {
+            ($field:ident, $name:literal) => {
+                if let Some(value) = &edit.$field
+                    && next.$field != *value
+                {
+                    next.$field = value.clone();
+                    changed.push($name);
+                }
+            };
+        }
+        set!(origin, "origin");
+        set!(destination, "destination");
+        set!(weight, "weight");
+        set!(equipment_type, "equipment_type");
+        set!(pickup_date, "pickup_date");
+        set!(delivery_date, "delivery_date");
+        set!(rate_cents, "rate");
+        set!(notes, "notes");
+        set!(reference, "reference");
+        let refused: Vec<&'static str> = match self.status {
+            status if status.is_final() => changed.clone(),
+            LoadStatus::Posted => Vec::new(),
+            _ => changed
+                .iter()
+                .copied()
+                .filter(|f| matches!(*f, "origin" | "destination"))
+                .collect(),
+        };
+        if !refused.is_empty() {
+            return Err(EditError::NotEditable {
+                status: self.status,
+                fields: refused,
+            });
+        }
+        if let (Some(pickup), Some(delivery)) = (next.pickup_date, next.delivery_date)
+            && delivery < pickup
+            && (changed.contains(&"pickup_date") || changed.contains(&"delivery_date"))
+        {
+            return Err(EditError::DatesOutOfOrder);
+        }
+        if !changed.is_empty() {
+            next.version += 1;
+            next.updated_at = now;
+        }
+        Ok((next, changed))
+    }
+
     /// Free minutes at a stop before detention starts.
     pub fn free_minutes(&self) -> u32 {
         self.detention_free_minutes
@@ -187,6 +305,7 @@ impl Load {
             rate_cents: new.rate_cents,
             notes: new.notes,
             detention_free_minutes: new.detention_free_minutes,
+            reference: new.reference,
             carrier: None,
             status_history: vec![StatusEntry {
                 status: LoadStatus::Posted,
@@ -246,7 +365,10 @@ impl Load {
         next.carrier = match to {
             LoadStatus::Posted => None,
             LoadStatus::Assigned => carrier,
-            LoadStatus::InTransit | LoadStatus::Delivered => self.carrier.clone(),
+            // A cancelled load keeps the carrier it had, as its history does.
+            LoadStatus::InTransit | LoadStatus::Delivered | LoadStatus::Cancelled => {
+                self.carrier.clone()
+            }
         };
         next.status_history.push(StatusEntry {
             status: to,
@@ -309,6 +431,7 @@ pub(crate) fn sample(status: LoadStatus) -> Load {
         radius_m: None,
     };
     let new = NewLoad {
+        reference: None,
         origin: place("Dallas", "TX", "75201"),
         destination: place("Atlanta", "GA", "30301"),
         weight: 42_000.0,
@@ -365,6 +488,8 @@ mod tests {
                         | (Assigned, InTransit)
                         | (InTransit, Delivered)
                         | (Assigned, Posted)
+                        | (Posted, Cancelled)
+                        | (Assigned, Cancelled)
                 );
                 match plan {
                     Ok(Transition::Unchanged) => assert_eq!(from, to),
@@ -373,6 +498,49 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn an_edit_is_refused_by_status_and_names_what_changed() {
+        let mut edit = LoadEdit {
+            weight: Some(40_000.0),
+            notes: Some(Some("Dock 7".into())),
+            ..LoadEdit::default()
+        };
+        let posted = sample(LoadStatus::Posted);
+        let (edited, changed) = posted.plan_edit(&edit, Utc::now()).unwrap();
+        assert_eq!(changed, ["weight", "notes"]);
+        assert_eq!(edited.version, posted.version + 1);
+        // The same again changes nothing.
+        let (same, none) = edited.plan_edit(&edit, Utc::now()).unwrap();
+        assert!(none.is_empty());
+        assert_eq!(same.version, edited.version);
+
+        edit.destination = Some(posted.origin.clone());
+        let assigned = sample(LoadStatus::Assigned);
+        assert_eq!(
+            assigned.plan_edit(&edit, Utc::now()),
+            Err(EditError::NotEditable {
+                status: LoadStatus::Assigned,
+                fields: vec!["destination"],
+            })
+        );
+        for status in [LoadStatus::Delivered, LoadStatus::Cancelled] {
+            let refused = sample(status).plan_edit(&edit, Utc::now()).unwrap_err();
+            assert!(
+                matches!(refused, EditError::NotEditable { ref fields, .. } if fields.len() == 3),
+                "{refused:?}"
+            );
+        }
+        let dates = LoadEdit {
+            pickup_date: Some(Some(Utc::now())),
+            delivery_date: Some(Some(Utc::now() - chrono::Duration::hours(1))),
+            ..LoadEdit::default()
+        };
+        assert_eq!(
+            posted.plan_edit(&dates, Utc::now()),
+            Err(EditError::DatesOutOfOrder)
+        );
     }
 
     #[test]

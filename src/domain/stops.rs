@@ -295,6 +295,12 @@ impl StopWatch {
         &self.progress
     }
 
+    /// Watches the stops of a load whose origin or destination changed (only
+    /// while it was posted: nothing was folded yet).
+    pub fn replan(&mut self, origin: &Location, destination: &Location) {
+        self.fences = [Geofence::of(origin), Geofence::of(destination)];
+    }
+
     /// Records the ETA just sent in `load.eta_changed`.
     pub fn eta_sent(&mut self, sent: EtaSent) {
         self.progress.eta_sent = Some(sent);

@@ -82,7 +82,11 @@ pub fn parse_url(raw: &str, policy: UrlPolicy) -> Result<WebhookUrl, String> {
         "https" => {}
         "http" if policy.allow_http => {}
         "http" => {
-            return Err("must use https:// (plain http is not allowed by this service)".into());
+            return Err(
+                "must use https:// (for local testing, the operator can allow plain \
+                 http with `freight serve --webhooks-allow-http`)"
+                    .into(),
+            );
         }
         _ => return Err("must be an https:// URL".into()),
     }

@@ -31,6 +31,24 @@ pub struct LoadFilters {
     pub origin_state: Option<String>,
     #[param(value_type = Option<StateCodeInput>)]
     pub destination_state: Option<String>,
+    /// The load with this `reference` (exactly as stored).
+    #[param(value_type = Option<String>, min_length = 1, max_length = 64)]
+    pub reference: Option<String>,
+    /// Loads assigned (now or when delivered or cancelled) to this carrier.
+    #[param(value_type = Option<crate::domain::ids::CarrierId>)]
+    pub carrier_id: Option<String>,
+    pub equipment_type: Option<crate::domain::equipment::EquipmentType>,
+    /// Loads whose `pickup_date` is at or after this time (UTC); loads
+    /// without a pickup date are left out.
+    #[param(schema_with = crate::api::input::fields::utc_timestamp)]
+    pub pickup_from: Option<String>,
+    /// Loads whose `pickup_date` is at or before this time (UTC).
+    #[param(schema_with = crate::api::input::fields::utc_timestamp)]
+    pub pickup_to: Option<String>,
+    /// A prefix of the load's reference, origin city or destination city,
+    /// in any case (1-64 characters).
+    #[param(value_type = Option<String>, min_length = 1, max_length = 64)]
+    pub q: Option<String>,
     /// Only tracked loads (`assigned`, `in_transit`) whose delivery ETA is
     /// (`true`) or is not (`false`) more than 15 minutes past the delivery
     /// appointment, as `tracking.late_risk` says.

@@ -317,6 +317,15 @@ pub struct DeletedDevice {
     pub deleted: bool,
 }
 
+/// `routes::carriers::delete`.
+#[derive(ToSchema)]
+pub struct DeletedCarrier {
+    #[schema(value_type = String)]
+    pub id: String,
+    #[schema(schema_with = always_true)]
+    pub deleted: bool,
+}
+
 /// `routes::webhooks::test`: how the receiver answered the signed test event.
 #[derive(ToSchema)]
 pub struct WebhookTestResult {

@@ -1,15 +1,16 @@
-//! `/v1/carriers`: register, read and list carriers.
+//! `/v1/carriers`: register, read, list, change and delete carriers.
 
 use actix_web::{HttpResponse, web};
+use serde_json::json;
 
 use crate::api::envelope::{self, Envelope};
 use crate::api::error::ApiError;
 use crate::api::extract::{JsonBody, NoQuery, Paging};
-use crate::api::input::carrier::NewCarrierInput;
+use crate::api::input::carrier::{CarrierChangeInput, NewCarrierInput};
 use crate::api::path::PathId;
 use crate::domain::ids::CarrierId;
 use crate::openapi::params;
-use crate::openapi::schemas::{CarrierList, Error};
+use crate::openapi::schemas::{CarrierList, DeletedCarrier, Error};
 use crate::services::Services;
 use crate::services::auth::Principal;
 use crate::views::load::CarrierView;
@@ -70,6 +71,73 @@ pub(crate) async fn get(
     Ok(envelope::ok(CarrierView::new(&carrier)))
 }
 
+/// Change a carrier.
+///
+/// Name, USDOT number, contact, equipment and service areas; only the fields
+/// sent change (`null` clears the USDOT number or a part of the contact; a list
+/// replaces the list). The MC number cannot change. Loads keep the carrier as it
+/// was when they were assigned.
+#[utoipa::path(
+    patch,
+    path = "/v1/carriers/{carrier_id}",
+    operation_id = "update_carrier",
+    tag = "carriers",
+    params(("carrier_id" = CarrierId, Path, description = "The carrier.")),
+    request_body(content = CarrierChangeInput, example = json!({
+        "contact": {"phone": "+1 214-555-0199"},
+        "service_areas": ["TX", "OK", "GA", "AL"]
+    })),
+    responses(
+        (status = 200, description = "The carrier after the change.", body = Envelope<CarrierView>),
+        (status = 400, description = "`VALIDATION_FAILED`: a field, as on create, or \
+         `mc_number`, which cannot change.", body = Error),
+    ),
+)]
+pub(crate) async fn update(
+    principal: Principal,
+    _: NoQuery,
+    services: web::Data<Services>,
+    id: PathId<CarrierId>,
+    JsonBody(input): JsonBody<CarrierChangeInput>,
+) -> Result<HttpResponse, ApiError> {
+    let edit = input.validate()?;
+    let carrier = services
+        .carriers
+        .edit(principal.account_id(), &id.found()?, &edit)
+        .await?;
+    Ok(envelope::ok(CarrierView::new(&carrier)))
+}
+
+/// Delete a carrier.
+///
+/// Refused while the carrier has a load assigned or in transit (409
+/// `CARRIER_HAS_ACTIVE_LOADS`, naming up to 10 in `details.load_ids`).
+/// Loads it delivered keep their snapshot of it. Its MC number is free again.
+#[utoipa::path(
+    delete,
+    path = "/v1/carriers/{carrier_id}",
+    operation_id = "delete_carrier",
+    tag = "carriers",
+    params(("carrier_id" = CarrierId, Path, description = "The carrier.")),
+    responses(
+        (status = 200, description = "Deleted.", body = Envelope<DeletedCarrier>),
+        (status = 409, description = "`CARRIER_HAS_ACTIVE_LOADS` (`details.load_ids`).", body = Error),
+    ),
+)]
+pub(crate) async fn delete(
+    principal: Principal,
+    _: NoQuery,
+    services: web::Data<Services>,
+    id: PathId<CarrierId>,
+) -> Result<HttpResponse, ApiError> {
+    let id = id.found()?;
+    services
+        .carriers
+        .delete(principal.account_id(), &id)
+        .await?;
+    Ok(envelope::ok(json!({"id": id.as_str(), "deleted": true})))
+}
+
 /// List carriers, newest first.
 #[utoipa::path(
     get,
@@ -94,5 +162,5 @@ pub(crate) async fn list(
 
 resources! {
     "/carriers" => [GET => list, POST => create],
-    "/carriers/{carrier_id}" => [GET => get],
+    "/carriers/{carrier_id}" => [GET => get, PATCH => update, DELETE => delete],
 }

@@ -5,17 +5,19 @@ use actix_web::{HttpRequest, HttpResponse, web};
 use crate::api::envelope::{self, Envelope, PageInfo};
 use crate::api::error::ApiError;
 use crate::api::extract::{JsonBody, NoQuery, QueryParams, page_request};
-use crate::api::input::load::{NewLoadInput, StatusChangeInput};
+use crate::api::input::load::{LoadChangeInput, NewLoadInput, StatusChangeInput};
 use crate::api::path::PathId;
-use crate::domain::ids::LoadId;
-use crate::domain::load::{Load, LoadStatus};
+use crate::domain::equipment::EquipmentType;
+use crate::domain::ids::{CarrierId, LoadId};
+use crate::domain::load::{Load, LoadStatus, MAX_REFERENCE_CHARS, parse_reference};
 use crate::domain::location::UsState;
 use crate::domain::stops::{StopKind, StopsProgress};
+use crate::domain::timestamp;
 use crate::openapi::params;
 use crate::openapi::schemas::{Error, LoadList, StatusChangeBody};
 use crate::services::Services;
 use crate::services::auth::Principal;
-use crate::services::stop_filters::{self, StopFilter};
+use crate::services::load_search::{self, FieldFilter, LoadQuery, StopFilter};
 use crate::storage::LoadFilter;
 use crate::telemetry::error_chain;
 use crate::views::device::AttachedDevice;
@@ -41,7 +43,11 @@ use crate::views::tracking::TrackingSummary;
         "rate": 1850.5,
         "notes": "Dock 4, call ahead"
     })),
-    responses((status = 201, description = "The load, as stored.", body = Envelope<LoadView>)),
+    responses(
+        (status = 201, description = "The load, as stored.", body = Envelope<LoadView>),
+        (status = 409, description = "`REFERENCE_TAKEN`: another load of the account has this \
+         `reference` (`details.load_id`).", body = Error),
+    ),
 )]
 pub(crate) async fn create(
     principal: Principal,
@@ -78,20 +84,64 @@ pub(crate) async fn get(
         .loads
         .get(principal.account_id(), &id.found()?)
         .await?;
-    let tracking = tracking_summary(&services, &principal, &load).await;
-    let device = attached_device(&services, &principal, &load).await;
-    let progress = stop_progress(&services, &load).await;
+    Ok(retrieved(&services, &principal, &load).await)
+}
+
+/// Correct a load.
+///
+/// Only the fields sent change; `null` clears an optional one. Checked as on
+/// create. Nothing changes once the load is `delivered` or `cancelled`, and
+/// `origin` and `destination` only while it is `posted` (409
+/// `LOAD_NOT_EDITABLE`, with `details.current_status` and `details.fields`).
+/// A change sends `load.updated` with the names of the changed fields; a
+/// request that changes nothing sends nothing and answers 200.
+#[utoipa::path(
+    patch,
+    path = "/v1/loads/{load_id}",
+    operation_id = "update_load",
+    tag = "loads",
+    params(("load_id" = LoadId, Path, description = "The load.")),
+    request_body(content = LoadChangeInput, example = json!({
+        "weight": 40500, "reference": "PO-44172", "notes": null
+    })),
+    responses(
+        (status = 200, description = "The load after the change.", body = Envelope<LoadView>),
+        (status = 400, description = "`VALIDATION_FAILED`: a field, as on create (also \
+         `delivery_date` before the load's `pickup_date`).", body = Error),
+        (status = 409, description = "`LOAD_NOT_EDITABLE` (`details.current_status`, \
+         `details.fields`) or `REFERENCE_TAKEN` (`details.load_id`: the load that has it).", body = Error),
+    ),
+)]
+pub(crate) async fn update(
+    principal: Principal,
+    _: NoQuery,
+    services: web::Data<Services>,
+    id: PathId<LoadId>,
+    JsonBody(input): JsonBody<LoadChangeInput>,
+) -> Result<HttpResponse, ApiError> {
+    let edit = input.validate()?;
+    let load = services
+        .loads
+        .edit(principal.account_id(), &id.found()?, edit)
+        .await?;
+    Ok(retrieved(&services, &principal, &load).await)
+}
+
+/// A load as `GET /v1/loads/{id}` shows it: with its tracking summary, its
+/// device and its stops.
+async fn retrieved(services: &Services, principal: &Principal, load: &Load) -> HttpResponse {
+    let tracking = tracking_summary(services, principal, load).await;
+    let device = attached_device(services, principal, load).await;
+    let progress = stop_progress(services, load).await;
     let stops = progress.map(|p| {
         StopView::of_load(
-            &load,
+            load,
             &p,
             &principal.account.stop_settings,
             services.clock.now(),
         )
     });
-    Ok(envelope::ok(
-        LoadView::retrieved(&load, tracking, device).with_stops(stops),
-    ))
+    envelope::ok(LoadView::retrieved(load, tracking, device).with_stops(stops))
 }
 
 /// The load's device for its view. The load is already read (or changed,
@@ -149,11 +199,30 @@ async fn tracking_summary(
     }
 }
 
+/// Every query parameter of `GET /v1/loads`, as its refusal of another lists them.
+const LIST_PARAMETERS: &[&str] = &[
+    "page",
+    "limit",
+    "status",
+    "origin_state",
+    "destination_state",
+    "reference",
+    "carrier_id",
+    "equipment_type",
+    "pickup_from",
+    "pickup_to",
+    "q",
+    "late_risk",
+    "at_stop",
+];
+
 /// List loads, newest first.
 ///
-/// List items leave out `tracking` (get a load by id for it). `late_risk`
-/// and `at_stop` look at each of the account's tracked loads, so they cost
-/// more than the other filters as the loads on the road grow.
+/// List items leave out `tracking` (get a load by id for it). Filters combine
+/// (AND). `status`, `origin_state`, `destination_state` and `reference` are
+/// indexed; the others look at each load of the indexed range (`late_risk`
+/// and `at_stop`: each tracked load), so they cost more as the account's
+/// loads grow.
 #[utoipa::path(
     get,
     path = "/v1/loads",
@@ -169,10 +238,26 @@ pub(crate) async fn list(
 ) -> Result<HttpResponse, ApiError> {
     let mut query = QueryParams::parse(&req)?;
     let (page, limit) = query.pagination();
-    let filter = LoadFilter {
+    let indexed = LoadFilter {
         status: query.take("status", LoadStatus::parse),
         origin_state: query.take("origin_state", UsState::parse),
         destination_state: query.take("destination_state", UsState::parse),
+    };
+    let reference = query.take("reference", parse_reference);
+    let fields = FieldFilter {
+        carrier_id: query.take("carrier_id", |raw| {
+            CarrierId::parse(raw.trim()).ok_or_else(|| "must be a carrier id (carrier_...)".into())
+        }),
+        equipment_type: query.take("equipment_type", EquipmentType::parse),
+        pickup_from: query.take("pickup_from", timestamp::parse_utc),
+        pickup_to: query.take("pickup_to", timestamp::parse_utc),
+        q: query.take("q", |raw| match raw.trim() {
+            "" => Err("must not be empty".to_owned()),
+            q if q.chars().count() > MAX_REFERENCE_CHARS => {
+                Err(format!("must be at most {MAX_REFERENCE_CHARS} characters"))
+            }
+            q => Ok(q.to_owned()),
+        }),
     };
     let stops = StopFilter {
         late_risk: query.take("late_risk", |raw| match raw {
@@ -184,13 +269,20 @@ pub(crate) async fn list(
             StopKind::parse(raw).ok_or_else(|| "must be pickup or delivery".to_owned())
         }),
     };
-    query.finish()?;
-    let account = principal.account_id();
-    let page_request = page_request(page, limit);
-    let found = match stops.is_empty() {
-        true => services.loads.list(account, &filter, page_request).await?,
-        false => stop_filters::list(&services, account, &filter, stops, page_request).await?,
+    query.finish_allowing(LIST_PARAMETERS)?;
+    let query = LoadQuery {
+        indexed,
+        reference,
+        fields,
+        stops,
     };
+    let found = load_search::list(
+        &services,
+        principal.account_id(),
+        &query,
+        page_request(page, limit),
+    )
+    .await?;
     let views: Vec<LoadView> = found.items.iter().map(LoadView::new).collect();
     Ok(envelope::list(
         "loads",
@@ -203,11 +295,13 @@ pub(crate) async fn list(
     ))
 }
 
-/// Change a load's status (assign, start, deliver, unassign).
+/// Change a load's status (assign, start, deliver, unassign, cancel).
 ///
-/// Allowed moves: `posted` → `assigned` (with `carrier_id`), `assigned` →
-/// `in_transit` or `posted` (unassign), `in_transit` → `delivered`; `delivered`
-/// is final. Repeating the current status changes nothing and answers 200.
+/// Allowed moves: `posted` → `assigned` (with `carrier_id`) or `cancelled`,
+/// `assigned` → `in_transit`, `posted` (unassign) or `cancelled`, `in_transit`
+/// → `delivered`; `delivered` and `cancelled` are final (a load cannot be
+/// cancelled once picked up). Repeating the current status changes nothing and
+/// answers 200.
 #[utoipa::path(
     patch,
     path = "/v1/loads/{load_id}/status",
@@ -220,6 +314,9 @@ pub(crate) async fn list(
         }))),
         ("pick up" = (summary = "Start the trip", value = json!({
             "status": "in_transit", "location": {"lat": 32.7767, "lng": -96.797}, "notes": "Picked up"
+        }))),
+        ("cancel" = (summary = "Cancel before pickup", value = json!({
+            "status": "cancelled", "notes": "Shipper withdrew the order"
         }))),
     )),
     responses(
@@ -244,24 +341,11 @@ pub(crate) async fn change_status(
         .loads
         .change_status(principal.account_id(), &id.found()?, change)
         .await?;
-    let tracking = tracking_summary(&services, &principal, &load).await;
-    let device = attached_device(&services, &principal, &load).await;
-    let progress = stop_progress(&services, &load).await;
-    let stops = progress.map(|p| {
-        StopView::of_load(
-            &load,
-            &p,
-            &principal.account.stop_settings,
-            services.clock.now(),
-        )
-    });
-    Ok(envelope::ok(
-        LoadView::retrieved(&load, tracking, device).with_stops(stops),
-    ))
+    Ok(retrieved(&services, &principal, &load).await)
 }
 
 resources! {
     "/loads" => [GET => list, POST => create],
-    "/loads/{load_id}" => [GET => get],
+    "/loads/{load_id}" => [GET => get, PATCH => update],
     "/loads/{load_id}/status" => [PATCH => change_status],
 }

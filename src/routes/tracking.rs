@@ -48,7 +48,8 @@ pub const MAX_HISTORY_LIMIT: usize = 1_000;
     })),
     responses(
         (status = 201, description = "The fix was stored.", body = Envelope<RecordedFix>),
-        (status = 200, description = "A fix with this timestamp was already stored; nothing was written.",
+        (status = 200, description = "A fix with this timestamp was already stored; nothing was \
+         written. The answer shows the stored fix (`duplicate: true`), not the one just sent.",
          body = Envelope<RecordedFix>),
         (status = 409, description = "`LOAD_NOT_TRACKABLE`: the load is not `assigned` or `in_transit` \
          (`details.current_status`).", body = crate::openapi::schemas::Error),
@@ -72,10 +73,18 @@ pub(crate) async fn record(
         .tracking
         .record(&principal.account, &id, fix)
         .await?;
-    let body = RecordedFix::new(id.as_str(), &fix, outcome == Appended::Duplicate);
     Ok(match outcome {
-        Appended::Stored => envelope::created(body),
-        Appended::Duplicate => envelope::ok(body),
+        Appended::Stored => envelope::created(RecordedFix::new(id.as_str(), &fix, false)),
+        // The answer shows what is stored, which may differ from what was
+        // just sent (the first fix with this timestamp won).
+        Appended::Duplicate => {
+            let stored = services
+                .tracking
+                .stored_fix(&id, fix.timestamp)
+                .await?
+                .unwrap_or(fix);
+            envelope::ok(RecordedFix::new(id.as_str(), &stored, true))
+        }
     })
 }
 

@@ -111,7 +111,10 @@ pub async fn record(
                     error @ (LoadError::Storage(_) | LoadError::Unavailable(_)),
                 ) => return Err(error.clone()),
                 PointOutcome::Refused(
-                    error @ (LoadError::UnknownCarrier(_) | LoadError::Transition(_)),
+                    error @ (LoadError::UnknownCarrier(_)
+                    | LoadError::Transition(_)
+                    | LoadError::ReferenceTaken(_)
+                    | LoadError::Edit(_)),
                 ) => {
                     tracing::warn!(%error, "a device's fix got an answer fixes never get");
                 }

@@ -3,14 +3,14 @@
 use std::sync::Arc;
 
 pub use crate::actors::LoadError;
-use crate::actors::load_actor::ChangeStatus;
+use crate::actors::load_actor::{ChangeStatus, EditLoad};
 use crate::actors::registry::LoadRegistry;
 use crate::clock::Clock;
 use crate::domain::account::Account;
 use crate::domain::event::{Event, EventType};
 use crate::domain::ids::{AccountId, LoadId};
-use crate::domain::load::{Load, NewLoad, StatusChange};
-use crate::storage::{LoadFilter, Page, PageRequest, Storage};
+use crate::domain::load::{Load, LoadEdit, NewLoad, StatusChange};
+use crate::storage::{LoadFilter, Page, PageRequest, Storage, references};
 use crate::webhooks::notifier::Notifier;
 use crate::webhooks::payloads;
 
@@ -54,9 +54,21 @@ impl LoadService {
             now,
             payloads::load(&load),
         );
-        self.storage
+        if let Some(reference) = &load.reference {
+            references::claim(&*self.storage, account, reference, &load.id, now)
+                .await?
+                .map_err(LoadError::ReferenceTaken)?;
+        }
+        if let Err(error) = self
+            .storage
             .insert_load(&load, std::slice::from_ref(&created))
-            .await?;
+            .await
+        {
+            if let Some(reference) = &load.reference {
+                references::release(&*self.storage, account, reference, &load.id).await;
+            }
+            return Err(error.into());
+        }
         self.notifier.events_committed(vec![created]);
         Ok(load)
     }
@@ -81,6 +93,30 @@ impl LoadService {
 
     /// Applies a status change through the load's actor; returns the load as it
     /// stands afterwards (unchanged when the request repeats the current status).
+    /// Changes the load's fields through its actor (the only writer of the
+    /// load); the load as it stands afterwards.
+    pub async fn edit(
+        &self,
+        account: &AccountId,
+        id: &LoadId,
+        edit: LoadEdit,
+    ) -> Result<Load, LoadError> {
+        let message = EditLoad {
+            account: account.clone(),
+            edit,
+        };
+        self.registry.send(id, message).await?
+    }
+
+    /// The account's load with this `reference`, if any.
+    pub async fn by_reference(
+        &self,
+        account: &AccountId,
+        reference: &str,
+    ) -> Result<Option<Load>, LoadError> {
+        Ok(references::find(&*self.storage, account, reference).await?)
+    }
+
     pub async fn change_status(
         &self,
         account: &AccountId,

@@ -28,6 +28,7 @@ mod devices;
 pub mod embedded;
 mod idempotency;
 mod loads;
+pub mod references;
 pub mod scylla;
 pub mod secret_box;
 mod share_links;
@@ -40,6 +41,7 @@ pub use dashboard::{DashboardStore, UserInsert};
 pub use devices::DeviceStore;
 pub use idempotency::IdempotencyStore;
 pub use loads::{LoadFilter, LoadStore, Page, PageRequest};
+pub use references::{ReferenceClaim, ReferenceStore};
 pub use share_links::ShareLinkStore;
 pub use tracking::{PointRange, StopTimerEntry, TrackingStore};
 pub use webhooks::WebhookStore;
@@ -119,6 +121,7 @@ pub trait Storage:
     + DashboardStore
     + DeviceStore
     + ShareLinkStore
+    + ReferenceStore
     + Send
     + Sync
     + 'static

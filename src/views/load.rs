@@ -20,6 +20,10 @@ use super::tracking::TrackingSummary;
 pub struct LoadView<'a> {
     #[schema(value_type = LoadId)]
     pub id: &'a str,
+    /// The shipper's or broker's own number (PO, BOL, pro number), unique
+    /// among the account's loads; null when none was given.
+    #[schema(required = true, value_type = Option<String>)]
+    pub reference: Option<&'a str>,
     #[schema(value_type = LoadStatus)]
     pub status: &'static str,
     #[schema(value_type = Location)]
@@ -109,6 +113,7 @@ impl<'a> LoadView<'a> {
     pub fn new(load: &'a Load) -> Self {
         LoadView {
             id: load.id.as_str(),
+            reference: load.reference.as_deref(),
             status: load.status.as_str(),
             origin: &load.origin,
             destination: &load.destination,

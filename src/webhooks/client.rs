@@ -71,7 +71,9 @@ pub async fn check_host(host: &str, policy: UrlPolicy) -> Result<(), String> {
     }
     if let Ok(ip) = host.parse::<IpAddr>() {
         return if is_forbidden(ip) {
-            Err("points at a loopback, private, link-local or reserved address".into())
+            Err("points at a loopback, private, link-local or reserved address (for local \
+                 testing, the operator can allow them with `freight serve --webhooks-allow-private`)"
+                .into())
         } else {
             Ok(())
         };
@@ -82,7 +84,12 @@ pub async fn check_host(host: &str, policy: UrlPolicy) -> Result<(), String> {
         .map(|a| a.ip())
         .collect();
     if addresses.iter().any(|ip| is_forbidden(*ip)) {
-        return Err("resolves to a loopback, private, link-local or reserved address".into());
+        return Err(
+            "resolves to a loopback, private, link-local or reserved address (for \
+                    local testing, the operator can allow them with `freight serve \
+                    --webhooks-allow-private`)"
+                .into(),
+        );
     }
     Ok(())
 }

@@ -25,6 +25,12 @@ pub fn status_changed(previous: &Load, load: &Load) -> Value {
     })
 }
 
+/// `load.updated`: which fields changed (as the API names them), and the load
+/// as it stands.
+pub fn updated(load: &Load, changed: &[&str]) -> Value {
+    json!({ "changed": changed, "load": LoadView::new(load) })
+}
+
 /// `delivery.completed`: the delivered load with its carrier and final position.
 pub fn delivered(load: &Load, final_position: Option<&GpsFix>) -> Value {
     json!({

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::Duration;
 
-use crate::helpers::spawn_app;
+use crate::helpers::spawn_app_with_local_webhooks;
 
 /// What the walk needs, or why it cannot run here.
 fn prerequisites() -> Result<(PathBuf, PathBuf), String> {
@@ -41,7 +41,8 @@ async fn a_new_user_walks_through_the_dashboard_in_chromium() {
         }
         Err(reason) => panic!("CI must run the browser walk, but {reason}"),
     };
-    let app = spawn_app().await;
+    // Webhooks to a receiver the walk runs on this machine (plain HTTP).
+    let app = spawn_app_with_local_webhooks().await;
     let artifacts = Path::new(env!("CARGO_TARGET_TMPDIR")).join("browser-artifacts");
     let walk = tokio::process::Command::new("node")
         .arg(dir.join("walk.mjs"))

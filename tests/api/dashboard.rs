@@ -357,7 +357,7 @@ async fn loads_by_hand_follow_the_api_rules_and_stay_in_their_account() {
     let page = created.location.unwrap();
     let shown = browser.get(&page).await;
     assert_eq!(shown.status, StatusCode::OK);
-    assert!(shown.body.contains("2030-01-02 08:00 UTC"));
+    assert!(shown.body.contains("2 Jan 2030, 08:00 UTC"));
 
     // Another account's load, and the first start's loads, are not found here.
     let (_, other) = app.post("/loads", load_body("TX", "OK")).await;

@@ -250,6 +250,10 @@ impl TestApp {
         self.patch_as(&self.key, path, body).await
     }
 
+    pub async fn delete(&self, path: &str) -> (StatusCode, Value) {
+        send(self.client.delete(self.url(path)).bearer_auth(&self.key)).await
+    }
+
     pub async fn patch_as(&self, key: &str, path: &str, body: Value) -> (StatusCode, Value) {
         send(
             self.client

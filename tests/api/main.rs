@@ -4,6 +4,7 @@ mod at_rest;
 mod auth;
 mod browser;
 mod carriers;
+mod corrections;
 mod crash;
 mod dashboard;
 mod devices;

@@ -586,6 +586,7 @@ async fn real_answers_match_the_document() {
     devices(&api).await;
     share_links(&api, &load_id).await;
     account_settings(&api).await;
+    corrections(&api).await;
     quota(&api).await;
     outside_operations(&api).await;
     the_checker_bites(&api, &load_id).await;
@@ -599,6 +600,48 @@ async fn real_answers_match_the_document() {
             "{method} {path} was not exercised with success: {statuses:?}"
         );
     }
+}
+
+/// Loads and carriers corrected, a carrier deleted.
+async fn corrections(api: &Client<'_>) {
+    let created = api
+        .call("POST", "/v1/loads", &[])
+        .json(crate::helpers::load_body("TX", "GA"))
+        .expect(201)
+        .await;
+    let load = created["data"]["id"].as_str().unwrap().to_owned();
+    api.call("PATCH", "/v1/loads/{load_id}", &[&load])
+        .json(json!({"weight": 40500, "reference": "PO-CONTRACT", "notes": null}))
+        .expect(200)
+        .await;
+    api.call("PATCH", "/v1/loads/{load_id}", &[&load])
+        .json(json!({"weight": -1}))
+        .expect(400)
+        .await;
+    api.call("PATCH", "/v1/loads/{load_id}", &["load_nope"])
+        .json(json!({"weight": 1}))
+        .expect(404)
+        .await;
+    let carrier = api
+        .call("POST", "/v1/carriers", &[])
+        .json(carrier_body("818181"))
+        .expect(201)
+        .await;
+    let carrier = carrier["data"]["id"].as_str().unwrap().to_owned();
+    api.call("PATCH", "/v1/carriers/{carrier_id}", &[&carrier])
+        .json(json!({"contact": {"phone": "+1 214-555-0199"}}))
+        .expect(200)
+        .await;
+    api.call("PATCH", "/v1/carriers/{carrier_id}", &[&carrier])
+        .json(json!({"mc_number": "1"}))
+        .expect(400)
+        .await;
+    api.call("DELETE", "/v1/carriers/{carrier_id}", &[&carrier])
+        .expect(200)
+        .await;
+    api.call("DELETE", "/v1/carriers/{carrier_id}", &[&carrier])
+        .expect(404)
+        .await;
 }
 
 /// The account's stop settings: read, changed, refused.
@@ -877,7 +920,7 @@ async fn carriers(api: &Client<'_>) -> String {
         .expect(409)
         .await;
     api.call("POST", "/v1/carriers", &[])
-        .json(json!({"name": " ", "mc_number": "MC-1", "equipment_types": ["spaceship"]}))
+        .json(json!({"name": " ", "mc_number": "MC-", "equipment_types": ["spaceship"]}))
         .expect(400)
         .await;
     api.call("GET", "/v1/carriers", &[]).expect(200).await;

@@ -129,6 +129,11 @@ async fn another_account_reaches_nothing_of_this_one_by_any_route() {
             ("POST", p) if p.ends_with("/tracking") => {
                 Some(json!({"lat": 33.0, "lng": -97.0, "timestamp": fix_at}))
             }
+            // A valid body for each, so that only the account is wrong.
+            ("PATCH", p) if p.ends_with("/loads/{load_id}") => Some(json!({"weight": 1000})),
+            ("PATCH", p) if p.ends_with("/carriers/{carrier_id}") => {
+                Some(json!({"name": "Theirs now"}))
+            }
             ("PATCH", _) => Some(json!({"enabled": false})),
             ("PUT", _) => Some(json!({"device_id": their_device})),
             ("POST", _) => Some(json!({})),

@@ -4,6 +4,8 @@ use serde_json::{Value, json};
 use crate::helpers::{TestApp, assert_error, load_body, spawn_app};
 
 const STATUSES: [&str; 4] = ["posted", "assigned", "in_transit", "delivered"];
+/// Every status, cancelled (reached from posted) too.
+const ALL_STATUSES: [&str; 5] = ["posted", "assigned", "in_transit", "delivered", "cancelled"];
 
 /// A load driven to `status` along the allowed path, and its carrier.
 async fn load_in(app: &TestApp, status: &str, mc: &str) -> (String, String) {
@@ -11,9 +13,14 @@ async fn load_in(app: &TestApp, status: &str, mc: &str) -> (String, String) {
     let carrier = app.create_carrier(mc).await;
     let id = load["id"].as_str().unwrap().to_owned();
     let carrier_id = carrier["id"].as_str().unwrap().to_owned();
-    let path = ["assigned", "in_transit", "delivered"];
-    let steps = STATUSES.iter().position(|s| *s == status).unwrap();
-    for next in &path[..steps] {
+    let path: &[&str] = match status {
+        "cancelled" => &["cancelled"],
+        _ => {
+            let steps = STATUSES.iter().position(|s| *s == status).unwrap();
+            &["assigned", "in_transit", "delivered"][..steps]
+        }
+    };
+    for next in path {
         let mut body = json!({"status": next});
         if *next == "assigned" {
             body["carrier_id"] = json!(carrier_id);
@@ -84,10 +91,12 @@ async fn every_refused_transition_names_the_way_forward_and_changes_nothing() {
         ("assigned", "in_transit"),
         ("assigned", "posted"),
         ("in_transit", "delivered"),
+        ("posted", "cancelled"),
+        ("assigned", "cancelled"),
     ];
     let mut mc = 500_000;
-    for from in STATUSES {
-        for to in STATUSES {
+    for from in ALL_STATUSES {
+        for to in ALL_STATUSES {
             if from == to || allowed.contains(&(from, to)) {
                 continue;
             }

@@ -32,6 +32,7 @@ pub fn sample_load(account: &AccountId, origin: &str, destination: &str) -> Load
         radius_m: None,
     };
     let new = NewLoad {
+        reference: None,
         origin: place(origin),
         destination: place(destination),
         weight: 1000.0,

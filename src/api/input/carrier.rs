@@ -1,9 +1,9 @@
-//! The body of `POST /v1/carriers`.
+//! The bodies of `POST /v1/carriers` and `PATCH /v1/carriers/{id}`.
 
 use serde::Deserialize;
 
 use crate::domain::carrier::{
-    Contact, MAX_NAME_CHARS, MAX_SERVICE_AREAS, NewCarrier, email, parse_list, phone,
+    CarrierEdit, Contact, MAX_NAME_CHARS, MAX_SERVICE_AREAS, NewCarrier, email, parse_list, phone,
     registration_number,
 };
 use crate::domain::equipment::EquipmentType;
@@ -78,6 +78,126 @@ impl NewCarrierInput {
 }
 
 impl crate::api::extract::BodyInput for NewCarrierInput {
+    fn problems(self) -> ValidationErrors {
+        self.validate().err().unwrap_or_default()
+    }
+}
+
+/// Present and null (`Some(None)`) apart from absent (`None`).
+fn nullable<'de, D, T>(deserializer: D) -> Result<Option<Option<T>>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: Deserialize<'de>,
+{
+    Option::<T>::deserialize(deserializer).map(Some)
+}
+
+/// How to reach a carrier, as a change: a part left out stays, null clears it.
+#[derive(Debug, Default, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ContactChangeInput {
+    #[serde(default, deserialize_with = "nullable")]
+    #[schema(schema_with = super::fields::email)]
+    pub email: Option<Option<String>>,
+    #[serde(default, deserialize_with = "nullable")]
+    #[schema(schema_with = super::fields::phone)]
+    pub phone: Option<Option<String>>,
+}
+
+/// The body of `PATCH /v1/carriers/{id}` as sent.
+#[derive(Debug, Default, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+#[schema(
+    description = "Fields to change; those left out stay as they are, and `null` clears \
+    `dot_number` or a part of `contact`. The MC number cannot change (register the carrier \
+    again under the new one)."
+)]
+pub struct CarrierChangeInput {
+    #[serde(default, deserialize_with = "nullable")]
+    #[schema(schema_with = super::fields::carrier_name)]
+    pub name: Option<Option<String>>,
+    /// Refused: a carrier is its MC number.
+    #[serde(default, deserialize_with = "nullable")]
+    #[schema(value_type = Option<String>)]
+    pub mc_number: Option<Option<String>>,
+    #[serde(default, deserialize_with = "nullable")]
+    #[schema(schema_with = super::fields::dot_number)]
+    pub dot_number: Option<Option<String>>,
+    pub contact: Option<ContactChangeInput>,
+    #[serde(default, deserialize_with = "nullable")]
+    #[schema(schema_with = super::fields::equipment_types)]
+    pub equipment_types: Option<Option<Vec<String>>>,
+    #[serde(default, deserialize_with = "nullable")]
+    #[schema(schema_with = super::fields::service_areas)]
+    pub service_areas: Option<Option<Vec<String>>>,
+}
+
+impl CarrierChangeInput {
+    pub fn validate(self) -> Result<CarrierEdit, ValidationErrors> {
+        let mut errors = ValidationErrors::new();
+        if self.mc_number.is_some() {
+            errors.add(
+                "mc_number",
+                "cannot be changed: a carrier is its MC number (register the new one as a carrier)",
+            );
+        }
+        let name = match self.name {
+            None => None,
+            Some(None) => {
+                errors.add("name", "must not be null");
+                None
+            }
+            Some(Some(n)) => errors.check("name", text(n, MAX_NAME_CHARS, false)),
+        };
+        let dot_number = match self.dot_number {
+            None => None,
+            Some(None) => Some(None),
+            Some(Some(n)) => errors
+                .check("dot_number", registration_number(&n, "USDOT"))
+                .map(Some),
+        };
+        let contact = self.contact.unwrap_or_default();
+        let email = match contact.email {
+            None => None,
+            Some(None) => Some(None),
+            Some(Some(e)) => errors.check("contact.email", email(&e)).map(Some),
+        };
+        let phone = match contact.phone {
+            None => None,
+            Some(None) => Some(None),
+            Some(Some(p)) => errors.check("contact.phone", phone(&p)).map(Some),
+        };
+        // A list sent as null empties it, as `[]` does.
+        let equipment_types = self.equipment_types.map(|raw| {
+            parse_list(
+                &mut errors,
+                "equipment_types",
+                raw.unwrap_or_default(),
+                EquipmentType::ALL.len(),
+                EquipmentType::parse,
+            )
+        });
+        let service_areas = self.service_areas.map(|raw| {
+            parse_list(
+                &mut errors,
+                "service_areas",
+                raw.unwrap_or_default(),
+                MAX_SERVICE_AREAS,
+                UsState::parse,
+            )
+        });
+        errors.finish(|| CarrierEdit {
+            name,
+            dot_number,
+            email,
+            phone,
+            equipment_types,
+            service_areas,
+        })
+    }
+}
+
+impl crate::api::extract::BodyInput for CarrierChangeInput {
     fn problems(self) -> ValidationErrors {
         self.validate().err().unwrap_or_default()
     }

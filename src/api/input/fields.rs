@@ -16,7 +16,7 @@ use crate::domain::carrier::{MAX_EMAIL_CHARS, MAX_NAME_CHARS, MAX_REGISTRATION_D
 use crate::domain::equipment::EquipmentType;
 use crate::domain::event::EventType;
 use crate::domain::idempotency::MAX_KEY_CHARS;
-use crate::domain::load::MAX_NOTES_CHARS;
+use crate::domain::load::{MAX_NOTES_CHARS, MAX_REFERENCE_CHARS};
 use crate::domain::location::{MAX_ADDRESS_CHARS, MAX_CITY_CHARS, STATE_CODES};
 use crate::domain::webhook::{MAX_SECRET_CHARS, MAX_URL_CHARS, MIN_SECRET_CHARS};
 use crate::views::schema::{nullable_string, string};
@@ -61,6 +61,18 @@ pub fn address() -> ObjectBuilder {
     text(nullable_string(), MAX_ADDRESS_CHARS, true).examples(["1200 Main St"])
 }
 
+/// A load's `reference`: one line, 1 to 64 characters, not all blank.
+pub fn reference() -> ObjectBuilder {
+    let forbidden = format!(r"{FORBIDDEN}\t\n");
+    nullable_string()
+        .min_length(Some(1))
+        .max_length(Some(MAX_REFERENCE_CHARS))
+        .pattern(Some(format!(
+            r"^[^{forbidden}]*[^\s{forbidden}][^{forbidden}]*$"
+        )))
+        .examples(["PO-44172"])
+}
+
 pub fn notes() -> ObjectBuilder {
     text(nullable_string(), MAX_NOTES_CHARS, true)
 }
@@ -91,7 +103,7 @@ pub fn optional_utc_timestamp() -> ObjectBuilder {
     timestamp(nullable_string())
 }
 
-fn registration(base: ObjectBuilder, kind: &str) -> ObjectBuilder {
+fn registration(base: ObjectBuilder, kind: &str, prefix: &str) -> ObjectBuilder {
     // 1 to 10 digits, not all zeros (leading zeros are dropped when stored): one
     // alternative per count of leading zeros, as the total is bounded.
     let alternatives: Vec<String> = (0..MAX_REGISTRATION_DIGITS)
@@ -100,19 +112,23 @@ fn registration(base: ObjectBuilder, kind: &str) -> ObjectBuilder {
             format!("{}[1-9][0-9]{{0,{rest}}}", "0".repeat(zeros))
         })
         .collect();
-    base.pattern(Some(format!(r"^\s*(?:{})\s*$", alternatives.join("|"))))
-        .description(Some(format!(
-            "The {kind} number as 1 to {MAX_REGISTRATION_DIGITS} digits, without a prefix; \
-             stored without leading zeros."
-        )))
+    base.pattern(Some(format!(
+        r"^\s*(?:{prefix}[\s\-#:.]*)?(?:{})\s*$",
+        alternatives.join("|")
+    )))
+    .description(Some(format!(
+        "The {kind} number: 1 to {MAX_REGISTRATION_DIGITS} digits, with or without the \
+         `{kind}` prefix people write (`{kind}-778812`, `{kind} 778812` and `778812` are \
+         the same); stored as digits, without leading zeros."
+    )))
 }
 
 pub fn mc_number() -> ObjectBuilder {
-    registration(string(), "MC").examples(["123456"])
+    registration(string(), "MC", "[Mm][Cc]").examples(["123456"])
 }
 
 pub fn dot_number() -> ObjectBuilder {
-    registration(nullable_string(), "USDOT")
+    registration(nullable_string(), "USDOT", r"(?:[Uu][Ss]\s?)?[Dd][Oo][Tt]")
 }
 
 pub fn email() -> ObjectBuilder {

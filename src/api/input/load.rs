@@ -1,4 +1,5 @@
-//! The bodies of `POST /v1/loads` and `PATCH /v1/loads/{id}/status`.
+//! The bodies of `POST /v1/loads`, `PATCH /v1/loads/{id}` and
+//! `PATCH /v1/loads/{id}/status`.
 
 use serde::Deserialize;
 
@@ -6,8 +7,8 @@ use super::location::{CoordinatesInput, LocationInput};
 use crate::domain::equipment::EquipmentType;
 use crate::domain::ids::CarrierId;
 use crate::domain::load::{
-    ChangeSource, LoadStatus, MAX_DETENTION_FREE_MINUTES, MAX_NOTES_CHARS, MAX_WEIGHT_LB, NewLoad,
-    StatusChange, parse_rate,
+    ChangeSource, LoadEdit, LoadStatus, MAX_DETENTION_FREE_MINUTES, MAX_NOTES_CHARS, MAX_WEIGHT_LB,
+    NewLoad, StatusChange, parse_rate, parse_reference,
 };
 use crate::domain::timestamp;
 use crate::domain::validation::{ValidationErrors, text, whole_minutes};
@@ -17,6 +18,10 @@ use crate::domain::validation::{ValidationErrors, text, whole_minutes};
 #[serde(deny_unknown_fields)]
 #[schema(description = "A load to post.")]
 pub struct NewLoadInput {
+    /// The shipper's or broker's own number (PO, BOL, pro number): 1-64
+    /// printable characters on one line, unique among the account's loads.
+    #[schema(schema_with = super::fields::reference)]
+    pub reference: Option<String>,
     #[schema(value_type = LocationInput)]
     pub origin: Option<LocationInput>,
     #[schema(value_type = LocationInput)]
@@ -63,15 +68,7 @@ impl NewLoadInput {
                 None
             }
         };
-        let weight = errors.require("weight", self.weight, |w| {
-            if w.is_finite() && w > 0.0 && w <= MAX_WEIGHT_LB {
-                Ok(w)
-            } else {
-                Err(format!(
-                    "must be a number of pounds above 0 and at most {MAX_WEIGHT_LB}"
-                ))
-            }
-        });
+        let weight = errors.require("weight", self.weight, parse_weight);
         let equipment_type = errors.require("equipment_type", self.equipment_type, |e| {
             EquipmentType::parse(&e)
         });
@@ -94,7 +91,9 @@ impl NewLoadInput {
             errors.optional("detention_free_minutes", self.detention_free_minutes, |m| {
                 whole_minutes(m, MAX_DETENTION_FREE_MINUTES)
             });
+        let reference = errors.optional("reference", self.reference, |r| parse_reference(&r));
         errors.finish(|| NewLoad {
+            reference,
             origin: origin.expect("checked"),
             destination: destination.expect("checked"),
             weight: weight.expect("checked"),
@@ -184,5 +183,149 @@ mod tests {
                 "delivery_date"
             ]
         );
+    }
+}
+
+fn parse_weight(w: f64) -> Result<f64, String> {
+    if w.is_finite() && w > 0.0 && w <= MAX_WEIGHT_LB {
+        Ok(w)
+    } else {
+        Err(format!(
+            "must be a number of pounds above 0 and at most {MAX_WEIGHT_LB}"
+        ))
+    }
+}
+
+/// A required field's value if sent; null is recorded as its error.
+fn not_null<T>(field: &str, raw: Option<Option<T>>, errors: &mut ValidationErrors) -> Option<T> {
+    match raw {
+        Some(None) => {
+            errors.add(field, "must not be null (it cannot be cleared)");
+            None
+        }
+        Some(Some(value)) => Some(value),
+        None => None,
+    }
+}
+
+/// Present and null (`Some(None)`) apart from absent (`None`), for fields a
+/// change may clear.
+fn nullable<'de, D, T>(deserializer: D) -> Result<Option<Option<T>>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: Deserialize<'de>,
+{
+    Option::<T>::deserialize(deserializer).map(Some)
+}
+
+/// The body of `PATCH /v1/loads/{id}` as sent.
+#[derive(Debug, Default, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+#[schema(
+    description = "Fields to change; those left out stay as they are, and `null` clears \
+    an optional one (`reference`, `pickup_date`, `delivery_date`, `rate`, `notes`). Checked as \
+    on create. `origin` and `destination` change only while the load is `posted`; nothing \
+    changes once it is `delivered` or `cancelled`."
+)]
+pub struct LoadChangeInput {
+    // The required fields cannot be cleared: null is refused, not ignored.
+    #[serde(default, deserialize_with = "nullable")]
+    #[schema(value_type = LocationInput)]
+    pub origin: Option<Option<LocationInput>>,
+    #[serde(default, deserialize_with = "nullable")]
+    #[schema(value_type = LocationInput)]
+    pub destination: Option<Option<LocationInput>>,
+    /// Pounds, above 0 and at most 500,000.
+    #[serde(default, deserialize_with = "nullable")]
+    #[schema(value_type = f64, exclusive_minimum = 0.0, maximum = 500_000.0)]
+    pub weight: Option<Option<f64>>,
+    #[serde(default, deserialize_with = "nullable")]
+    #[schema(value_type = EquipmentType)]
+    pub equipment_type: Option<Option<String>>,
+    #[serde(default, deserialize_with = "nullable")]
+    #[schema(schema_with = super::fields::optional_utc_timestamp)]
+    pub pickup_date: Option<Option<String>>,
+    /// Not before `pickup_date` (the one sent, or the load's).
+    #[serde(default, deserialize_with = "nullable")]
+    #[schema(schema_with = super::fields::optional_utc_timestamp)]
+    pub delivery_date: Option<Option<String>>,
+    /// US dollars, 0 to 10,000,000, at most two decimal places.
+    #[serde(default, deserialize_with = "nullable")]
+    #[schema(value_type = Option<f64>, minimum = 0.0, maximum = 10_000_000.0, multiple_of = 0.01)]
+    pub rate: Option<Option<f64>>,
+    #[serde(default, deserialize_with = "nullable")]
+    #[schema(schema_with = super::fields::notes)]
+    pub notes: Option<Option<String>>,
+    /// 1-64 printable characters on one line, unique among the account's loads.
+    #[serde(default, deserialize_with = "nullable")]
+    #[schema(schema_with = super::fields::reference)]
+    pub reference: Option<Option<String>>,
+}
+
+impl LoadChangeInput {
+    pub fn validate(self) -> Result<LoadEdit, ValidationErrors> {
+        let mut errors = ValidationErrors::new();
+        let origin = not_null("origin", self.origin, &mut errors)
+            .and_then(|o| o.validate("origin", &mut errors));
+        let destination = not_null("destination", self.destination, &mut errors)
+            .and_then(|d| d.validate("destination", &mut errors));
+        let weight = not_null("weight", self.weight, &mut errors)
+            .and_then(|w| errors.check("weight", parse_weight(w)));
+        let equipment_type = not_null("equipment_type", self.equipment_type, &mut errors)
+            .and_then(|e| errors.check("equipment_type", EquipmentType::parse(&e)));
+        // A field sent as null clears; a value is checked as on create.
+        let pickup_date = match self.pickup_date {
+            None => None,
+            Some(None) => Some(None),
+            Some(Some(t)) => errors
+                .check("pickup_date", timestamp::parse_utc(&t))
+                .map(Some),
+        };
+        let delivery_date = match self.delivery_date {
+            None => None,
+            Some(None) => Some(None),
+            Some(Some(t)) => errors
+                .check("delivery_date", timestamp::parse_utc(&t))
+                .map(Some),
+        };
+        if let (Some(Some(pickup)), Some(Some(delivery))) = (pickup_date, delivery_date)
+            && delivery < pickup
+        {
+            errors.add("delivery_date", "must not be before pickup_date");
+        }
+        let rate_cents = match self.rate {
+            None => None,
+            Some(None) => Some(None),
+            Some(Some(rate)) => errors.check("rate", parse_rate(rate)).map(Some),
+        };
+        let notes = match self.notes {
+            None => None,
+            Some(None) => Some(None),
+            Some(Some(n)) => errors
+                .check("notes", text(n, MAX_NOTES_CHARS, true))
+                .map(|n| (!n.is_empty()).then_some(n)),
+        };
+        let reference = match self.reference {
+            None => None,
+            Some(None) => Some(None),
+            Some(Some(r)) => errors.check("reference", parse_reference(&r)).map(Some),
+        };
+        errors.finish(|| LoadEdit {
+            origin,
+            destination,
+            weight,
+            equipment_type,
+            pickup_date,
+            delivery_date,
+            rate_cents,
+            notes,
+            reference,
+        })
+    }
+}
+
+impl crate::api::extract::BodyInput for LoadChangeInput {
+    fn problems(self) -> ValidationErrors {
+        self.validate().err().unwrap_or_default()
     }
 }

@@ -46,7 +46,11 @@
   if (!root) return;
   const statusEl = document.getElementById('board-status');
   const listEl = document.getElementById('board-list');
-  const timeFmt = new Intl.DateTimeFormat(undefined, { month: 'short', day: 'numeric', hour: '2-digit', minute: '2-digit' });
+  // As the server writes times on every page: "27 Nov 2026, 03:28 UTC" (never
+  // in the browser's zone without saying so).
+  const timeFmt = new Intl.DateTimeFormat('en-GB', {
+    day: 'numeric', month: 'short', year: 'numeric', hour: '2-digit', minute: '2-digit', timeZone: 'UTC',
+  });
 
   const loads = new Map(); // load id -> load (shape of loads.json entries)
   const markers = new Map(); // load id -> <g data-load-id>
@@ -77,7 +81,7 @@
   const num = (v) => typeof v === 'number' && Number.isFinite(v);
   const when = (ts) => {
     const t = ts ? Date.parse(ts) : NaN;
-    return Number.isNaN(t) ? '\u2014' : timeFmt.format(t);
+    return Number.isNaN(t) ? '\u2014' : `${timeFmt.format(t)} UTC`;
   };
   const place = (p) => (p && p.city ? `${p.city}, ${p.state}` : '?');
   const route = (l) => (l.origin || l.destination ? `${place(l.origin)} \u2192 ${place(l.destination)}` : '');

@@ -124,6 +124,23 @@ impl TrackingService {
             .await
     }
 
+    /// The fix stored for the load at `at` (to the microsecond, as stored):
+    /// what a duplicate's answer shows.
+    pub async fn stored_fix(
+        &self,
+        id: &LoadId,
+        at: chrono::DateTime<chrono::Utc>,
+    ) -> Result<Option<GpsFix>, LoadError> {
+        let at = chrono::DateTime::from_timestamp_micros(at.timestamp_micros()).unwrap_or(at);
+        let range = PointRange {
+            from: at,
+            to: at,
+            before: None,
+            limit: 1,
+        };
+        Ok(self.storage.load_points(id, range).await?.pop())
+    }
+
     /// A page of history, newest first, straight from storage.
     pub async fn history(
         &self,

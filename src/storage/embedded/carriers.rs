@@ -36,6 +36,41 @@ impl CarrierStore for EmbeddedStore {
         .await
     }
 
+    async fn update_carrier(&self, carrier: &Carrier) -> StorageResult<()> {
+        let value = encode(carrier)?;
+        let key = keys::carrier(&carrier.account_id, &carrier.id);
+        self.run(move |s| {
+            let mut batch = s.durable_batch();
+            batch.insert(&s.carriers, key, value);
+            s.commit_durably(batch)
+        })
+        .await
+    }
+
+    async fn delete_carrier(&self, account: &AccountId, id: &CarrierId) -> StorageResult<bool> {
+        let key = keys::carrier(account, id);
+        let count_key = keys::carrier_count(account);
+        let account = account.clone();
+        self.run(move |s| {
+            // Under the insert lock: a carrier taking the number meanwhile
+            // must not have its index entry removed.
+            let _serialised = s.carrier_insert.lock().unwrap_or_else(|p| p.into_inner());
+            let Some(carrier) = s.get_json::<Carrier>(&s.carriers, &key)? else {
+                return Ok(false);
+            };
+            let mut batch = s.durable_batch();
+            batch.remove(&s.carriers, key);
+            batch.remove(
+                &s.carrier_mc,
+                keys::carrier_mc(&account, &carrier.mc_number),
+            );
+            s.adjust_counts(&mut batch, &[(count_key, -1)])?;
+            s.commit_durably(batch)?;
+            Ok(true)
+        })
+        .await
+    }
+
     async fn get_carrier(
         &self,
         account: &AccountId,

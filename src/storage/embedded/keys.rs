@@ -39,6 +39,7 @@ fn status_byte(status: LoadStatus) -> u8 {
         LoadStatus::Assigned => b'a',
         LoadStatus::InTransit => b't',
         LoadStatus::Delivered => b'd',
+        LoadStatus::Cancelled => b'c',
     }
 }
 

@@ -23,6 +23,7 @@ mod idempotency;
 mod keys;
 mod loads;
 mod memtable_reaper;
+mod references;
 mod share_links;
 mod tracking;
 mod webhooks;
@@ -124,6 +125,10 @@ struct Inner {
     load_share_links: Keyspace,
     /// `device id ‖ load id` → (): a device's loads.
     device_loads: Keyspace,
+    /// `account ‖ 0 ‖ reference` → the claim: load id ‖ claimed at (µs, big-endian).
+    load_references: Keyspace,
+    /// Serialises the check-then-swap of a reference claim.
+    reference_claims: std::sync::Mutex<()>,
     /// Serialises the read-then-move of a load's attachment (rare).
     attachments: std::sync::Mutex<()>,
     /// Serialises the check-then-insert of a user's email, a user's removal,
@@ -286,6 +291,8 @@ fn open_inner(path: &Path) -> StorageResult<Inner> {
         share_links: keyspace("share_links").map_err(unavailable)?,
         load_share_links: keyspace("load_share_links").map_err(unavailable)?,
         device_loads: keyspace("device_loads").map_err(unavailable)?,
+        load_references: keyspace("load_references").map_err(unavailable)?,
+        reference_claims: std::sync::Mutex::new(()),
         attachments: std::sync::Mutex::new(()),
         user_insert: std::sync::Mutex::new(()),
         newest_points: std::sync::Mutex::default(),

@@ -56,6 +56,43 @@ impl CarrierStore for ScyllaStore {
         Ok(CarrierInsert::DuplicateMcNumber(holder_id))
     }
 
+    /// The claim carries the record too (it rewrites a lost row), so it is
+    /// updated first; then the row.
+    async fn update_carrier(&self, carrier: &Carrier) -> StorageResult<()> {
+        let record = encode(carrier)?;
+        let account = carrier.account_id.as_str();
+        self.applied(
+            &self.st.update_mc_number_claim,
+            (
+                &record,
+                account,
+                carrier.mc_number.as_str(),
+                carrier.id.as_str(),
+            ),
+        )
+        .await?;
+        self.exec(&self.st.put_carrier, (account, carrier.id.as_str(), record))
+            .await
+            .map(|_| ())
+    }
+
+    /// The claim goes first, then the row: a claim is never left behind to
+    /// write a deleted carrier back. A crash between the two leaves the row
+    /// with its number free; deleting again removes it.
+    async fn delete_carrier(&self, account: &AccountId, id: &CarrierId) -> StorageResult<bool> {
+        let Some(carrier) = self.get_carrier(account, id).await? else {
+            return Ok(false);
+        };
+        self.applied(
+            &self.st.release_mc_number,
+            (account.as_str(), carrier.mc_number.as_str(), id.as_str()),
+        )
+        .await?;
+        self.exec(&self.st.delete_carrier, (account.as_str(), id.as_str()))
+            .await?;
+        Ok(true)
+    }
+
     async fn get_carrier(
         &self,
         account: &AccountId,

@@ -23,6 +23,7 @@ mod devices;
 mod idempotency;
 pub mod keys;
 mod loads;
+mod references;
 pub mod schema;
 mod share_links;
 mod statements;

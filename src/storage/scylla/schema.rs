@@ -57,6 +57,10 @@ pub const FILES: &[(&str, &str)] = &[
         "011_share_links.cql",
         include_str!("../../../cql/011_share_links.cql"),
     ),
+    (
+        "012_load_references.cql",
+        include_str!("../../../cql/012_load_references.cql"),
+    ),
 ];
 
 /// The bookkeeping table, created before any file is applied.

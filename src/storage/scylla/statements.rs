@@ -92,6 +92,9 @@ statements! {
     mc_number_claim = "SELECT carrier_id, record FROM carriers_by_mc WHERE account_id = ? AND mc_number = ?";
     put_carrier = "INSERT INTO carriers (account_id, carrier_id, record) VALUES (?, ?, ?)";
     get_carrier = "SELECT record FROM carriers WHERE account_id = ? AND carrier_id = ?";
+    update_mc_number_claim = "UPDATE carriers_by_mc SET record = ? WHERE account_id = ? AND mc_number = ? IF carrier_id = ?";
+    release_mc_number = "DELETE FROM carriers_by_mc WHERE account_id = ? AND mc_number = ? IF carrier_id = ?";
+    delete_carrier = "DELETE FROM carriers WHERE account_id = ? AND carrier_id = ?";
     list_carriers = "SELECT record FROM carriers WHERE account_id = ? LIMIT ?";
     count_carriers = "SELECT COUNT(*) FROM carriers WHERE account_id = ?";
 
@@ -145,6 +148,12 @@ statements! {
     take_password_link = "DELETE FROM password_links WHERE token_sha256 = ? IF EXISTS";
     delete_invitation_of_account = "DELETE FROM invitations_by_account WHERE account_id = ? AND token_sha256 = ?";
     invitations_of_account = "SELECT record FROM invitations_by_account WHERE account_id = ?";
+
+    // Load references (`storage::references`).
+    reference_claim = "SELECT load_id, claimed_at FROM load_references WHERE account_id = ? AND reference = ?";
+    insert_reference_claim = "INSERT INTO load_references (account_id, reference, load_id, claimed_at) VALUES (?, ?, ?, ?) IF NOT EXISTS";
+    move_reference_claim = "UPDATE load_references SET load_id = ?, claimed_at = ? WHERE account_id = ? AND reference = ? IF load_id = ?";
+    release_reference_claim = "DELETE FROM load_references WHERE account_id = ? AND reference = ? IF load_id = ?";
 
     // Devices and attachments.
     put_share_link = "INSERT INTO share_links (token_sha256, record) VALUES (?, ?)";

@@ -75,3 +75,58 @@ pub async fn carriers_are_unique_by_mc_number_per_account(store: &dyn Storage) {
         .unwrap();
     assert_eq!(second_page.items, vec![first]);
 }
+
+pub async fn carriers_are_changed_and_deleted_freeing_their_number(store: &dyn Storage) {
+    let owner = AccountId::generate();
+    let first = carrier(&owner, "2001");
+    let kept = carrier(&owner, "2002");
+    for c in [&first, &kept] {
+        assert_eq!(
+            store.insert_carrier(c).await.unwrap(),
+            CarrierInsert::Inserted
+        );
+    }
+    let mut changed = first.clone();
+    changed.name = "Renamed".into();
+    changed.contact.phone = Some("+1 214-555-0100".into());
+    store.update_carrier(&changed).await.unwrap();
+    assert_eq!(
+        store.get_carrier(&owner, &first.id).await.unwrap(),
+        Some(changed.clone())
+    );
+    // Its number is still its own.
+    assert_eq!(
+        store
+            .insert_carrier(&carrier(&owner, "2001"))
+            .await
+            .unwrap(),
+        CarrierInsert::DuplicateMcNumber(first.id.clone())
+    );
+
+    assert!(store.delete_carrier(&owner, &first.id).await.unwrap());
+    assert_eq!(store.get_carrier(&owner, &first.id).await.unwrap(), None);
+    assert!(!store.delete_carrier(&owner, &first.id).await.unwrap());
+    // Another account's carrier is not this account's to delete.
+    assert!(
+        !store
+            .delete_carrier(&AccountId::generate(), &kept.id)
+            .await
+            .unwrap()
+    );
+    let listed = store.list_carriers(&owner, ALL).await.unwrap();
+    assert_eq!(listed.total, 1);
+    assert_eq!(listed.items, vec![kept.clone()]);
+    // The number is free, and stays taken by whoever takes it next.
+    let again = carrier(&owner, "2001");
+    assert_eq!(
+        store.insert_carrier(&again).await.unwrap(),
+        CarrierInsert::Inserted
+    );
+    assert_eq!(
+        store
+            .insert_carrier(&carrier(&owner, "2001"))
+            .await
+            .unwrap(),
+        CarrierInsert::DuplicateMcNumber(again.id.clone())
+    );
+}

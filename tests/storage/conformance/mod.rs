@@ -11,12 +11,16 @@ mod devices;
 mod idempotency;
 mod instances;
 mod loads;
+mod references;
 mod share_links;
 mod tracking;
 mod webhooks;
 
 pub use accounts::accounts_and_keys;
-pub use carriers::{carrier, carriers_are_unique_by_mc_number_per_account};
+pub use carriers::{
+    carrier, carriers_are_changed_and_deleted_freeing_their_number,
+    carriers_are_unique_by_mc_number_per_account,
+};
 pub use dashboard::{
     password_links_are_taken_once, sessions_end_and_expire,
     users_are_changed_and_removed_with_their_sessions,
@@ -29,6 +33,10 @@ pub use instances::{
     request_counts_add_up_across_instances,
 };
 pub use loads::{load_lists_filter_order_and_paginate, loads_round_trip_and_move_between_indexes};
+pub use references::{
+    a_stale_reference_claim_is_taken_over_and_a_live_one_is_not,
+    reference_claims_are_swapped_only_from_the_holder_seen,
+};
 pub use share_links::share_links_are_found_by_token_and_listed_by_load;
 pub use tracking::{
     points_are_ordered_deduplicated_and_ranged, stop_progress_is_written_with_its_point,

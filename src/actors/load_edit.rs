@@ -1,0 +1,76 @@
+//! A change of a load's fields as its actor runs it (`PATCH /v1/loads/{id}`):
+//! read, plan, claim a new reference, write with `load.updated`, let go of the
+//! old reference. The actor is the load's only writer, so nothing interleaves.
+
+use crate::clock::Clock;
+use crate::domain::event::{Event, EventType};
+use crate::domain::ids::{AccountId, LoadId};
+use crate::domain::load::LoadEdit;
+use crate::storage::{Storage, references};
+use crate::webhooks::payloads;
+
+use super::LoadError;
+use super::status_change::Changed;
+
+/// Applies `edit` to the load; `load.updated` (numbered `next_sequence`,
+/// naming the changed fields) is written with it. An edit that changes
+/// nothing writes nothing and sends nothing.
+pub async fn apply_edit(
+    storage: &dyn Storage,
+    clock: &Clock,
+    id: &LoadId,
+    account: &AccountId,
+    edit: &LoadEdit,
+    next_sequence: u64,
+) -> Result<Changed, LoadError> {
+    let current = storage
+        .get_load(id)
+        .await?
+        .filter(|load| &load.account_id == account)
+        .ok_or(LoadError::NotFound)?;
+    let now = clock.now();
+    let (updated, changed) = current.plan_edit(edit, now)?;
+    if changed.is_empty() {
+        return Ok(Changed {
+            load: current,
+            events: Vec::new(),
+        });
+    }
+    let new_reference = updated
+        .reference
+        .as_deref()
+        .filter(|r| current.reference.as_deref() != Some(*r));
+    if let Some(reference) = new_reference {
+        references::claim(storage, account, reference, id, now)
+            .await?
+            .map_err(LoadError::ReferenceTaken)?;
+    }
+    let event = Event::new(
+        account.clone(),
+        id.clone(),
+        EventType::LoadUpdated,
+        next_sequence,
+        now,
+        payloads::updated(&updated, &changed),
+    );
+    let written = storage
+        .update_load(&current, &updated, std::slice::from_ref(&event))
+        .await;
+    // The claim the load no longer stands on: the new one if the write
+    // failed, the old one if it moved to another reference or none.
+    let given_up = match &written {
+        Err(_) => new_reference,
+        Ok(()) => current
+            .reference
+            .as_deref()
+            .filter(|old| updated.reference.as_deref() != Some(*old)),
+    };
+    if let Some(reference) = given_up {
+        references::release(storage, account, reference, id).await;
+    }
+    written?;
+    Ok(Changed {
+        load: updated,
+        events: vec![event],
+    })
+}
