@@ -50,6 +50,10 @@ pub const SPARSE_MIN_DWELL: Duration = Duration::minutes(15);
 pub const SPARSE_SPEED_MPH: f64 = 50.0;
 
 const METRES_PER_MILE: f64 = 1_609.344;
+/// Metres per degree of latitude (and of longitude at the equator) on the
+/// sphere `geo` measures with.
+const METRES_PER_DEGREE: f64 =
+    geo::EARTH_RADIUS_MILES * METRES_PER_MILE * std::f64::consts::PI / 180.0;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "lowercase")]
@@ -92,6 +96,11 @@ pub struct Geofence {
     pub lng: f64,
     pub radius_m: f64,
     pub placed_by: PlacedBy,
+    /// Metres per degree of longitude at the centre: a fix's distance is
+    /// first judged on a flat projection without trigonometry (most fixes are
+    /// nowhere near the stop), and with the great circle only near it. An
+    /// `f32` (ample for a scale) keeps the fence in 32 bytes.
+    metres_per_lng_degree: f32,
 }
 
 impl Geofence {
@@ -110,10 +119,24 @@ impl Geofence {
             lng,
             radius_m: f64::from(location.radius_m.unwrap_or(default)),
             placed_by,
+            metres_per_lng_degree: (METRES_PER_DEGREE * lat.to_radians().cos()) as f32,
         })
     }
 
+    /// The great-circle distance to `(lat, lng)` in metres, or, for a point
+    /// far beyond the departure radius, a flat estimate past it (every rule
+    /// only asks whether a point is within one of the radii).
     fn metres_to(&self, lat: f64, lng: f64) -> f64 {
+        let dy = (lat - self.lat) * METRES_PER_DEGREE;
+        let dx = (lng - self.lng) * f64::from(self.metres_per_lng_degree);
+        let flat_squared = dx * dx + dy * dy;
+        // The flat projection is within a few percent of the great circle
+        // over a few hundred kilometres at US latitudes: beyond twice the
+        // departure radius a point is certainly outside both radii.
+        let far = 2.0 * self.departure_radius_m();
+        if flat_squared > far * far {
+            return flat_squared.sqrt();
+        }
         geo::haversine_miles(self.lat, self.lng, lat, lng) * METRES_PER_MILE
     }
 
@@ -418,9 +441,12 @@ fn infer_passage(
     }
     // Distances along the segment, in a local flat projection (metres): fine
     // at the scale of a gap between fixes.
-    let scale = METRES_PER_MILE * 69.0;
-    let cos = fence.lat.to_radians().cos();
-    let to_xy = |lat: f64, lng: f64| ((lng - fence.lng) * scale * cos, (lat - fence.lat) * scale);
+    let to_xy = |lat: f64, lng: f64| {
+        (
+            (lng - fence.lng) * f64::from(fence.metres_per_lng_degree),
+            (lat - fence.lat) * METRES_PER_DEGREE,
+        )
+    };
     let (ax, ay) = to_xy(previous.lat, previous.lng);
     let (bx, by) = to_xy(fix.lat, fix.lng);
     let (dx, dy) = (bx - ax, by - ay);

@@ -29,7 +29,7 @@ use std::collections::HashMap;
 use std::sync::OnceLock;
 
 const ZIP_CENTROIDS: &str = include_str!("zip_centroids.csv");
-const EARTH_RADIUS_MILES: f64 = 3_958.8;
+pub const EARTH_RADIUS_MILES: f64 = 3_958.8;
 /// Grid cells for the nearest-place search, in degrees.
 const CELL_DEGREES: f64 = 0.25;
 /// Miles per degree of latitude.

@@ -330,3 +330,39 @@ fn the_detention_clock_is_set_on_arrival_and_cleared_on_departure() {
     );
     assert_eq!(StopTimer::after(&[], &appointments, 120), None);
 }
+
+#[test]
+fn the_flat_shortcut_never_changes_which_side_of_a_radius_a_fix_is_on() {
+    let mut location = Location {
+        city: "Dallas".into(),
+        state: UsState::parse("TX").unwrap(),
+        zip: "75201".into(),
+        address: None,
+        lat: Some(PICKUP.0),
+        lng: Some(PICKUP.1),
+        radius_m: Some(500),
+    };
+    for radius in [25, 500, 3_000, 10_000] {
+        location.radius_m = Some(radius);
+        let fence = Geofence::of(&location).unwrap();
+        let great_circle = |lat: f64, lng: f64| {
+            crate::geo::haversine_miles(fence.lat, fence.lng, lat, lng) * METRES_PER_MILE
+        };
+        // Points at every bearing, from a few metres to 2,000 km away.
+        for step in 0..2_000 {
+            let bearing = f64::from(step) * 0.7;
+            let metres = 5.0 * 1.0045_f64.powi(step);
+            let lat = fence.lat + metres * bearing.cos() / M_PER_DEG;
+            let lng =
+                fence.lng + metres * bearing.sin() / (M_PER_DEG * fence.lat.to_radians().cos());
+            let (shown, exact) = (fence.metres_to(lat, lng), great_circle(lat, lng));
+            for limit in [fence.radius_m, fence.departure_radius_m()] {
+                assert_eq!(
+                    shown <= limit,
+                    exact <= limit,
+                    "radius {radius}, {metres:.0} m at {bearing:.1}: {shown:.1} vs {exact:.1}"
+                );
+            }
+        }
+    }
+}
