@@ -314,7 +314,8 @@ pub enum KeysCommand {
     },
     /// Revoke a key at once.
     Revoke {
-        /// The key id (key_...).
+        /// The key: its id (key_…), the token's printed start (frk_<…>, the
+        /// part before the second underscore), or the whole token.
         id: String,
         #[command(flatten)]
         connection: AdminConnection,
@@ -334,6 +335,25 @@ pub enum UsersCommand {
     List {
         #[arg(long)]
         account: String,
+        #[command(flatten)]
+        connection: AdminConnection,
+    },
+    /// Give someone a way into an account's dashboard: prints a one-time link
+    /// (valid as an invitation is) for `--email` to join `--account` as a
+    /// user and choose a password. The first start's account has no user
+    /// until one is made this way. Hand the link over yourself.
+    Create {
+        /// The account (acct_…).
+        #[arg(long)]
+        account: String,
+        /// The new user's email address (their sign-in name).
+        #[arg(long)]
+        email: String,
+        /// The dashboard's public address, which the printed link starts with
+        /// (https://freight.example.com); without it the link is printed as
+        /// a path.
+        #[arg(long, env = "FREIGHT_PUBLIC_URL")]
+        public_url: Option<String>,
         #[command(flatten)]
         connection: AdminConnection,
     },

@@ -106,15 +106,34 @@ fn describe_account(a: &Value) -> String {
     )
 }
 
+/// The key a `keys revoke` argument names: its id (`key_…`), or the token's
+/// printed prefix (`frk_<suffix>`, which holds the id's suffix), or the whole
+/// token.
+fn key_id_of(given: &str) -> String {
+    let given = given.trim();
+    match given.strip_prefix(crate::domain::api_key::TOKEN_PREFIX) {
+        Some(rest) => format!("key_{}", rest.split('_').next().unwrap_or(rest)),
+        None => given.to_owned(),
+    }
+}
+
+/// The first line of `keys list`, naming what each line shows.
+const KEY_HEADER: &str = "ID  ACCOUNT  PERMISSIONS  STATE  DESCRIPTION";
+
 fn describe_key(k: &Value) -> String {
     let permissions: Vec<&str> = k["permissions"]
         .as_array()
         .map(|ps| ps.iter().filter_map(Value::as_str).collect())
         .unwrap_or_default();
+    let expired = k["expires_at"]
+        .as_str()
+        .and_then(|at| crate::domain::timestamp::parse_utc(at).ok())
+        .is_some_and(|at| at <= chrono::Utc::now());
     let state = match (k["revoked_at"].as_str(), k["expires_at"].as_str()) {
-        (Some(at), _) => format!("revoked {at}"),
-        (None, Some(at)) => format!("expires {at}"),
-        (None, None) => "no expiry".into(),
+        (Some(at), _) => format!("REVOKED {at}"),
+        (None, Some(at)) if expired => format!("EXPIRED {at}"),
+        (None, Some(at)) => format!("active, expires {at}"),
+        (None, None) => "active, no expiry".into(),
     };
     format!(
         "{}  account={}  permissions={}  {}  {}",
@@ -264,7 +283,7 @@ pub async fn keys(command: KeysCommand) -> anyhow::Result<()> {
         }
         KeysCommand::Revoke { id, connection } => {
             let client = AdminClient::connect(&connection)?;
-            let path = format!("/keys/{}/revoke", urlencode(&id));
+            let path = format!("/keys/{}/revoke", urlencode(&key_id_of(&id)));
             let key = client.call(reqwest::Method::POST, &path, None).await?;
             client.print(&key, |k| format!("Revoked {}", describe_key(k)));
         }
@@ -283,7 +302,7 @@ pub async fn keys(command: KeysCommand) -> anyhow::Result<()> {
                 if lines.is_empty() {
                     "No keys.".into()
                 } else {
-                    lines.join("\n")
+                    format!("{KEY_HEADER}\n{}", lines.join("\n"))
                 }
             });
         }
@@ -310,6 +329,34 @@ pub async fn users(command: UsersCommand) -> anyhow::Result<()> {
                 } else {
                     lines.join("\n")
                 }
+            });
+        }
+        UsersCommand::Create {
+            account,
+            email,
+            public_url,
+            connection,
+        } => {
+            let client = AdminClient::connect(&connection)?;
+            let path = format!("/accounts/{}/users", urlencode(&account));
+            let body = json!({ "email": email });
+            let mut created = client
+                .call(reqwest::Method::POST, &path, Some(body))
+                .await?;
+            let link_path = created["link_path"].as_str().unwrap_or("?").to_owned();
+            created["link"] = json!(match public_url {
+                Some(base) => format!("{}{link_path}", base.trim_end_matches('/')),
+                None => link_path,
+            });
+            client.print(&created, |c| {
+                format!(
+                    "One-time link for {} to join account {} and choose a password \
+                     (until {}; hand it over yourself):\n\n    {}\n",
+                    c["email"].as_str().unwrap_or("?"),
+                    c["account_id"].as_str().unwrap_or("?"),
+                    c["expires_at"].as_str().unwrap_or("?"),
+                    c["link"].as_str().unwrap_or("?"),
+                )
             });
         }
         UsersCommand::ResetPassword {

@@ -101,8 +101,13 @@ fn hand_over_first_key(first: &BootstrapKey, data_dir: &Path) {
         let printed = writeln!(
             stdout,
             "First start: created account {} ({}) and an API key with read,write.\n\
-             Your API key (shown once, store it now):\n\n    {}\n",
-            first.account.id, first.account.name, first.token
+             Your API key (shown once, store it now):\n\n    {}\n\n\
+             To open this account in the dashboard, make yourself its user (prints a \
+             one-time link to set your password):\n\n    \
+             freight users create --account {} --email you@example.com\n\n\
+             (run where this server runs, or add --data-dir; registering in the dashboard \
+             makes a new, separate account)\n",
+            first.account.id, first.account.name, first.token, first.account.id
         );
         if let Err(error) = printed {
             tracing::warn!(

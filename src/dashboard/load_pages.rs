@@ -543,14 +543,17 @@ fn new_form(viewer: &Viewer, form: &Form, problems: &Problems) -> Markup {
     let value = |name: &str| form.text(name);
     let equipment: Vec<(String, String)> = EquipmentType::ALL
         .iter()
-        .map(|e| (e.as_str().to_owned(), e.as_str().replace('_', " ")))
+        .map(|e| (e.as_str().to_owned(), e.label().to_owned()))
+        .collect();
+    let states: Options = std::iter::once((String::new(), "Choose…".to_owned()))
+        .chain(STATE_CODES.iter().map(|s| (s.to_string(), s.to_string())))
         .collect();
     let place = |prefix: &str, title: &str| {
         html! {
             fieldset.card {
                 legend { (title) }
                 (field(&format!("{prefix}.city"), "City", Kind::Text, value(&format!("{prefix}.city")).as_deref(), true, problems))
-                (field(&format!("{prefix}.state"), "State (two letters)", Kind::Text, value(&format!("{prefix}.state")).as_deref(), true, problems))
+                (select(&format!("{prefix}.state"), "State", &states, value(&format!("{prefix}.state")).map(|s| s.to_uppercase()).as_deref(), problems))
                 (field(&format!("{prefix}.zip"), "ZIP code", Kind::Text, value(&format!("{prefix}.zip")).as_deref(), true, problems))
                 (field(&format!("{prefix}.address"), "Street address", Kind::Text, value(&format!("{prefix}.address")).as_deref(), false, problems))
                 details.geofence {

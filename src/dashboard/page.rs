@@ -51,6 +51,10 @@ pub fn page(title: &str, viewer: Option<&Viewer>, section: Section, body: Markup
                 header.top {
                     a.brand href="/dashboard" { "freight" }
                     @if let Some(viewer) = viewer {
+                        // Narrow screens fold the links behind a Menu button
+                        // (a checkbox and its label: no script needed).
+                        input #menu-toggle.menu-toggle type="checkbox" aria-label="Menu";
+                        label.menu-button for="menu-toggle" aria-hidden="true" { "Menu" }
                         nav aria-label="Main" {
                             @for (s, href, label) in NAV {
                                 a href=(href) aria-current=[(s == section).then_some("page")] { (label) }

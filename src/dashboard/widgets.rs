@@ -51,7 +51,7 @@ impl Problems {
                         @for (field, message) in &self.errors {
                             li {
                                 @if field.is_empty() || field == "body" { (message) }
-                                @else { code { (field) } " " (message) }
+                                @else { a href=(format!("#{}", field_id(field))) { (field_name(field)) } " " (message) }
                             }
                         }
                     }
@@ -170,6 +170,25 @@ pub fn pager(page: u64, pages: u64, link: impl Fn(u64) -> String) -> Markup {
     }
 }
 
+/// A field's API path as people read it: `origin.city` is "Origin city",
+/// `contact.email` "Contact email", `equipment_types[1]` "Equipment types 2".
+fn field_name(path: &str) -> String {
+    let mut words = Vec::new();
+    for part in path.split(['.', '_', '[']) {
+        match part.strip_suffix(']').map(str::parse::<usize>) {
+            Some(Ok(index)) => words.push((index + 1).to_string()),
+            _ if part.is_empty() => {}
+            _ => words.push(part.to_owned()),
+        }
+    }
+    let text = words.join(" ");
+    let mut chars = text.chars();
+    match chars.next() {
+        Some(first) => first.to_uppercase().chain(chars).collect(),
+        None => text,
+    }
+}
+
 fn field_id(name: &str) -> String {
     format!("f-{}", name.replace(['.', '[', ']'], "-"))
 }
@@ -181,4 +200,21 @@ pub fn when_text(raw: Option<&String>) -> String {
         .map_or("—".to_owned(), |at| {
             at.format("%-d %b %Y, %H:%M UTC").to_string()
         })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::field_name;
+
+    #[test]
+    fn field_paths_read_as_words() {
+        assert_eq!(field_name("origin.city"), "Origin city");
+        assert_eq!(field_name("contact.email"), "Contact email");
+        assert_eq!(
+            field_name("detention_free_minutes"),
+            "Detention free minutes"
+        );
+        assert_eq!(field_name("equipment_types[1]"), "Equipment types 2");
+        assert_eq!(field_name("password"), "Password");
+    }
 }

@@ -39,7 +39,10 @@ pub enum LinkPurpose {
         account_id: AccountId,
         /// Lower-case.
         email: String,
-        invited_by: UserId,
+        /// The user who invited them; `None`: the operator (`freight users
+        /// create`).
+        #[serde(default)]
+        invited_by: Option<UserId>,
     },
     /// `user_id` chooses a new password (the old one was cleared).
     Reset {

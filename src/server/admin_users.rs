@@ -1,6 +1,7 @@
 //! The operator's side of dashboard users, on the admin listener: list an
-//! account's users, and reset a user's password (their sessions end, and a
-//! one-time link lets them choose a new one).
+//! account's users, invite one (the way into an account nobody registered,
+//! such as the first start's), and reset a user's password (their sessions
+//! end, and a one-time link lets them choose a new one).
 
 use actix_web::http::StatusCode;
 use actix_web::{HttpResponse, web};
@@ -23,7 +24,8 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.service(
         web::resource("/accounts/{id}/users")
             .route(web::get().to(list_users))
-            .default_service(routes::only("GET")),
+            .route(web::post().to(create_user))
+            .default_service(routes::only("GET, POST")),
     )
     .service(
         web::resource("/users/reset-password")
@@ -77,6 +79,43 @@ async fn list_users(
         .map_err(user_error)?;
     let views: Vec<_> = users.iter().map(user_view).collect();
     Ok(envelope::ok(json!({ "users": views })))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct NewUser {
+    email: String,
+}
+
+impl crate::api::extract::BodyInput for NewUser {}
+
+/// A one-time link for `email` to join the account as a dashboard user,
+/// choosing a password (an invitation from the operator).
+async fn create_user(
+    services: web::Data<Services>,
+    id: PathId<AccountId>,
+    JsonBody(body): JsonBody<NewUser>,
+) -> Result<HttpResponse, ApiError> {
+    let account = services.accounts.get_account(&id.found()?).await?;
+    let email = parse_email(&body.email).map_err(|message| {
+        ApiError::field(
+            StatusCode::BAD_REQUEST,
+            "VALIDATION_FAILED",
+            "email",
+            message,
+        )
+    })?;
+    let issued = services
+        .users
+        .invite_as_operator(&account.id, email.clone())
+        .await
+        .map_err(user_error)?;
+    Ok(envelope::created(json!({
+        "account_id": account.id,
+        "email": email,
+        "link_path": issued.path(),
+        "expires_at": timestamp::format(&issued.link.expires_at),
+    })))
 }
 
 #[derive(Deserialize)]

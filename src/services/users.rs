@@ -184,10 +184,29 @@ impl UserService {
         let purpose = LinkPurpose::Invitation {
             account_id: inviter.account_id.clone(),
             email,
-            invited_by: inviter.id.clone(),
+            invited_by: Some(inviter.id.clone()),
         };
         let issued = self.issue_link(purpose, INVITATION_LIFETIME).await?;
         tracing::info!(request_id = %crate::telemetry::request_id(), account = %inviter.account_id, by = %inviter.id, "invitation made in the dashboard");
+        Ok(issued)
+    }
+
+    /// The operator's way into an account (`freight users create`): a
+    /// one-time link for `email` to join `account` as a user, choosing a
+    /// password, as an invitation from a colleague does. The first start's
+    /// account has no user until one is made this way.
+    pub async fn invite_as_operator(
+        &self,
+        account: &AccountId,
+        email: String,
+    ) -> Result<IssuedLink, UserError> {
+        let purpose = LinkPurpose::Invitation {
+            account_id: account.clone(),
+            email,
+            invited_by: None,
+        };
+        let issued = self.issue_link(purpose, INVITATION_LIFETIME).await?;
+        tracing::info!(%account, "invitation made by the operator");
         Ok(issued)
     }
 

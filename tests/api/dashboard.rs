@@ -324,14 +324,15 @@ async fn loads_by_hand_follow_the_api_rules_and_stay_in_their_account() {
         )
         .await;
     assert_eq!(bad.status, StatusCode::BAD_REQUEST);
-    for field in [
-        "origin.state",
-        "destination.city",
-        "weight",
-        "equipment_type",
+    // The summary names each field as people read it, linked to its input.
+    for (field, id) in [
+        ("Origin state", "f-origin-state"),
+        ("Destination city", "f-destination-city"),
+        ("Weight", "f-weight"),
+        ("Equipment type", "f-equipment_type"),
     ] {
         assert!(
-            bad.body.contains(&format!("<code>{field}</code>")),
+            bad.body.contains(&format!("<a href=\"#{id}\">{field}</a>")),
             "{field}: {}",
             bad.body
         );
@@ -1326,7 +1327,7 @@ async fn a_device_is_made_attached_detached_and_revoked_by_hand() {
     let unnamed = browser.create_device("", None).await;
     assert_eq!(unnamed.status, StatusCode::BAD_REQUEST);
     assert!(
-        unnamed.body.contains("<code>name</code>"),
+        unnamed.body.contains("<a href=\"#f-name\">Name</a>"),
         "{}",
         unnamed.body
     );
@@ -1564,4 +1565,82 @@ async fn device_forms_need_their_token_and_stay_in_their_account() {
         device_card(&owner.get(&format!("/dashboard/loads/{load}")).await.body).contains("Truck 7")
     );
     assert_eq!(osmand_position(&app, &token).await, StatusCode::OK);
+}
+
+/// The first start's account has no user; the operator makes one with
+/// `freight users create`, whose one-time link lets them choose a password
+/// and then see that account's loads (not an empty account of their own).
+#[actix_web::test]
+async fn the_operator_opens_the_first_account_to_a_dashboard_user() {
+    let app = spawn_app().await;
+    let load = app.create_load(crate::helpers::load_body("TX", "GA")).await;
+    let origin = Browser::new(&app).origin.clone();
+    let output = crate::operator::freight(
+        &app,
+        &[
+            "users",
+            "create",
+            "--account",
+            &app.account_id,
+            "--email",
+            "Owner@example.com",
+            "--public-url",
+            &origin,
+            "--json",
+        ],
+    )
+    .await;
+    let created = crate::operator::json_out(&output);
+    assert_eq!(created["account_id"], app.account_id.as_str());
+    assert_eq!(created["email"], "owner@example.com");
+    let path = created["link"]
+        .as_str()
+        .unwrap()
+        .strip_prefix(&origin)
+        .expect("the public URL first")
+        .to_owned();
+    let chosen = Browser::new(&app)
+        .choose_password(&path, "correct horse battery staple")
+        .await;
+    assert_eq!(chosen.status, StatusCode::SEE_OTHER, "{}", chosen.body);
+    let mut owner = Browser::new(&app);
+    assert_eq!(
+        owner
+            .sign_in("owner@example.com", "correct horse battery staple")
+            .await,
+        StatusCode::SEE_OTHER
+    );
+    let loads = owner.get("/dashboard/loads").await;
+    assert!(
+        loads.body.contains(load["id"].as_str().unwrap()),
+        "the first account's load is listed"
+    );
+
+    // A bad address or an unknown account says what is wrong.
+    for args in [
+        vec![
+            "users",
+            "create",
+            "--account",
+            &app.account_id,
+            "--email",
+            "nope",
+        ],
+        vec![
+            "users",
+            "create",
+            "--account",
+            "acct_nope",
+            "--email",
+            "a@example.com",
+        ],
+    ] {
+        let refused = crate::operator::freight(&app, &args).await;
+        assert!(!refused.status.success());
+        let said = String::from_utf8_lossy(&refused.stderr);
+        assert!(
+            said.contains("VALIDATION_FAILED") || said.contains("ACCOUNT_NOT_FOUND"),
+            "{said}"
+        );
+    }
 }

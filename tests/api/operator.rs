@@ -103,7 +103,29 @@ async fn accounts_and_keys_from_the_command_line() {
     )
     .await;
     assert!(text.status.success());
-    assert!(String::from_utf8_lossy(&text.stdout).contains("frk_"));
+    let printed = String::from_utf8_lossy(&text.stdout).to_string();
+    let token = printed
+        .split_whitespace()
+        .find(|word| word.starts_with("frk_"))
+        .expect("the key printed");
+    // Revoked by the token's start, as a person copies it.
+    let start: String = token.splitn(3, '_').take(2).collect::<Vec<_>>().join("_");
+    let revoked = freight(&app, &["keys", "revoke", &start]).await;
+    assert!(
+        revoked.status.success(),
+        "{}",
+        String::from_utf8_lossy(&revoked.stderr)
+    );
+    let (status, body) = app.get_as(token, "/auth/verify").await;
+    assert_error(status, &body, 401, "REVOKED_API_KEY");
+    // The list names its columns and says which keys no longer work.
+    let list = freight(&app, &["keys", "list", "--account", account_id]).await;
+    let listed = String::from_utf8_lossy(&list.stdout).to_string();
+    assert!(
+        listed.starts_with("ID  ACCOUNT  PERMISSIONS  STATE"),
+        "{listed}"
+    );
+    assert_eq!(listed.matches("REVOKED").count(), 2, "{listed}");
 }
 
 #[actix_web::test]

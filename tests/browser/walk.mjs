@@ -124,7 +124,7 @@ try {
   await page.getByRole('link', { name: 'Create load' }).click();
   const origin = page.getByRole('group', { name: 'Origin' });
   await origin.getByLabel('City').fill('Dallas');
-  await origin.getByLabel('State (two letters)').fill('TX');
+  await origin.getByLabel('State').selectOption('TX');
   await origin.getByLabel('ZIP code').fill('75201');
   await origin.getByText('Facility location (optional)').click();
   await origin.getByLabel('Latitude').fill('32.7767');
@@ -132,7 +132,7 @@ try {
   await origin.getByLabel(/Arrival radius/).fill('400');
   const destination = page.getByRole('group', { name: 'Destination' });
   await destination.getByLabel('City').fill('Atlanta');
-  await destination.getByLabel('State (two letters)').fill('GA');
+  await destination.getByLabel('State').selectOption('GA');
   await destination.getByLabel('ZIP code').fill('30301');
   await page.getByLabel('Weight (lb)').fill('42000');
   await page.getByLabel('Equipment type').selectOption('dry_van');
@@ -327,6 +327,15 @@ try {
   await page.waitForURL('**/dashboard/webhooks');
   if (await page.getByText(hookUrl).count() !== 0) fail('the deleted webhook is still listed');
   receiver.close();
+
+  step('at phone width the header folds into a menu that opens on request');
+  await page.setViewportSize({ width: 390, height: 844 });
+  const mainNav = page.getByRole('navigation', { name: 'Main' });
+  if (await mainNav.isVisible()) fail('the links show at 390 px before the menu is opened');
+  await page.locator('label.menu-button').click();
+  await mainNav.getByRole('link', { name: 'Loads', exact: true }).click();
+  await page.waitForURL('**/dashboard/loads');
+  await page.setViewportSize({ width: 1280, height: 800 });
 
   step('log out; the pages are closed');
   await page.getByRole('button', { name: 'Log out', exact: true }).click();

@@ -201,7 +201,7 @@ pub async fn password_links_are_taken_once(store: &dyn Storage) {
         LinkPurpose::Invitation {
             account_id: tenant.id.clone(),
             email: "new@example.com".into(),
-            invited_by: inviter.clone(),
+            invited_by: Some(inviter.clone()),
         },
         Duration::days(7),
     );
@@ -210,7 +210,7 @@ pub async fn password_links_are_taken_once(store: &dyn Storage) {
         LinkPurpose::Invitation {
             account_id: other.id.clone(),
             email: "else@example.com".into(),
-            invited_by: inviter.clone(),
+            invited_by: Some(inviter.clone()),
         },
         Duration::days(7),
     );
