@@ -8,7 +8,7 @@ use super::account_pages::when;
 use super::form::Form;
 use super::page::{self, PageError, Section};
 use super::session::Viewer;
-use super::widgets::{Kind, Options, Problems, field, pager, select};
+use super::widgets::{Kind, Options, Problems, field, grouped, pager, pounds, select};
 use super::{device_pages, stop_pages};
 use crate::actors::LoadError;
 use crate::api::input::load::{NewLoadInput, StatusChangeInput};
@@ -455,9 +455,9 @@ fn next_steps(
 }
 
 fn facts(load: &Load) -> Markup {
-    let rate = load
-        .rate_cents
-        .map_or("—".to_owned(), |c| format!("${}.{:02}", c / 100, c % 100));
+    let rate = load.rate_cents.map_or("—".to_owned(), |c| {
+        format!("${}.{:02}", grouped(c / 100), c % 100)
+    });
     let carrier = load.carrier.as_ref().map_or("—".to_owned(), |c| {
         format!("{} (MC {})", c.name, c.mc_number)
     });
@@ -466,8 +466,8 @@ fn facts(load: &Load) -> Markup {
             h2 { "Load" }
             dl.facts {
                 dt { "Route" } dd { (route(load)) }
-                dt { "Equipment" } dd { (load.equipment_type.as_str()) }
-                dt { "Weight" } dd { (load.weight) " lb" }
+                dt { "Equipment" } dd { (load.equipment_type.label()) }
+                dt { "Weight" } dd { (pounds(load.weight)) }
                 dt { "Rate" } dd { (rate) }
                 dt { "Carrier" } dd { (carrier) }
                 dt { "Pickup" } dd { (when(load.pickup_date)) }

@@ -170,6 +170,33 @@ pub fn pager(page: u64, pages: u64, link: impl Fn(u64) -> String) -> Markup {
     }
 }
 
+/// A whole number with thousands separators: `42,000`.
+pub fn grouped(n: i64) -> String {
+    let digits = n.unsigned_abs().to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3 + 1);
+    if n < 0 {
+        out.push('-');
+    }
+    for (i, digit) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(digit);
+    }
+    out
+}
+
+/// A weight as the pages show it: `42,000 lb`, `1,250.5 lb`.
+pub fn pounds(weight: f64) -> String {
+    let whole = weight.trunc();
+    let tenths = ((weight - whole) * 10.0).round();
+    match tenths as i64 {
+        0 => format!("{} lb", grouped(whole as i64)),
+        10 => format!("{} lb", grouped(whole as i64 + 1)),
+        t => format!("{}.{t} lb", grouped(whole as i64)),
+    }
+}
+
 /// A field's API path as people read it: `origin.city` is "Origin city",
 /// `contact.email` "Contact email", `equipment_types[1]` "Equipment types 2".
 fn field_name(path: &str) -> String {
@@ -205,6 +232,19 @@ pub fn when_text(raw: Option<&String>) -> String {
 #[cfg(test)]
 mod tests {
     use super::field_name;
+
+    #[test]
+    fn numbers_have_their_thousands_marked() {
+        use super::{grouped, pounds};
+        assert_eq!(grouped(0), "0");
+        assert_eq!(grouped(999), "999");
+        assert_eq!(grouped(1_000), "1,000");
+        assert_eq!(grouped(1_234_567), "1,234,567");
+        assert_eq!(grouped(-42_000), "-42,000");
+        assert_eq!(pounds(42_000.0), "42,000 lb");
+        assert_eq!(pounds(1_250.5), "1,250.5 lb");
+        assert_eq!(pounds(999.96), "1,000 lb");
+    }
 
     #[test]
     fn field_paths_read_as_words() {
