@@ -181,6 +181,7 @@ impl WebhookService {
         let current = self.get(account, id)?;
         self.storage.delete_webhook(&current).await?;
         self.directory.remove(&current);
+        self.notifier.webhook_deleted(id);
         Ok(())
     }
 

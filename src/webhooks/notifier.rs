@@ -7,7 +7,7 @@ use std::sync::{Arc, OnceLock};
 
 use actix::Addr;
 
-use super::dispatcher::{Dispatcher, Drain, EventsCommitted, Redeliver, Requeue};
+use super::dispatcher::{Dispatcher, Drain, EventsCommitted, Forget, Redeliver, Requeue};
 use crate::domain::event::Event;
 use crate::domain::ids::{EventId, WebhookId};
 use crate::domain::webhook::Delivery;
@@ -69,6 +69,15 @@ impl Notifier {
             .await
             .map_err(Unavailable::dispatcher)?;
         Ok(answer?)
+    }
+
+    /// A webhook was deleted: its queued deliveries leave the dispatcher now.
+    /// Without a dispatcher (or with a full mailbox) they leave as each comes
+    /// due, as before.
+    pub fn webhook_deleted(&self, webhook: &WebhookId) {
+        if let Ok(dispatcher) = self.dispatcher() {
+            dispatcher.do_send(Forget(webhook.clone()));
+        }
     }
 
     /// Makes the deliveries parked while a webhook was disabled due now.

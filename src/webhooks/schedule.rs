@@ -124,6 +124,23 @@ impl Schedule {
         removed
     }
 
+    /// Takes out every queued delivery of a subscription (it was deleted).
+    pub fn remove_webhook(&mut self, webhook: &WebhookId) -> Vec<Queued> {
+        let Some(queue) = self.queues.remove(webhook) else {
+            return Vec::new();
+        };
+        if let Some(((head, _), _)) = queue.first_key_value() {
+            self.heads.remove(&(*head, webhook.clone()));
+        }
+        queue
+            .into_values()
+            .inspect(|queued| {
+                self.index
+                    .remove(&(webhook.clone(), queued.delivery.event_id.clone()));
+            })
+            .collect()
+    }
+
     /// Keeps `heads` in step after a subscription's queue lost entries from its
     /// front (its head was `old_head`), dropping the queue once it is empty.
     fn head_moved(&mut self, webhook: &WebhookId, old_head: Option<DateTime<Utc>>) {
@@ -357,6 +374,27 @@ mod tests {
                 .take_waiting_unrecorded(now + chrono::Duration::seconds(15))
                 .is_empty()
         );
+    }
+
+    #[test]
+    fn a_deleted_webhooks_deliveries_all_leave_and_the_rest_stay_due() {
+        let now = Utc::now();
+        let (gone, kept) = (WebhookId::generate(), WebhookId::generate());
+        let mut schedule = Schedule::new(100);
+        schedule.merge(Vec::new(), true);
+        for n in 0..3 {
+            schedule.push(queued(delivery(&gone, now - chrono::Duration::seconds(n))));
+        }
+        let stays = delivery(&kept, now - chrono::Duration::seconds(1));
+        schedule.push(queued(stays.clone()));
+        assert_eq!(schedule.remove_webhook(&gone).len(), 3);
+        assert_eq!(schedule.len(), 1);
+        assert!(schedule.remove_webhook(&gone).is_empty());
+        assert_eq!(schedule.next_due(), stays.next_attempt_at);
+        let due = schedule.take_due(now, 10, |_| 10);
+        assert_eq!(due.len(), 1);
+        assert_eq!(due[0].delivery.webhook_id, kept);
+        assert!(schedule.is_empty());
     }
 
     #[test]

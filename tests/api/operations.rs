@@ -259,3 +259,103 @@ async fn with_fewer_workers_than_cpus_the_committer_runs_off_the_workers_cpu() {
         assert_eq!(status, StatusCode::OK);
     }
 }
+
+/// A deleted webhook's pending retry leaves `freight_webhook_backlog` at
+/// once, not at the next restart (a process of its own: the gauge is
+/// per process).
+#[actix_web::test]
+async fn a_deleted_webhooks_retries_leave_the_backlog_at_once() {
+    use crate::helpers::{eventually, first_key_in, free_port, https_client, until_healthy};
+    freight::telemetry::install_crypto_provider();
+    let (api, admin) = (free_port(), free_port());
+    let dir = tempfile::tempdir().unwrap();
+    let _server = tokio::process::Command::new(env!("CARGO_BIN_EXE_freight"))
+        .args(["serve", "--webhooks-allow-private", "--webhooks-allow-http"])
+        .args(["--listen", &format!("127.0.0.1:{api}")])
+        .args(["--admin-listen", &format!("127.0.0.1:{admin}")])
+        .arg("--data-dir")
+        .arg(dir.path())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let admin_url = format!("http://127.0.0.1:{admin}");
+    assert!(until_healthy(&admin_url).await, "the server started");
+    let key = first_key_in(dir.path()).await.expect("the first key");
+    let client = https_client(dir.path());
+    let base = format!("https://localhost:{api}/v1");
+    let post = |path: &str, body: serde_json::Value| {
+        client
+            .post(format!("{base}{path}"))
+            .bearer_auth(&key)
+            .json(&body)
+            .send()
+    };
+    // A receiver that always fails: the delivery waits for its retry.
+    let receiver = crate::receiver::Receiver::start(500).await;
+    let hook: serde_json::Value = post(
+        "/webhooks",
+        json!({"url": format!("{}/hooks", receiver.base), "events": ["load.created"]}),
+    )
+    .await
+    .unwrap()
+    .json()
+    .await
+    .unwrap();
+    let hook = hook["data"]["id"].as_str().unwrap().to_owned();
+    let created = post("/loads", crate::helpers::load_body("TX", "GA"))
+        .await
+        .unwrap();
+    assert_eq!(created.status(), StatusCode::CREATED);
+    let backlog = || async {
+        let text = reqwest::get(format!("{admin_url}/metrics"))
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap();
+        let line = text
+            .lines()
+            .find(|l| l.starts_with("freight_webhook_backlog "))
+            .map(str::to_owned)
+            .unwrap_or_default();
+        match line.ends_with(" 1") {
+            true => Ok(()),
+            false => Err(line),
+        }
+    };
+    eventually(
+        std::time::Duration::from_secs(10),
+        "a retry waiting",
+        backlog,
+    )
+    .await;
+    let deleted = client
+        .delete(format!("{base}/webhooks/{hook}"))
+        .bearer_auth(&key)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(deleted.status(), StatusCode::OK);
+    eventually(
+        std::time::Duration::from_secs(5),
+        "an empty backlog",
+        || async {
+            let text = reqwest::get(format!("{admin_url}/metrics"))
+                .await
+                .unwrap()
+                .text()
+                .await
+                .unwrap();
+            match text
+                .lines()
+                .find(|l| l.starts_with("freight_webhook_backlog "))
+            {
+                Some("freight_webhook_backlog 0") => Ok(()),
+                other => Err(format!("{other:?}")),
+            }
+        },
+    )
+    .await;
+}

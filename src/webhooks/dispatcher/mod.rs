@@ -147,6 +147,13 @@ pub struct Redeliver {
 #[rtype(result = "()")]
 pub struct Drain;
 
+/// A subscription was deleted (its stored deliveries went with it): its
+/// queued deliveries leave memory and the backlog at once, rather than when
+/// each comes due.
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct Forget(pub WebhookId);
+
 /// A subscription was enabled again: its parked deliveries become due now.
 #[derive(Message)]
 #[rtype(result = "Result<(), StorageError>")]
@@ -334,6 +341,12 @@ impl Backlog {
     /// Storage has not been counted yet (the next reload counts it).
     fn needs_count(&self) -> bool {
         !self.counted
+    }
+
+    /// Storage must be counted again (it holds deliveries memory has lost
+    /// track of); the gauge keeps its value until then.
+    fn recount(&mut self) {
+        self.counted = false;
     }
 
     fn counted(&mut self, pending: u64) {

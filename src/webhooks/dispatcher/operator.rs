@@ -7,7 +7,7 @@ use actix::prelude::*;
 use actix_web::web::Bytes;
 use chrono::{DateTime, Utc};
 
-use super::{Dispatcher, Key, Redeliver, Requeue, key_of};
+use super::{Dispatcher, Forget, Key, Redeliver, Requeue, key_of};
 use crate::domain::ids::WebhookId;
 use crate::domain::webhook::{Delivery, DeliveryStatus};
 use crate::storage::{Storage, StorageError};
@@ -121,6 +121,27 @@ async fn make_pending(
     };
     storage.put_delivery(&current, &again).await?;
     Ok(Some((current, again)))
+}
+
+impl Handler<Forget> for Dispatcher {
+    type Result = ();
+
+    fn handle(&mut self, msg: Forget, _: &mut Self::Context) {
+        let removed = self.schedule.remove_webhook(&msg.0);
+        self.endpoints.forget(&msg.0);
+        let counted = removed
+            .iter()
+            .filter(|queued| queued.recorded && queued.delivery.next_attempt_at.is_some())
+            .count() as u64;
+        for queued in removed.iter().filter(|queued| !queued.recorded) {
+            self.forget_fresh(&queued.delivery.event_id);
+        }
+        // Storage may hold more of them than memory did: count it again.
+        match self.schedule.overflowed() {
+            true => self.backlog.recount(),
+            false => self.backlog.set(self.backlog.get().saturating_sub(counted)),
+        }
+    }
 }
 
 impl Handler<Requeue> for Dispatcher {

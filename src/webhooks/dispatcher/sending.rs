@@ -49,7 +49,7 @@ impl Endpoints {
         endpoint
     }
 
-    fn forget(&mut self, webhook: &WebhookId) {
+    pub(super) fn forget(&mut self, webhook: &WebhookId) {
         self.0.remove(webhook);
     }
 }
@@ -119,7 +119,7 @@ impl Dispatcher {
 
     /// A fresh delivery left memory without a record (its webhook was deleted):
     /// it no longer holds its event's marker.
-    fn forget_fresh(&mut self, event: &EventId) {
+    pub(super) fn forget_fresh(&mut self, event: &EventId) {
         if self.ledger.one_less_unrecorded(event) {
             self.writes.mark_fanned_out(event.clone());
         }
