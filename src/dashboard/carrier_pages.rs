@@ -50,17 +50,17 @@ pub async fn list(
             section.card {
                 @if found.items.is_empty() { p { "No carriers yet: add the companies you assign loads to." } }
                 div.table-wrap {
-                    table.carriers {
-                        thead { tr { th { "Name" } th { "MC" } th.wide { "DOT" } th { "Equipment" } th.wide { "Service areas" } th.wide { "Added" } } }
+                    table.carriers.stack {
+                        thead { tr { th { "Name" } th { "MC" } th { "DOT" } th { "Equipment" } th { "Service areas" } th { "Added" } } }
                         tbody {
                             @for carrier in &found.items {
                                 tr data-carrier-id=(carrier.id) {
-                                    td { a href=(format!("/dashboard/carriers/{}", carrier.id)) { (carrier.name) } }
-                                    td { (carrier.mc_number) }
-                                    td.wide { (carrier.dot_number.as_deref().unwrap_or("—")) }
-                                    td { (carrier.equipment_types.iter().map(|e| e.label()).collect::<Vec<_>>().join(", ")) }
-                                    td.wide { (carrier.service_areas.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(" ")) }
-                                    td.wide { (when(Some(carrier.created_at))) }
+                                    td data-label="Name" { a href=(format!("/dashboard/carriers/{}", carrier.id)) { (carrier.name) } }
+                                    td data-label="MC" { (carrier.mc_number) }
+                                    td data-label="DOT" { (carrier.dot_number.as_deref().unwrap_or("—")) }
+                                    td data-label="Equipment" { (carrier.equipment_types.iter().map(|e| e.label()).collect::<Vec<_>>().join(", ")) }
+                                    td data-label="Service areas" { (carrier.service_areas.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(" ")) }
+                                    td data-label="Added" { (when(Some(carrier.created_at))) }
                                 }
                             }
                         }

@@ -140,14 +140,14 @@ pub async fn list(
                 button type="submit" { "Filter" }
             }
             section.card {
-                p.hint { (found.total) " loads" }
+                p.hint { (grouped(found.total as i64)) @if found.total == 1 { " load" } @else { " loads" } }
                 div.table-wrap {
-                    table.loads {
-                        thead { tr { th { "Load" } th { "Status" } th { "Route" } th { "Carrier" } th.wide { "Created" } } }
+                    table.loads.stack {
+                        thead { tr { th { "Load" } th { "Status" } th { "Route" } th { "Carrier" } th { "Created" } } }
                         tbody {
                             @for load in &found.items {
                                 tr data-load-id=(load.id) {
-                                    td {
+                                    td data-label="Load" {
                                         a href=(format!("/dashboard/loads/{}", load.id)) {
                                             @match &load.reference {
                                                 Some(reference) => { strong.reference { (reference) } }
@@ -155,10 +155,10 @@ pub async fn list(
                                             }
                                         }
                                     }
-                                    td { (status_badge(load.status)) }
-                                    td { (route(load)) }
-                                    td { (load.carrier.as_ref().map_or("—", |c| c.name.as_str())) }
-                                    td.wide { (when(Some(load.created_at))) }
+                                    td data-label="Status" { (status_badge(load.status)) }
+                                    td data-label="Route" { (route(load)) }
+                                    td data-label="Carrier" { (load.carrier.as_ref().map_or("—", |c| c.name.as_str())) }
+                                    td data-label="Created" { (when(Some(load.created_at))) }
                                 }
                             }
                         }
@@ -403,7 +403,11 @@ async fn load_view(
                 }
                 " " (status_badge(load.status))
             }
-            p.hint { code.id { (load.id) } }
+            // The id is long: it wraps, and copies whole with one button.
+            div.copy.id-copy {
+                input #load-id readonly value=(load.id) aria-label="Load id";
+                button type="button" data-copy="#load-id" { "Copy id" }
+            }
             (problems.summary())
             (next_steps(viewer, load, &carriers, problems))
             div.grid2 { (facts(load)) (tracking_card(tracking.as_ref())) }
@@ -412,6 +416,7 @@ async fn load_view(
             (share)
             (history(load))
             (trail_table(&trail))
+            script src="/dashboard/assets/dashboard.js" defer {}
         },
     ))
 }

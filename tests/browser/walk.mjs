@@ -203,6 +203,8 @@ try {
   const pickupFence = await page.locator('#stops li[data-stop="pickup"]').textContent();
   if (!pickupFence.includes('400 m around the facility')) fail(`the pickup's geofence is wrong: ${pickupFence}`);
   await page.locator('#stops li[data-stop="delivery"]').waitFor();
+  await page.getByRole('button', { name: 'Copy id' }).click();
+  if ((await page.evaluate(() => navigator.clipboard.readText())) !== loadId) fail('the load id was not copied');
   await page.getByRole('button', { name: 'Make a link (72 hours)' }).click();
   const shareUrl = await page.locator('#share-url').inputValue();
   if (!shareUrl.includes('/track/')) fail(`no share link shown: ${shareUrl}`);

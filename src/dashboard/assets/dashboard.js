@@ -7,9 +7,10 @@ document.addEventListener("click", (event) => {
   if (!button) return;
   const source = document.querySelector(button.dataset.copy);
   if (!source) return;
+  const label = button.textContent;
   const done = () => {
     button.textContent = "Copied";
-    setTimeout(() => { button.textContent = "Copy"; }, 2000);
+    setTimeout(() => { button.textContent = label; }, 2000);
   };
   if (navigator.clipboard && window.isSecureContext) {
     navigator.clipboard.writeText(source.value).then(done, () => source.select());
