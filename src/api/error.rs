@@ -276,7 +276,7 @@ impl From<TransitionError> for ApiError {
                 format!(
                     "{message}; from {from} the allowed next statuses are: {}",
                     match status_names(from.allowed_next()).join(", ") {
-                        s if s.is_empty() => "none (delivered is final)".to_string(),
+                        s if s.is_empty() => format!("none ({from} is final)"),
                         s => s,
                     }
                 ),

@@ -148,6 +148,11 @@ pub fn parse_json<T: BodyInput>(body: &[u8]) -> Result<T, ApiError> {
             "the request body is empty; send a JSON object",
         ));
     }
+    // serde takes an array for a struct (its fields in order): `[]` would read
+    // as a body that sends nothing. Every body here is an object.
+    if body.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'[') {
+        return Err(ValidationErrors::single("body", "must be a JSON object, not an array").into());
+    }
     // Valid bodies, nearly all of them, are parsed once without tracking the
     // path (which costs as much again); only a refused one is parsed a second
     // time, to say where it went wrong.
@@ -191,7 +196,9 @@ fn every_problem<T: BodyInput>(body: &[u8]) -> Option<ValidationErrors> {
                         errors.add(problem.field.clone(), problem.message.clone());
                     }
                 }
-                return Some(errors);
+                // Nothing found this way (a field named twice, which a
+                // `Value` keeps once): the first problem is the one to report.
+                return (!errors.is_empty()).then_some(errors);
             }
             Err(refused) => {
                 let path = refused.path().clone();

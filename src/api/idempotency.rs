@@ -1,4 +1,5 @@
-//! `Idempotency-Key` on POST: a retry with the same key and the same request gets
+//! `Idempotency-Key` on every write (POST, PATCH, PUT, DELETE): a retry with
+//! the same key and the same request (method, path, query, body) gets
 //! the first answer again (status and body, marked `Idempotent-Replayed: true`)
 //! without doing the work twice; the same key on a different request is refused
 //! with 422, and while the first is still running, with 409. Runs after
@@ -32,9 +33,11 @@ pub async fn idempotent_posts<B>(
 where
     B: MessageBody + 'static,
 {
-    // Every other request (GETs, GPS fixes without a key) passes with two checks.
+    // Every other request (GETs, writes without a key) passes with two checks.
     let raw = match *req.method() {
-        Method::POST => req.headers().get(HEADER).cloned(),
+        Method::POST | Method::PATCH | Method::PUT | Method::DELETE => {
+            req.headers().get(HEADER).cloned()
+        }
         _ => None,
     };
     let Some(raw) = raw else {

@@ -263,10 +263,10 @@ pub async fn update(
         name: Some(form.text("name")),
         mc_number: None,
         dot_number: Some(form.text("dot_number")),
-        contact: Some(ContactChangeInput {
+        contact: Some(Some(ContactChangeInput {
             email: Some(form.text("contact.email")),
             phone: Some(form.text("contact.phone")),
-        }),
+        })),
         equipment_types: Some(Some(form.all("equipment_types"))),
         service_areas: Some(Some(service_areas(&form))),
     };

@@ -34,7 +34,7 @@ carries `X-RateLimit-Limit`, `X-RateLimit-Remaining`, `X-RateLimit-Reset` and th
 draft's `RateLimit-Policy` and `RateLimit`; past the quota the answer is \
 `429 RATE_LIMITED` with `Retry-After`.
 
-**Idempotency.** Any POST may carry an `Idempotency-Key` (1–255 visible ASCII \
+**Idempotency.** Any write (POST, PATCH, PUT, DELETE) may carry an `Idempotency-Key` (1–255 visible ASCII \
 characters). The first answer is kept 24 hours per account; a repeat of the same request \
 with the same key gets that answer again (`Idempotent-Replayed: true`) without the work \
 being done twice. The same key on a different request is `422 IDEMPOTENCY_KEY_REUSED`, \

@@ -7,7 +7,7 @@
 //! | `api::auth::authenticate` | 401, 403, 429, 503 (its storage) | every `/v1` operation (403: not `/v1/auth/verify`) |
 //! | `api::extract::QueryParams` | 400 `INVALID_QUERY_PARAMETER` | every `/v1` operation |
 //! | `api::extract::JsonBody` | 400, 413, 415 | operations with a request body |
-//! | `api::idempotency` | 400, 409, 413, 422 | every POST |
+//! | `api::idempotency` | 400, 409, 413, 422 | every write (POST, PATCH, PUT, DELETE) |
 //! | services, for the id in the path | 404 (unknown or malformed id) | operations with a path parameter |
 //! | storage, and parts of the running service | 500, 503 | every `/v1` operation |
 //! | `api::auth::plain_http_refusal` | 400 `HTTPS_REQUIRED` (behind a TLS proxy) | every operation |
@@ -357,10 +357,11 @@ fn add_layers(path: &str, method: &str, operation: &mut Operation) {
     if path.contains('{') {
         common.push(&NOT_FOUND);
     }
-    let post = method == "POST";
+    // Every write takes an `Idempotency-Key` (`api::idempotency`).
+    let post = matches!(method, "POST" | "PATCH" | "PUT" | "DELETE");
     if operation.request_body.is_some() || post {
-        // The idempotency layer reads a POST's body (up to 1 MiB) even when the
-        // handler takes none.
+        // The idempotency layer reads a write's body (up to 1 MiB) even when
+        // the handler takes none.
         common.push(&PAYLOAD_TOO_LARGE);
     }
     if operation.request_body.is_some() {

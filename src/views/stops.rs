@@ -81,6 +81,11 @@ impl<'a> StopView<'a> {
         settings: &StopSettings,
         now: DateTime<Utc>,
     ) -> Vec<Self> {
+        // A delivered or cancelled load's clocks stopped when it became so.
+        let now = match load.status.is_final() {
+            true => load.status_history.last().map_or(now, |e| e.at.min(now)),
+            false => now,
+        };
         StopKind::BOTH
             .into_iter()
             .map(|kind| {

@@ -98,6 +98,26 @@ async fn a_load_is_corrected_field_by_field_and_says_what_changed() {
     assert_eq!(fields, ["origin", "weight", "equipment_type", "rate"]);
     let (status, refused) = app.patch(&path, json!({"tonnage": 3})).await;
     assert_error(status, &refused, 400, "VALIDATION_FAILED");
+    // An array is not a body that sends nothing; a field named twice is named.
+    let (status, refused) = app.patch(&path, json!([])).await;
+    assert_error(status, &refused, 400, "VALIDATION_FAILED");
+    assert_eq!(refused["error"]["details"]["field"], "body");
+    let (status, refused) = crate::helpers::send(
+        app.client
+            .patch(app.url(&path))
+            .bearer_auth(&app.key)
+            .header("content-type", "application/json")
+            .body(r#"{"weight": 1, "weight": 2}"#),
+    )
+    .await;
+    assert_error(status, &refused, 400, "VALIDATION_FAILED");
+    assert!(
+        !refused["error"]["details"]["errors"]
+            .as_array()
+            .unwrap()
+            .is_empty(),
+        "{refused}"
+    );
     let (status, dates) = app
         .patch(
             &path,
@@ -243,6 +263,13 @@ async fn a_load_is_cancelled_before_pickup_only_and_then_takes_no_fixes() {
     let (status, refused) = set_status(&app, &posted, "posted").await;
     assert_error(status, &refused, 409, "INVALID_STATUS_TRANSITION");
     assert_eq!(refused["error"]["details"]["allowed_next"], json!([]));
+    assert!(
+        refused["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("none (cancelled is final)"),
+        "{refused}"
+    );
     let (status, refused) = app
         .patch(&format!("/loads/{posted}"), json!({"weight": 1000}))
         .await;
@@ -315,6 +342,11 @@ async fn carriers_are_changed_and_deleted_once_nothing_rides_with_them() {
         .patch(&path, json!({"contact": {"email": "nope"}}))
         .await;
     assert_error(status, &refused, 400, "VALIDATION_FAILED");
+    // Null empties no list and no contact: `[]` does, and a part's own null.
+    for null in [json!({"equipment_types": null}), json!({"contact": null})] {
+        let (status, refused) = app.patch(&path, null).await;
+        assert_error(status, &refused, 400, "VALIDATION_FAILED");
+    }
 
     // Refused while a load rides with it; deleted once it is unassigned.
     let load = id_of(&app.create_load(load_body("TX", "GA")).await);

@@ -132,3 +132,35 @@ async fn concurrent_requests_with_one_key_create_one_load() {
     assert_eq!(ids.len(), 1, "every 201 names the same load");
     assert_eq!(total_loads(&app, &app.key).await, 1);
 }
+
+/// A correction is a write like any other: a retry with its key gets the first
+/// answer (even after a later change), another body with the key is refused.
+#[actix_web::test]
+async fn a_patch_retried_with_its_key_is_not_applied_again() {
+    let app = spawn_app().await;
+    let load = app.create_load(crate::helpers::load_body("TX", "GA")).await;
+    let path = app.url(&format!("/loads/{}", load["id"].as_str().unwrap()));
+    let patch = |key: &'static str, weight: u32| {
+        crate::helpers::send(
+            app.client
+                .patch(path.clone())
+                .bearer_auth(&app.key)
+                .header("idempotency-key", key)
+                .json(&serde_json::json!({"weight": weight})),
+        )
+    };
+    let (status, first) = patch("fix-weight-1", 1000).await;
+    assert_eq!(status, reqwest::StatusCode::OK, "{first}");
+    let (status, _) = patch("fix-weight-2", 2000).await;
+    assert_eq!(status, reqwest::StatusCode::OK);
+    // The retry of the first gets its answer, and the load keeps 2,000.
+    let (status, replayed) = patch("fix-weight-1", 1000).await;
+    assert_eq!(status, reqwest::StatusCode::OK);
+    assert_eq!(replayed["data"]["weight"], 1000.0);
+    let (_, now) = app
+        .get(&format!("/loads/{}", load["id"].as_str().unwrap()))
+        .await;
+    assert_eq!(now["data"]["weight"], 2000.0, "not applied again");
+    let (status, reused) = patch("fix-weight-1", 3000).await;
+    crate::helpers::assert_error(status, &reused, 422, "IDEMPOTENCY_KEY_REUSED");
+}

@@ -123,7 +123,9 @@ pub struct CarrierChangeInput {
     #[serde(default, deserialize_with = "nullable")]
     #[schema(schema_with = super::fields::dot_number)]
     pub dot_number: Option<Option<String>>,
-    pub contact: Option<ContactChangeInput>,
+    #[serde(default, deserialize_with = "nullable")]
+    #[schema(value_type = Option<ContactChangeInput>)]
+    pub contact: Option<Option<ContactChangeInput>>,
     #[serde(default, deserialize_with = "nullable")]
     #[schema(schema_with = super::fields::equipment_types)]
     pub equipment_types: Option<Option<Vec<String>>>,
@@ -156,7 +158,21 @@ impl CarrierChangeInput {
                 .check("dot_number", registration_number(&n, "USDOT"))
                 .map(Some),
         };
-        let contact = self.contact.unwrap_or_default();
+        // Null stands for nothing here but the optional values it clears: a
+        // list is emptied with `[]`, a contact part with its own null.
+        for (field, sent_null) in [
+            ("contact", matches!(self.contact, Some(None))),
+            (
+                "equipment_types",
+                matches!(self.equipment_types, Some(None)),
+            ),
+            ("service_areas", matches!(self.service_areas, Some(None))),
+        ] {
+            if sent_null {
+                errors.add(field, "must not be null (send [] to empty a list)");
+            }
+        }
+        let contact = self.contact.flatten().unwrap_or_default();
         let email = match contact.email {
             None => None,
             Some(None) => Some(None),
@@ -167,21 +183,20 @@ impl CarrierChangeInput {
             Some(None) => Some(None),
             Some(Some(p)) => errors.check("contact.phone", phone(&p)).map(Some),
         };
-        // A list sent as null empties it, as `[]` does.
-        let equipment_types = self.equipment_types.map(|raw| {
+        let equipment_types = self.equipment_types.flatten().map(|raw| {
             parse_list(
                 &mut errors,
                 "equipment_types",
-                raw.unwrap_or_default(),
+                raw,
                 EquipmentType::ALL.len(),
                 EquipmentType::parse,
             )
         });
-        let service_areas = self.service_areas.map(|raw| {
+        let service_areas = self.service_areas.flatten().map(|raw| {
             parse_list(
                 &mut errors,
                 "service_areas",
-                raw.unwrap_or_default(),
+                raw,
                 MAX_SERVICE_AREAS,
                 UsState::parse,
             )
