@@ -24,6 +24,35 @@ use crate::telemetry::error_chain;
 pub const HEADER: &str = "idempotency-key";
 pub const REPLAYED_HEADER: &str = "idempotent-replayed";
 
+/// The API's `(method, path pattern)` pairs (`routes::all_routes`, given by
+/// the server, which sits above both): the idempotency layer runs before the
+/// router, and takes keys only for requests that reach a handler.
+pub struct KnownRoutes(Vec<(&'static str, Vec<String>)>);
+
+impl KnownRoutes {
+    pub fn new(routes: Vec<(&'static str, String)>) -> Self {
+        KnownRoutes(
+            routes
+                .into_iter()
+                .map(|(method, path)| (method, path.split('/').map(str::to_owned).collect()))
+                .collect(),
+        )
+    }
+
+    /// Whether `method` on `path` (`/v1/loads/load_…`) is one of them.
+    pub fn routes(&self, method: &str, path: &str) -> bool {
+        let parts: Vec<&str> = path.split('/').collect();
+        self.0.iter().any(|(m, pattern)| {
+            *m == method
+                && pattern.len() == parts.len()
+                && pattern
+                    .iter()
+                    .zip(&parts)
+                    .all(|(want, got)| (want.starts_with('{') && !got.is_empty()) || want == got)
+        })
+    }
+}
+
 /// Called by the authentication middleware once `principal` is known.
 pub async fn idempotent_posts<B>(
     req: ServiceRequest,
@@ -40,6 +69,11 @@ where
         }
         _ => None,
     };
+    // A method or path the API does not route gets its 405 or 404, key or not.
+    let raw = raw.filter(|_| {
+        req.app_data::<web::Data<KnownRoutes>>()
+            .is_none_or(|known| known.routes(req.method().as_str(), req.path()))
+    });
     let Some(raw) = raw else {
         return Ok(next.call(req).await?.map_into_left_body());
     };

@@ -234,9 +234,13 @@ fn api_server(
         ApiTransport::Tls(_) => TransportPolicy::DirectTls,
         ApiTransport::BehindTlsProxy => TransportPolicy::TrustForwardedProto,
     };
+    let known_routes = web::Data::new(crate::api::idempotency::KnownRoutes::new(
+        routes::all_routes(),
+    ));
     let make_app = move || {
         App::new()
             .app_data(web::Data::new(services.clone()))
+            .app_data(known_routes.clone())
             .app_data(web::Data::new(body_limit))
             .app_data(web::Data::new(policy))
             // Outermost: every answer, refusals included, gets an id and is

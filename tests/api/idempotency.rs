@@ -164,3 +164,28 @@ async fn a_patch_retried_with_its_key_is_not_applied_again() {
     let (status, reused) = patch("fix-weight-1", 3000).await;
     crate::helpers::assert_error(status, &reused, 422, "IDEMPOTENCY_KEY_REUSED");
 }
+
+/// A method the API does not route gets its 405 with a key too (the key is
+/// not taken), and the key stays free for a real request.
+#[actix_web::test]
+async fn a_key_on_a_method_that_is_not_routed_is_not_taken() {
+    let app = spawn_app().await;
+    let (status, body) = crate::helpers::send(
+        app.client
+            .put(app.url("/carriers"))
+            .bearer_auth(&app.key)
+            .header("idempotency-key", "one-key")
+            .json(&crate::helpers::carrier_body("424242")),
+    )
+    .await;
+    crate::helpers::assert_error(status, &body, 405, "METHOD_NOT_ALLOWED");
+    let (status, body) = crate::helpers::send(
+        app.client
+            .post(app.url("/carriers"))
+            .bearer_auth(&app.key)
+            .header("idempotency-key", "one-key")
+            .json(&crate::helpers::carrier_body("424242")),
+    )
+    .await;
+    assert_eq!(status, reqwest::StatusCode::CREATED, "{body}");
+}
