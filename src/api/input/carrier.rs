@@ -83,23 +83,14 @@ impl crate::api::extract::BodyInput for NewCarrierInput {
     }
 }
 
-/// Present and null (`Some(None)`) apart from absent (`None`).
-fn nullable<'de, D, T>(deserializer: D) -> Result<Option<Option<T>>, D::Error>
-where
-    D: serde::Deserializer<'de>,
-    T: Deserialize<'de>,
-{
-    Option::<T>::deserialize(deserializer).map(Some)
-}
-
 /// How to reach a carrier, as a change: a part left out stays, null clears it.
 #[derive(Debug, Default, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ContactChangeInput {
-    #[serde(default, deserialize_with = "nullable")]
+    #[serde(default, deserialize_with = "super::nullable")]
     #[schema(schema_with = super::fields::email)]
     pub email: Option<Option<String>>,
-    #[serde(default, deserialize_with = "nullable")]
+    #[serde(default, deserialize_with = "super::nullable")]
     #[schema(schema_with = super::fields::phone)]
     pub phone: Option<Option<String>>,
 }
@@ -113,23 +104,23 @@ pub struct ContactChangeInput {
     again under the new one)."
 )]
 pub struct CarrierChangeInput {
-    #[serde(default, deserialize_with = "nullable")]
+    #[serde(default, deserialize_with = "super::nullable")]
     #[schema(schema_with = super::fields::carrier_name)]
     pub name: Option<Option<String>>,
     /// Refused: a carrier is its MC number.
-    #[serde(default, deserialize_with = "nullable")]
+    #[serde(default, deserialize_with = "super::nullable")]
     #[schema(value_type = Option<String>)]
     pub mc_number: Option<Option<String>>,
-    #[serde(default, deserialize_with = "nullable")]
+    #[serde(default, deserialize_with = "super::nullable")]
     #[schema(schema_with = super::fields::dot_number)]
     pub dot_number: Option<Option<String>>,
-    #[serde(default, deserialize_with = "nullable")]
+    #[serde(default, deserialize_with = "super::nullable")]
     #[schema(value_type = Option<ContactChangeInput>)]
     pub contact: Option<Option<ContactChangeInput>>,
-    #[serde(default, deserialize_with = "nullable")]
+    #[serde(default, deserialize_with = "super::nullable")]
     #[schema(schema_with = super::fields::equipment_types)]
     pub equipment_types: Option<Option<Vec<String>>>,
-    #[serde(default, deserialize_with = "nullable")]
+    #[serde(default, deserialize_with = "super::nullable")]
     #[schema(schema_with = super::fields::service_areas)]
     pub service_areas: Option<Option<Vec<String>>>,
 }

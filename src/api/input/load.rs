@@ -208,16 +208,6 @@ fn not_null<T>(field: &str, raw: Option<Option<T>>, errors: &mut ValidationError
     }
 }
 
-/// Present and null (`Some(None)`) apart from absent (`None`), for fields a
-/// change may clear.
-fn nullable<'de, D, T>(deserializer: D) -> Result<Option<Option<T>>, D::Error>
-where
-    D: serde::Deserializer<'de>,
-    T: Deserialize<'de>,
-{
-    Option::<T>::deserialize(deserializer).map(Some)
-}
-
 /// The body of `PATCH /v1/loads/{id}` as sent.
 #[derive(Debug, Default, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
@@ -229,35 +219,35 @@ where
 )]
 pub struct LoadChangeInput {
     // The required fields cannot be cleared: null is refused, not ignored.
-    #[serde(default, deserialize_with = "nullable")]
+    #[serde(default, deserialize_with = "super::nullable")]
     #[schema(value_type = LocationInput)]
     pub origin: Option<Option<LocationInput>>,
-    #[serde(default, deserialize_with = "nullable")]
+    #[serde(default, deserialize_with = "super::nullable")]
     #[schema(value_type = LocationInput)]
     pub destination: Option<Option<LocationInput>>,
     /// Pounds, above 0 and at most 500,000.
-    #[serde(default, deserialize_with = "nullable")]
+    #[serde(default, deserialize_with = "super::nullable")]
     #[schema(value_type = f64, exclusive_minimum = 0.0, maximum = 500_000.0)]
     pub weight: Option<Option<f64>>,
-    #[serde(default, deserialize_with = "nullable")]
+    #[serde(default, deserialize_with = "super::nullable")]
     #[schema(value_type = EquipmentType)]
     pub equipment_type: Option<Option<String>>,
-    #[serde(default, deserialize_with = "nullable")]
+    #[serde(default, deserialize_with = "super::nullable")]
     #[schema(schema_with = super::fields::optional_utc_timestamp)]
     pub pickup_date: Option<Option<String>>,
     /// Not before `pickup_date` (the one sent, or the load's).
-    #[serde(default, deserialize_with = "nullable")]
+    #[serde(default, deserialize_with = "super::nullable")]
     #[schema(schema_with = super::fields::optional_utc_timestamp)]
     pub delivery_date: Option<Option<String>>,
     /// US dollars, 0 to 10,000,000, at most two decimal places.
-    #[serde(default, deserialize_with = "nullable")]
+    #[serde(default, deserialize_with = "super::nullable")]
     #[schema(value_type = Option<f64>, minimum = 0.0, maximum = 10_000_000.0, multiple_of = 0.01)]
     pub rate: Option<Option<f64>>,
-    #[serde(default, deserialize_with = "nullable")]
+    #[serde(default, deserialize_with = "super::nullable")]
     #[schema(schema_with = super::fields::notes)]
     pub notes: Option<Option<String>>,
     /// 1-64 printable characters on one line, unique among the account's loads.
-    #[serde(default, deserialize_with = "nullable")]
+    #[serde(default, deserialize_with = "super::nullable")]
     #[schema(schema_with = super::fields::reference)]
     pub reference: Option<Option<String>>,
 }

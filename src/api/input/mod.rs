@@ -18,3 +18,15 @@ pub mod webhook;
 
 #[cfg(test)]
 mod properties;
+
+/// For a change's fields (`PATCH`): present and null (`Some(None)`, which
+/// clears an optional field or is refused for a required one) apart from
+/// absent (`None`, which leaves it). Use with `#[serde(default,
+/// deserialize_with = "super::nullable")]`.
+pub(crate) fn nullable<'de, D, T>(deserializer: D) -> Result<Option<Option<T>>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: serde::Deserialize<'de>,
+{
+    <Option<T> as serde::Deserialize>::deserialize(deserializer).map(Some)
+}
