@@ -8,7 +8,7 @@ use super::account_pages::when;
 use super::form::Form;
 use super::page::{self, PageError, Section};
 use super::session::Viewer;
-use super::widgets::{Kind, Options, Problems, field, grouped, pager, pounds, select};
+use super::widgets::{Kind, Options, Problems, field, grouped, pager, pounds, select, when_text};
 use super::{device_pages, stop_pages};
 use crate::actors::LoadError;
 use crate::api::input::load::{NewLoadInput, StatusChangeInput};
@@ -494,8 +494,8 @@ fn tracking_card(tracking: Option<&TrackingSummary>) -> Markup {
                             (format!("{:.4}, {:.4}", here.lat, here.lng))
                             @if let (Some(city), Some(state)) = (here.city, here.state) { " near " (city) ", " (state) }
                         }
-                        dt { "Last update" } dd { (t.last_update.clone().unwrap_or_default()) }
-                        dt { "ETA" } dd { (t.eta.clone().unwrap_or_else(|| "—".into())) }
+                        dt { "Last update" } dd { (when_text(t.last_update.as_ref())) }
+                        dt { "ETA" } dd { (when_text(t.eta.as_ref())) }
                     }
                 }
                 None => p { "No GPS fix yet." },
@@ -526,16 +526,16 @@ fn trail_table(trail: &History) -> Markup {
         section.card {
             h2 { "GPS trail" }
             p.hint { (trail.total) " points; the latest " (trail.points.len()) " shown, newest first." }
-            table.trail {
+            table.trail.stack {
                 thead { tr { th { "Time" } th { "Latitude" } th { "Longitude" } th { "Speed" } th { "Heading" } } }
                 tbody {
                     @for fix in &trail.points {
                         tr {
-                            td { (when(Some(fix.timestamp))) }
-                            td { (format!("{:.5}", fix.lat)) }
-                            td { (format!("{:.5}", fix.lng)) }
-                            td { (fix.speed_mph.map_or("—".to_owned(), |s| format!("{s:.0} mph"))) }
-                            td { (fix.heading_deg.map_or("—".to_owned(), |h| format!("{h:.0}°"))) }
+                            td data-label="Time" { (when(Some(fix.timestamp))) }
+                            td data-label="Latitude" { (format!("{:.5}", fix.lat)) }
+                            td data-label="Longitude" { (format!("{:.5}", fix.lng)) }
+                            td data-label="Speed" { (fix.speed_mph.map_or("—".to_owned(), |s| format!("{s:.0} mph"))) }
+                            td data-label="Heading" { (fix.heading_deg.map_or("—".to_owned(), |h| format!("{h:.0}°"))) }
                         }
                     }
                 }
