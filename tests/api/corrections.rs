@@ -7,8 +7,8 @@ use reqwest::StatusCode;
 use serde_json::{Value, json};
 
 use crate::helpers::{TestApp, assert_error, load_body, spawn_app};
-use crate::receiver::{Receiver, verify};
-use crate::webhooks::{SECRET, subscribe, webhook_app};
+use crate::receiver::verify;
+use crate::webhooks::{SECRET, subscribed_app};
 
 async fn assign(app: &TestApp, load: &str, mc: &str) -> String {
     let carrier = app.create_carrier(mc).await;
@@ -33,16 +33,7 @@ fn id_of(load: &Value) -> String {
 
 #[actix_web::test]
 async fn a_load_is_corrected_field_by_field_and_says_what_changed() {
-    let app = webhook_app().await;
-    let receiver = Receiver::start(200).await;
-    subscribe(
-        &app,
-        &app.key,
-        &format!("{}/hooks", receiver.base),
-        &["load.updated"],
-        SECRET,
-    )
-    .await;
+    let (app, receiver) = subscribed_app(&["load.updated"]).await;
     let mut body = load_body("TX", "GA");
     body["notes"] = json!("Dock 4");
     body["rate"] = json!(1850.5);
@@ -230,16 +221,7 @@ async fn a_reference_is_unique_in_an_account_finds_its_load_and_is_freed_when_ch
 
 #[actix_web::test]
 async fn a_load_is_cancelled_before_pickup_only_and_then_takes_no_fixes() {
-    let app = webhook_app().await;
-    let receiver = Receiver::start(200).await;
-    subscribe(
-        &app,
-        &app.key,
-        &format!("{}/hooks", receiver.base),
-        &["load.status_changed"],
-        SECRET,
-    )
-    .await;
+    let (app, receiver) = subscribed_app(&["load.status_changed"]).await;
     let posted = id_of(&app.create_load(load_body("TX", "GA")).await);
     let (status, cancelled) = app
         .patch(

@@ -481,6 +481,19 @@ impl EventStream {
     }
 }
 
+/// The live stream of one load (`/v1/loads/{load}/tracking/stream`), opened
+/// with the app's key, past its first frame.
+pub async fn load_stream(app: &TestApp, load: &str) -> EventStream {
+    let response = app
+        .client
+        .get(app.url(&format!("/loads/{load}/tracking/stream")))
+        .bearer_auth(&app.key)
+        .send()
+        .await
+        .unwrap();
+    EventStream::open(response).await
+}
+
 /// A loopback port free a moment ago, for a server process a test starts.
 pub fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0")

@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 
 use crate::helpers::{TestApp, assert_error, eventually};
 use crate::receiver::{Receiver, verify, verify_at};
-use crate::webhooks::{SECRET, subscribe, webhook_app, webhook_settings};
+use crate::webhooks::{SECRET, subscribe, subscribed_app, webhook_app, webhook_settings};
 
 /// The pickup's facility, given by coordinates with a 400 m arrival radius.
 const PICKUP: (f64, f64) = (32.7767, -96.797);
@@ -293,14 +293,7 @@ async fn detention_starts_from_the_timer_with_no_fix_even_after_a_restart() {
     // A restart between the arrival and the end of the free time, then time
     // passes with no fix at all.
     let app = app.restart_with(|s| s.webhooks = webhook_settings()).await;
-    let response = app
-        .client
-        .get(app.url(&format!("/loads/{id}/tracking/stream")))
-        .bearer_auth(&app.key)
-        .send()
-        .await
-        .unwrap();
-    let mut stream = crate::helpers::EventStream::open(response).await;
+    let mut stream = crate::helpers::load_stream(&app, &id).await;
     app.clock.advance(chrono::Duration::minutes(25));
     let received = receiver
         .wait_for("load.detention_started", |r| !r.is_empty())
@@ -343,16 +336,7 @@ async fn detention_starts_from_the_timer_with_no_fix_even_after_a_restart() {
 
 #[actix_web::test]
 async fn late_risk_and_eta_changes_follow_the_trucks_progress() {
-    let app = webhook_app().await;
-    let receiver = Receiver::start(200).await;
-    subscribe(
-        &app,
-        &app.key,
-        &format!("{}/hooks", receiver.base),
-        &["load.eta_changed"],
-        SECRET,
-    )
-    .await;
+    let (app, receiver) = subscribed_app(&["load.eta_changed"]).await;
     let appointment = app.clock.now() + chrono::Duration::hours(1);
     let mut body = crate::helpers::load_body("TX", "GA");
     body["destination"]["zip"] = json!("30303");
@@ -413,14 +397,7 @@ async fn a_loads_stream_carries_its_milestones_beside_its_fixes() {
     body["origin"]["lat"] = json!(PICKUP.0);
     body["origin"]["lng"] = json!(PICKUP.1);
     let (id, _) = assigned_load(&app, body, "464646").await;
-    let response = app
-        .client
-        .get(app.url(&format!("/loads/{id}/tracking/stream")))
-        .bearer_auth(&app.key)
-        .send()
-        .await
-        .unwrap();
-    let mut stream = crate::helpers::EventStream::open(response).await;
+    let mut stream = crate::helpers::load_stream(&app, &id).await;
     let start = app.clock.now() - chrono::Duration::minutes(30);
     post_fixes(&app, &id, &[fix(start, 0, PICKUP, 0.0, 0.0)]).await;
     let first = stream.event().await;

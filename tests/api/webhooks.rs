@@ -41,6 +41,22 @@ pub(crate) fn webhook_settings() -> DispatchSettings {
     }
 }
 
+/// A server that delivers webhooks to local receivers, and a receiver
+/// answering 200 that is subscribed (signing with [`SECRET`]) to `events`.
+pub(crate) async fn subscribed_app(events: &[&str]) -> (TestApp, Receiver) {
+    let app = webhook_app().await;
+    let receiver = Receiver::start(200).await;
+    subscribe(
+        &app,
+        &app.key,
+        &format!("{}/hooks", receiver.base),
+        events,
+        SECRET,
+    )
+    .await;
+    (app, receiver)
+}
+
 pub(crate) async fn subscribe(
     app: &TestApp,
     key: &str,
@@ -102,16 +118,7 @@ async fn full_lifecycle(app: &TestApp) -> String {
 
 #[actix_web::test]
 async fn every_event_arrives_signed_with_its_sequence() {
-    let app = webhook_app().await;
-    let receiver = Receiver::start(200).await;
-    subscribe(
-        &app,
-        &app.key,
-        &format!("{}/hooks", receiver.base),
-        &ALL,
-        SECRET,
-    )
-    .await;
+    let (app, receiver) = subscribed_app(&ALL).await;
     let load = full_lifecycle(&app).await;
 
     let received = receiver
