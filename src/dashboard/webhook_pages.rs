@@ -13,7 +13,7 @@ use crate::api::input::webhook::{NewSubscriptionInput, SubscriptionPatchInput};
 use crate::api::path::{PathId, SecondPathId};
 use crate::domain::event::EventType;
 use crate::domain::ids::{EventId, WebhookId};
-use crate::domain::webhook::Subscription;
+use crate::domain::webhook::{Subscription, SubscriptionPatch};
 use crate::services::Services;
 use crate::services::webhooks::WebhookError;
 use crate::storage::PageRequest;
@@ -305,12 +305,7 @@ pub async fn set_enabled(
     .validate(services.webhooks.url_policy())
     .await
     .map_err(|_| PageError::BadForm)?;
-    services
-        .webhooks
-        .update(viewer.account_id(), &id, patch)
-        .await
-        .map_err(webhook_error)?;
-    Ok(page::see_other(&format!("/dashboard/webhooks/{id}")))
+    saved(&services, &viewer, &id, patch).await
 }
 
 /// Changes the webhook's URL and events.
@@ -337,9 +332,19 @@ pub async fn edit(
             return webhook_page(&viewer, &services, &id, shown).await;
         }
     };
+    saved(&services, &viewer, &id, patch).await
+}
+
+/// Applies a checked change to the webhook and goes back to its page.
+async fn saved(
+    services: &Services,
+    viewer: &Viewer,
+    id: &WebhookId,
+    patch: SubscriptionPatch,
+) -> Result<HttpResponse, PageError> {
     services
         .webhooks
-        .update(viewer.account_id(), &id, patch)
+        .update(viewer.account_id(), id, patch)
         .await
         .map_err(webhook_error)?;
     Ok(page::see_other(&format!("/dashboard/webhooks/{id}")))
