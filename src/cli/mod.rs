@@ -26,8 +26,9 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Run the HTTPS API (and the loopback admin listener).
-    Serve(ServeArgs),
+    /// Run the HTTPS API (and the loopback admin listener). Boxed: its
+    /// settings are most of the enum's size, and it is made once.
+    Serve(Box<ServeArgs>),
     /// Manage accounts (tenants) on a running server.
     #[command(subcommand)]
     Accounts(AccountsCommand),
@@ -189,6 +190,16 @@ pub struct ServeArgs {
     /// must exist. Every instance sharing a ScyllaDB keyspace needs the same one.
     #[arg(long, env = "FREIGHT_SECRETS_KEY_FILE")]
     pub secrets_key_file: Option<PathBuf>,
+    /// Tiles for the dashboard's maps, as a URL template
+    /// (`https://tile.example.org/{z}/{x}/{y}.png`; `{s}` for subdomains).
+    /// Without it the maps draw a built-in outline of the states, which works
+    /// offline. Mind the source's usage policy (docs/operations.md, "Map tiles").
+    #[arg(long, env = "FREIGHT_MAP_TILES", requires = "map_attribution")]
+    pub map_tiles: Option<String>,
+    /// The attribution the tile source requires, shown on the maps (HTML, e.g.
+    /// `&copy; <a href="https://www.openstreetmap.org/copyright">OpenStreetMap</a> contributors`).
+    #[arg(long, env = "FREIGHT_MAP_ATTRIBUTION", requires = "map_tiles")]
+    pub map_attribution: Option<String>,
     /// Log format.
     #[arg(long, env = "FREIGHT_LOG_FORMAT", value_enum, default_value = "text")]
     pub log_format: crate::telemetry::LogFormat,
@@ -377,7 +388,7 @@ pub enum UsersCommand {
 /// Runs the parsed command; the process exit code follows the result.
 pub async fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
-        Command::Serve(args) => serve::run(args).await,
+        Command::Serve(args) => serve::run(*args).await,
         Command::Accounts(command) => operator::accounts(command).await,
         Command::Keys(command) => operator::keys(command).await,
         Command::Users(command) => operator::users(command).await,

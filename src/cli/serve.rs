@@ -6,6 +6,8 @@ use std::time::Duration;
 
 use crate::actors::load_actor::ActorSettings;
 use crate::clock::Clock;
+use crate::dashboard::MapSource;
+use crate::dashboard::map_tiles::MapTiles;
 use crate::domain::webhook::UrlPolicy;
 use crate::server::admin_token;
 use crate::server::bootstrap::{BootstrapKey, FIRST_KEY_FILE};
@@ -28,6 +30,12 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
     let scylla = match args.storage {
         StorageKind::Embedded => None,
         StorageKind::Scylla => Some(args.scylla.config()?),
+    };
+    let map = match (&args.map_tiles, &args.map_attribution) {
+        (Some(template), Some(attribution)) => {
+            MapSource(Some(MapTiles::parse(template, attribution)?))
+        }
+        _ => MapSource::default(),
     };
     let settings = Settings {
         data_dir: args.data_dir,
@@ -61,6 +69,7 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
             ..DispatchSettings::default()
         },
         live: LiveSettings::default(),
+        map,
     };
     let scheme = match settings.transport {
         ApiTransport::Tls(_) => "https",

@@ -8,8 +8,9 @@ use super::page::PageError;
 
 /// (name, content type, bytes). The board's map is `us-states.json`, derived
 /// from the npm package us-atlas (ISC; `LICENSE-us-atlas.txt`, served beside
-/// it); `assets/README.md` says how it was made and how to make it again.
-const ASSETS: [(&str, &str, &[u8]); 8] = [
+/// it); with the operator's tiles, the maps are drawn by Leaflet 1.9.4 (BSD-2;
+/// `LICENSE-leaflet.txt`). `assets/README.md` says where each came from.
+const ASSETS: [(&str, &str, &[u8]); 12] = [
     (
         "favicon.svg",
         "image/svg+xml",
@@ -20,6 +21,14 @@ const ASSETS: [(&str, &str, &[u8]); 8] = [
     ("board.css", CSS, include_bytes!("assets/board.css")),
     ("board.js", JS, include_bytes!("assets/board.js")),
     ("track.js", JS, include_bytes!("assets/track.js")),
+    ("load_map.js", JS, include_bytes!("assets/load_map.js")),
+    ("leaflet.js", JS, include_bytes!("assets/leaflet.js")),
+    ("leaflet.css", CSS, include_bytes!("assets/leaflet.css")),
+    (
+        "LICENSE-leaflet.txt",
+        "text/plain; charset=utf-8",
+        include_bytes!("assets/LICENSE-leaflet.txt"),
+    ),
     (
         "us-states.json",
         "application/json",

@@ -1,7 +1,8 @@
-//! The dispatch board: every active load of the account on a map of the
-//! continental US, each at its latest position, moving as fixes arrive. The
-//! page is a frame; `assets/board.js` draws the map (a vendored outline, no tile
-//! server) from `loads.json` and follows the account's tracking stream.
+//! The dispatch board: every active load of the account on a map, each at its
+//! latest position, moving as fixes arrive. The page is a frame;
+//! `assets/board.js` draws the map (Leaflet over the operator's tiles, or the
+//! vendored outline of the states without them) from `loads.json` and follows
+//! the account's tracking stream.
 
 use std::collections::HashMap;
 use std::convert::Infallible;
@@ -14,6 +15,8 @@ use serde::Serialize;
 
 use super::device_pages::device_error;
 use super::load_pages::load_error;
+use super::map_tiles::MapSource;
+use super::maps;
 use super::page::{self, PageError, Section};
 use super::session::Viewer;
 use crate::api::error::STREAMS_RETRY_AFTER_SECONDS;
@@ -31,20 +34,24 @@ const MAX_PER_STATUS: u32 = 500;
 /// Actors asked for positions at once (each may have to start from storage).
 const CONCURRENT_READS: usize = 32;
 
-pub async fn page(viewer: Viewer) -> HttpResponse {
+pub async fn page(viewer: Viewer, map: web::Data<MapSource>) -> HttpResponse {
+    let tiles = map.tiles();
     page::ok(page::page(
         "Board",
         Some(&viewer),
         Section::Board,
         html! {
             link rel="stylesheet" href="/dashboard/assets/board.css";
+            (maps::leaflet(&map))
             div.actions {
                 h1 { "Dispatch board" }
                 p #board-status.hint role="status" aria-live="polite" { "Connecting…" }
             }
             div.board-layout {
                 div #board data-outline="/dashboard/assets/us-states.json"
-                    data-stream="/dashboard/stream" data-loads="/dashboard/board/loads.json" {}
+                    data-stream="/dashboard/stream" data-loads="/dashboard/board/loads.json"
+                    data-tiles=[tiles.map(|t| &t.template)]
+                    data-attribution=[tiles.map(|t| &t.attribution)] {}
                 ul #board-list aria-label="Active loads" {}
             }
             p.hint {

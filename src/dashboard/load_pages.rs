@@ -6,6 +6,8 @@ use maud::{Markup, html};
 
 use super::account_pages::when;
 use super::form::Form;
+use super::map_tiles::MapSource;
+use super::maps;
 use super::page::{self, PageError, Section};
 use super::session::Viewer;
 use super::widgets::{Kind, Options, Problems, field, grouped, pager, pounds, select, when_text};
@@ -27,8 +29,10 @@ use crate::storage::{LoadFilter, PageRequest, PointRange};
 use crate::views::tracking::TrackingSummary;
 
 const PAGE_SIZE: u32 = 25;
-/// GPS points shown on a load's page (the API's history pages through all).
+/// GPS points listed on a load's page (the API's history pages through all).
 const TRAIL_POINTS: usize = 50;
+/// GPS points its map draws as the trail's line.
+const MAP_POINTS: usize = 2_000;
 
 pub async fn list(
     viewer: Viewer,
@@ -229,6 +233,7 @@ pub async fn create(
 pub async fn show(
     viewer: Viewer,
     services: web::Data<Services>,
+    map: web::Data<MapSource>,
     id: PathId<LoadId>,
 ) -> Result<HttpResponse, PageError> {
     let id = id.valid().ok_or(PageError::NotFound)?;
@@ -238,7 +243,7 @@ pub async fn show(
         .await
         .map_err(load_error)?;
     Ok(page::ok(
-        load_view(&services, &viewer, &load, &Problems::default(), None).await?,
+        load_view(&services, &viewer, &map, &load, &Problems::default(), None).await?,
     ))
 }
 
@@ -246,17 +251,19 @@ pub async fn show(
 pub async fn page_with_link(
     services: &Services,
     viewer: &Viewer,
+    map: &MapSource,
     load: &Load,
     url: &str,
 ) -> Result<HttpResponse, PageError> {
     Ok(page::ok(
-        load_view(services, viewer, load, &Problems::default(), Some(url)).await?,
+        load_view(services, viewer, map, load, &Problems::default(), Some(url)).await?,
     ))
 }
 
 pub async fn change_status(
     viewer: Viewer,
     services: web::Data<Services>,
+    map: web::Data<MapSource>,
     id: PathId<LoadId>,
     form: Form,
 ) -> Result<HttpResponse, PageError> {
@@ -271,7 +278,14 @@ pub async fn change_status(
     let change = match input.validate() {
         Ok(change) => change,
         Err(errors) => {
-            return refused(&services, &viewer, &id, Problems::from_validation(&errors)).await;
+            return refused(
+                &services,
+                &viewer,
+                &map,
+                &id,
+                Problems::from_validation(&errors),
+            )
+            .await;
         }
     };
     match services
@@ -281,11 +295,18 @@ pub async fn change_status(
     {
         Ok(_) => Ok(page::see_other(&format!("/dashboard/loads/{id}"))),
         Err(LoadError::Transition(e)) => {
-            refused(&services, &viewer, &id, Problems::one("", e.to_string())).await
+            refused(
+                &services,
+                &viewer,
+                &map,
+                &id,
+                Problems::one("", e.to_string()),
+            )
+            .await
         }
         Err(LoadError::UnknownCarrier(_)) => {
             let problems = Problems::one("carrier_id", "names no carrier of this account");
-            refused(&services, &viewer, &id, problems).await
+            refused(&services, &viewer, &map, &id, problems).await
         }
         Err(error) => Err(load_error(error)),
     }
@@ -348,6 +369,7 @@ fn filter_options() -> (Options, Options) {
 async fn refused(
     services: &Services,
     viewer: &Viewer,
+    map: &MapSource,
     id: &LoadId,
     problems: Problems,
 ) -> Result<HttpResponse, PageError> {
@@ -356,13 +378,14 @@ async fn refused(
         .get(viewer.account_id(), id)
         .await
         .map_err(load_error)?;
-    let view = load_view(services, viewer, &load, &problems, None).await?;
+    let view = load_view(services, viewer, map, &load, &problems, None).await?;
     Ok(page::respond(actix_web::http::StatusCode::CONFLICT, view))
 }
 
 async fn load_view(
     services: &Services,
     viewer: &Viewer,
+    map: &MapSource,
     load: &Load,
     problems: &Problems,
     new_link: Option<&str>,
@@ -378,7 +401,7 @@ async fn load_view(
         .history(
             viewer.account_id(),
             &load.id,
-            PointRange::latest(TRAIL_POINTS),
+            PointRange::latest(MAP_POINTS),
         )
         .await
         .map_err(load_error)?;
@@ -411,6 +434,7 @@ async fn load_view(
             (problems.summary())
             (next_steps(viewer, load, &carriers, problems))
             div.grid2 { (facts(load)) (tracking_card(tracking.as_ref())) }
+            (maps::load_map(map, load, &trail.points))
             (stops)
             (device)
             (share)
@@ -525,11 +549,12 @@ fn trail_table(trail: &History) -> Markup {
     html! {
         section.card {
             h2 { "GPS trail" }
-            p.hint { (trail.total) " points; the latest " (trail.points.len()) " shown, newest first." }
+            @let shown = &trail.points[..trail.points.len().min(TRAIL_POINTS)];
+            p.hint { (trail.total) " points; the latest " (shown.len()) " shown, newest first." }
             table.trail.stack {
                 thead { tr { th { "Time" } th { "Latitude" } th { "Longitude" } th { "Speed" } th { "Heading" } } }
                 tbody {
-                    @for fix in &trail.points {
+                    @for fix in shown {
                         tr {
                             td data-label="Time" { (when(Some(fix.timestamp))) }
                             td data-label="Latitude" { (format!("{:.5}", fix.lat)) }

@@ -15,6 +15,8 @@ mod carrier_pages;
 mod device_pages;
 mod form;
 mod load_pages;
+pub mod map_tiles;
+mod maps;
 mod page;
 mod session;
 mod sign_in;
@@ -24,8 +26,11 @@ mod user_pages;
 mod webhook_pages;
 mod widgets;
 
+use actix_web::dev::Service;
+use actix_web::http::header::{self, HeaderValue};
 use actix_web::{HttpResponse, web};
 
+pub use self::map_tiles::MapSource;
 use self::session::Viewer;
 
 /// A page's path and its GET and POST handlers: `page!(scope, "/x", get => a, post => b)`.
@@ -42,9 +47,34 @@ macro_rules! pages {
     };
 }
 
-/// Mounts the dashboard, and `/` redirecting to it.
-pub fn configure(cfg: &mut web::ServiceConfig) {
-    let scope = pages!(web::scope("/dashboard"),
+/// Mounts the dashboard, and `/` redirecting to it, drawing maps from `map`.
+pub fn configure(map: MapSource) -> impl Fn(&mut web::ServiceConfig) + Clone {
+    move |cfg| mount(cfg, map.clone())
+}
+
+fn mount(cfg: &mut web::ServiceConfig, map: MapSource) {
+    // Pages answer with the outline-only policy (`page::CSP`); with tiles, the
+    // scope widens `img-src` to the tile server on every answer it gives.
+    let csp = map.0.as_ref().map(|tiles| {
+        HeaderValue::from_str(&map_tiles::content_security_policy(Some(tiles)))
+            .expect("a validated tile origin is a valid header value")
+    });
+    let scope = web::scope("/dashboard")
+        .app_data(web::Data::new(map))
+        .wrap_fn(move |req, srv| {
+            let answer = srv.call(req);
+            let csp = csp.clone();
+            async move {
+                let mut response = answer.await?;
+                if let Some(csp) = csp {
+                    response
+                        .headers_mut()
+                        .insert(header::CONTENT_SECURITY_POLICY, csp);
+                }
+                Ok(response)
+            }
+        });
+    let scope = pages!(scope,
         "" => [get => home],
         "/" => [get => home],
         "/assets/{name}" => [get => assets::serve],

@@ -156,6 +156,7 @@ fn share_error(error: ShareLinkError) -> PageError {
 pub async fn create(
     viewer: Viewer,
     services: web::Data<Services>,
+    map: web::Data<super::MapSource>,
     req: HttpRequest,
     id: PathId<LoadId>,
     form: Form,
@@ -173,7 +174,7 @@ pub async fn create(
         .get(viewer.account_id(), &id)
         .await
         .map_err(super::load_pages::load_error)?;
-    super::load_pages::page_with_link(&services, &viewer, &load, &url).await
+    super::load_pages::page_with_link(&services, &viewer, &map, &load, &url).await
 }
 
 /// `POST /dashboard/loads/{id}/share-links/{link}/revoke`.

@@ -49,6 +49,8 @@ pub struct Settings {
     pub webhooks: DispatchSettings,
     /// The live tracking streams (heartbeat, buffers, resume ring).
     pub live: LiveSettings,
+    /// The dashboard's maps: the operator's tile source, or the outline.
+    pub map: crate::dashboard::MapSource,
 }
 
 impl Settings {
@@ -76,6 +78,7 @@ impl Settings {
             },
             webhooks: DispatchSettings::default(),
             live: LiveSettings::default(),
+            map: crate::dashboard::MapSource::default(),
         }
     }
 }

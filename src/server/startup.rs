@@ -234,6 +234,7 @@ fn api_server(
         ApiTransport::Tls(_) => TransportPolicy::DirectTls,
         ApiTransport::BehindTlsProxy => TransportPolicy::TrustForwardedProto,
     };
+    let dashboard = crate::dashboard::configure(settings.map.clone());
     let known_routes = web::Data::new(crate::api::idempotency::KnownRoutes::new(
         routes::all_routes(),
     ));
@@ -247,7 +248,7 @@ fn api_server(
             // counted; plain HTTP is refused here, before routing.
             .wrap(from_fn(super::observe::observe))
             .configure(routes::configure)
-            .configure(crate::dashboard::configure)
+            .configure(dashboard.clone())
             .default_service(web::to(routes::not_found))
     };
     let builder = Server::build()

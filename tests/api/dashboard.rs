@@ -1644,3 +1644,56 @@ async fn the_operator_opens_the_first_account_to_a_dashboard_user() {
         );
     }
 }
+
+/// With `--map-tiles`, dashboard pages let images (and only images) come from
+/// the tile server, and the board names the template; without it they allow
+/// this origin only, and the board draws the outline.
+#[actix_web::test]
+async fn the_tile_servers_origin_is_allowed_for_images_only_when_configured() {
+    let csp_of = |response: &reqwest::Response| {
+        response.headers()["content-security-policy"]
+            .to_str()
+            .unwrap()
+            .to_owned()
+    };
+    let plain = crate::helpers::spawn_app().await;
+    let page = plain
+        .client
+        .get(format!(
+            "https://localhost:{}/dashboard/login",
+            plain.api_port
+        ))
+        .send()
+        .await
+        .unwrap();
+    assert!(
+        csp_of(&page).contains("img-src 'self' data:;"),
+        "{}",
+        csp_of(&page)
+    );
+
+    let tiles = freight::dashboard::map_tiles::MapTiles::parse(
+        "https://{s}.tiles.example.net/{z}/{x}/{y}.png",
+        "&copy; Example",
+    )
+    .unwrap();
+    let app = crate::helpers::spawn_app_with(|settings| {
+        settings.map = freight::dashboard::MapSource(Some(tiles));
+    })
+    .await;
+    for path in ["/dashboard/login", "/dashboard/nowhere"] {
+        let page = app
+            .client
+            .get(format!("https://localhost:{}{path}", app.api_port))
+            .send()
+            .await
+            .unwrap();
+        let csp = csp_of(&page);
+        assert!(
+            csp.contains("img-src 'self' data: https://*.tiles.example.net;"),
+            "{path}: {csp}"
+        );
+        assert!(csp.contains("script-src 'self';"), "{path}: {csp}");
+        assert!(csp.contains("connect-src 'self';"), "{path}: {csp}");
+    }
+}

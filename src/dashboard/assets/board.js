@@ -1,9 +1,12 @@
 /*
- * board.js - live dispatch board: a US map with one marker per load, fed by
- * server-sent events. Plain browser JS, no build step, no libraries.
+ * board.js - live dispatch board: a map with one marker per load, fed by
+ * server-sent events. Plain browser JS, no build step. The map is Leaflet over
+ * the operator's tiles when the page names them (data-tiles, with leaflet.js
+ * loaded before this file), else the vendored outline of the states as SVG.
  *
  * Expects: <div id="board" data-outline=".../us-states.json"
- *   data-stream="/dashboard/stream" data-loads="/dashboard/board/loads.json">
+ *   data-stream="/dashboard/stream" data-loads="/dashboard/board/loads.json"
+ *   [data-tiles="https://.../{z}/{x}/{y}.png" data-attribution="..."]>
  * and optionally <ul id="board-list"> and an element #board-status.
  */
 (() => {
@@ -34,8 +37,23 @@
     };
   }
   // END projection
-  // The public tracking page (track.js) draws with the same projection.
+  // The public tracking page (track.js) and a load's map (load_map.js) draw
+  // with the same projection, and the same tile layer.
   window.freightAlbers = albersProjection;
+
+  // A Leaflet map over the operator's tiles in `el`, or null when the page
+  // names no tiles or Leaflet did not load (the caller then draws the outline).
+  function tileMap(el, tiles, attribution) {
+    if (!tiles || !window.L) return null;
+    const map = window.L.map(el, { worldCopyJump: true }).setView([39.5, -98.35], 4);
+    // A plain prefix: Leaflet's default is markup with a flag in it.
+    map.attributionControl.setPrefix('<a href="https://leafletjs.com">Leaflet</a>');
+    // Tile servers (OpenStreetMap's among them) want to know which site asks:
+    // send our origin, never a page's path (it names loads).
+    window.L.tileLayer(tiles, { attribution: attribution || '', maxZoom: 19, referrerPolicy: 'strict-origin-when-cross-origin' }).addTo(map);
+    return map;
+  }
+  window.freightTileMap = tileMap;
 
   const SVG_NS = 'http://www.w3.org/2000/svg';
   // Arrow points "up" (-y) at rotate(0); rotated to the screen bearing below.
@@ -53,9 +71,11 @@
   });
 
   const loads = new Map(); // load id -> load (shape of loads.json entries)
-  const markers = new Map(); // load id -> <g data-load-id>
+  const markers = new Map(); // load id -> <g data-load-id> (outline) or L.Marker (tiles)
   const items = new Map(); // load id -> <li>
   let project = null, markerLayer = null;
+  let tiles = null; // the Leaflet map, when the board draws on tiles
+  let fitted = false; // the tile map was zoomed to the first loads (once: then the user's)
   let ready = false; // false until the first loads.json has been applied
   const pending = []; // stream updates that arrived before that
 
@@ -142,9 +162,58 @@
     }).observe(svg);
   }
 
+  // The element that carries a marker's classes (data-load-id on both maps).
+  const markerEl = (id) => {
+    const m = markers.get(id);
+    return m && tiles ? m.getElement() : m;
+  };
+
+  // The marker's link, tooltip (an SVG <title>) and icon (the <path>).
+  function dressMarker(l, a, title, icon, bearing) {
+    setLink(a, l.url);
+    title.textContent = describe(l);
+    icon.setAttribute('d', bearing === null ? DOT : ARROW);
+    if (bearing === null) icon.removeAttribute('transform');
+    else icon.setAttribute('transform', `rotate(${Math.round(bearing)})`);
+  }
+
+  // On tiles (Web Mercator) north is up everywhere: the heading is the bearing.
+  function renderTileMarker(l, pos) {
+    let m = markers.get(l.id);
+    if (!m) {
+      const a = document.createElement('a');
+      const svg = svgEl('svg', { viewBox: '-12 -12 24 24', width: 24, height: 24 });
+      svg.append(svgEl('title'), svgEl('path', { class: 'marker-icon' }));
+      a.append(svg);
+      // keyboard: false; the link inside is what takes focus and opens the load.
+      const icon = window.L.divIcon({ html: a, className: 'marker tile-marker', iconSize: [24, 24], iconAnchor: [12, 12] });
+      m = window.L.marker([pos.lat, pos.lng], { icon, keyboard: false }).addTo(tiles);
+      m.getElement().dataset.loadId = l.id;
+      markers.set(l.id, m);
+    }
+    m.setLatLng([pos.lat, pos.lng]);
+    const el = m.getElement();
+    for (const c of [...el.classList]) if (c.startsWith('status-')) el.classList.remove(c);
+    el.classList.add(statusClass(l.status));
+    const a = el.firstChild;
+    const svg = a.firstChild;
+    dressMarker(l, a, svg.firstChild, svg.lastChild, num(pos.heading) ? pos.heading : null);
+  }
+
+  // Once, when the first positions are in: the tile map shows all of them.
+  function fitTiles() {
+    if (!tiles || fitted) return;
+    const points = [...markers.values()].map((m) => m.getLatLng());
+    if (points.length === 0) return;
+    fitted = true;
+    tiles.fitBounds(window.L.latLngBounds(points).pad(0.2), { maxZoom: 9 });
+  }
+
   function renderMarker(l) {
     const pos = l.position;
-    if (!project || !pos || !num(pos.lat) || !num(pos.lng)) return removeMarker(l.id);
+    if (!pos || !num(pos.lat) || !num(pos.lng)) return removeMarker(l.id);
+    if (tiles) return renderTileMarker(l, pos);
+    if (!project) return removeMarker(l.id);
     let g = markers.get(l.id);
     if (!g) {
       g = svgEl('g', { 'data-load-id': l.id });
@@ -161,17 +230,11 @@
     g.style.transform = `translate(${x}px, ${y}px)`;
     g.setAttribute('class', `marker ${statusClass(l.status)}`);
     const a = g.firstChild;
-    setLink(a, l.url);
-    a.firstChild.textContent = describe(l);
-    const icon = a.lastChild;
-    const bearing = screenBearing(pos);
-    icon.setAttribute('d', bearing === null ? DOT : ARROW);
-    if (bearing === null) icon.removeAttribute('transform');
-    else icon.setAttribute('transform', `rotate(${Math.round(bearing)})`);
+    dressMarker(l, a, a.firstChild, a.lastChild, screenBearing(pos));
   }
 
   function removeMarker(id) {
-    markers.get(id)?.remove();
+    markers.get(id)?.remove(); // an SVG element and an L.Marker both have remove()
     markers.delete(id);
   }
 
@@ -182,8 +245,8 @@
       li = document.createElement('li');
       li.dataset.load = l.id; // not data-load-id: that selector means "the marker"
       // Hovering an entry highlights its marker, to find it on a busy map.
-      li.addEventListener('mouseenter', () => markers.get(l.id)?.classList.add('highlight'));
-      li.addEventListener('mouseleave', () => markers.get(l.id)?.classList.remove('highlight'));
+      li.addEventListener('mouseenter', () => markerEl(l.id)?.classList.add('highlight'));
+      li.addEventListener('mouseleave', () => markerEl(l.id)?.classList.remove('highlight'));
       listEl.append(li);
       items.set(l.id, li);
     }
@@ -200,7 +263,7 @@
       li.append(htmlEl('span', 'load-stop', l.at_stop === 'pickup' ? 'At pickup' : 'At delivery'));
     }
     if (l.late_risk === true) li.append(htmlEl('span', 'load-risk', 'Late risk'));
-    markers.get(l.id)?.classList.toggle('late-risk', l.late_risk === true);
+    markerEl(l.id)?.classList.toggle('late-risk', l.late_risk === true);
   }
 
   function render(l) {
@@ -229,6 +292,7 @@
       if (listEl && items.has(l.id)) listEl.append(items.get(l.id)); // snapshot order
     }
     for (const id of [...loads.keys()]) if (!keep.has(id)) removeLoad(id);
+    fitTiles();
   }
 
   function applyUpdate(msg) {
@@ -335,10 +399,16 @@
     if (listEl) (root.contains(listEl) ? root : root.parentElement)?.classList.add('board-layout');
     setStatus('Connecting\u2026', 'connecting');
     connect(); // before the snapshot, so no update falls between the two
-    try {
-      drawOutline(await getJSON(root.dataset.outline));
-    } catch (err) {
-      console.error('board: outline', err); // the list still works without a map
+    const frame = htmlEl('div', 'board-tiles', '');
+    root.prepend(frame);
+    tiles = tileMap(frame, root.dataset.tiles, root.dataset.attribution);
+    if (!tiles) {
+      frame.remove();
+      try {
+        drawOutline(await getJSON(root.dataset.outline));
+      } catch (err) {
+        console.error('board: outline', err); // the list still works without a map
+      }
     }
     await refetch();
   }

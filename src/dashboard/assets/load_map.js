@@ -1,0 +1,102 @@
+/*
+ * load_map.js - a load's page: its GPS trail as a line, the truck at its
+ * latest fix and the stops. Leaflet over the operator's tiles when the page
+ * names them, else the outline of the states with board.js's projection
+ * (window.freightAlbers, window.freightTileMap: board.js loads first).
+ *
+ * Expects: <div id="load-map" data-outline=".../us-states.json"
+ *   data-map='{"trail":[[lat,lng],...],"truck":{...}|null,"stops":[...]}'
+ *   [data-tiles="https://.../{z}/{x}/{y}.png" data-attribution="..."]>
+ */
+(() => {
+  'use strict';
+  const root = document.getElementById('load-map');
+  if (!root || !window.freightAlbers) return;
+  const SVG_NS = 'http://www.w3.org/2000/svg';
+  const ARROW = 'M0,-8L5.5,5.5L0,2.5L-5.5,5.5Z';
+  const DOT = 'M-4.5,0A4.5,4.5 0 1,0 4.5,0A4.5,4.5 0 1,0 -4.5,0Z';
+
+  let data;
+  try { data = JSON.parse(root.dataset.map); } catch { return; }
+  const trail = Array.isArray(data.trail) ? data.trail : [];
+  const stops = Array.isArray(data.stops) ? data.stops : [];
+  const truck = data.truck;
+  const label = (s) => `${s.type === 'pickup' ? 'Pickup' : 'Delivery'}: ${s.city}, ${s.state}`;
+
+  function svgEl(tag, attrs = {}, text = '') {
+    const el = document.createElementNS(SVG_NS, tag);
+    for (const [k, v] of Object.entries(attrs)) el.setAttribute(k, v);
+    el.textContent = text;
+    return el;
+  }
+
+  function truckIcon(rotation) {
+    return svgEl('path', {
+      class: 'truck-icon', d: rotation === null ? DOT : ARROW,
+      ...(rotation === null ? {} : { transform: `rotate(${Math.round(rotation)})` }),
+    });
+  }
+
+  function drawTiles(map) {
+    const L = window.L;
+    const bounds = [];
+    if (trail.length > 1) {
+      L.polyline(trail, { className: 'trail-line', weight: 4 }).addTo(map);
+    }
+    bounds.push(...trail);
+    for (const s of stops) {
+      L.circleMarker([s.lat, s.lng], { className: `stop stop-${s.type}`, radius: 7 })
+        .bindTooltip(label(s)).addTo(map);
+      bounds.push([s.lat, s.lng]);
+    }
+    if (truck) {
+      const svg = svgEl('svg', { viewBox: '-12 -12 24 24', width: 24, height: 24 });
+      svg.append(svgEl('title', {}, 'The truck, at its latest fix'),
+        truckIcon(typeof truck.heading === 'number' ? truck.heading : null));
+      const icon = L.divIcon({ html: svg, className: 'truck-marker', iconSize: [24, 24], iconAnchor: [12, 12] });
+      L.marker([truck.lat, truck.lng], { icon, keyboard: false }).addTo(map);
+      bounds.push([truck.lat, truck.lng]);
+    }
+    if (bounds.length) map.fitBounds(L.latLngBounds(bounds).pad(0.15), { maxZoom: 13 });
+  }
+
+  async function drawOutline() {
+    const outline = await (await fetch(root.dataset.outline)).json();
+    const project = window.freightAlbers(outline.projection);
+    const svg = svgEl('svg', { class: 'board-map', viewBox: outline.viewBox.join(' '), role: 'img', 'aria-label': 'Map of the load' });
+    const states = svgEl('g', { class: 'states' });
+    for (const s of outline.states) states.append(svgEl('path', { class: 'state', d: s.path }));
+    const layer = svgEl('g', { class: 'markers' });
+    if (trail.length > 1) {
+      const points = trail.map(([lat, lng]) => project(lng, lat).map((v) => v.toFixed(1)).join(','));
+      layer.append(svgEl('polyline', { class: 'trail-line', points: points.join(' ') }));
+    }
+    for (const s of stops) {
+      const [x, y] = project(s.lng, s.lat);
+      const dot = svgEl('circle', { class: `stop stop-${s.type}`, cx: x, cy: y, r: 6 });
+      dot.append(svgEl('title', {}, label(s)));
+      layer.append(dot);
+    }
+    if (truck) {
+      const [x, y] = project(truck.lng, truck.lat);
+      // The outline's meridians lean: turn the heading by where north points here.
+      const [x1, y1] = project(truck.lng, truck.lat + 0.1);
+      const north = (Math.atan2(x1 - x, y - y1) * 180) / Math.PI;
+      const g = svgEl('g', { class: 'truck-marker', transform: `translate(${x.toFixed(1)} ${y.toFixed(1)})` });
+      g.append(svgEl('title', {}, 'The truck, at its latest fix'),
+        truckIcon(typeof truck.heading === 'number' ? truck.heading + north : null));
+      layer.append(g);
+    }
+    svg.append(states, layer);
+    root.prepend(svg);
+  }
+
+  const frame = Object.assign(document.createElement('div'), { className: 'load-tiles' });
+  root.prepend(frame);
+  const map = window.freightTileMap && window.freightTileMap(frame, root.dataset.tiles, root.dataset.attribution);
+  if (map) drawTiles(map);
+  else {
+    frame.remove();
+    drawOutline().catch((err) => console.error('load map: outline', err));
+  }
+})();

@@ -1,0 +1,93 @@
+//! The maps' frames on the board and the load pages. The drawing is done in the
+//! browser: `assets/board.js` (the board) and `assets/load_map.js` (a load's
+//! trail), with Leaflet over the operator's tiles when `--map-tiles` is set and
+//! over the vendored outline of the states otherwise.
+
+use maud::{Markup, html};
+use serde::Serialize;
+
+use super::map_tiles::MapSource;
+use crate::domain::load::Load;
+use crate::domain::stops::{Geofence, StopKind};
+use crate::domain::tracking::GpsFix;
+
+/// Leaflet's stylesheet and script, on the pages that draw tiles: pages
+/// without tiles load neither (they are 160 KB the outline does not need).
+pub fn leaflet(map: &MapSource) -> Markup {
+    html! {
+        @if map.tiles().is_some() {
+            link rel="stylesheet" href="/dashboard/assets/leaflet.css";
+            script src="/dashboard/assets/leaflet.js" defer {}
+        }
+    }
+}
+
+/// What `load_map.js` draws: the trail as a line (oldest first), the truck at
+/// its latest fix, and the stops freight can place.
+#[derive(Serialize)]
+struct LoadMap<'a> {
+    trail: Vec<[f64; 2]>,
+    truck: Option<Truck>,
+    stops: Vec<MapStop<'a>>,
+}
+
+#[derive(Serialize)]
+struct Truck {
+    lat: f64,
+    lng: f64,
+    heading: Option<f64>,
+}
+
+#[derive(Serialize)]
+struct MapStop<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    lat: f64,
+    lng: f64,
+    city: &'a str,
+    state: &'a str,
+}
+
+/// A load's map: `points` newest first, as the history reads them.
+pub fn load_map(map: &MapSource, load: &Load, points: &[GpsFix]) -> Markup {
+    let stops = StopKind::BOTH
+        .into_iter()
+        .filter_map(|kind| {
+            let location = match kind {
+                StopKind::Pickup => &load.origin,
+                StopKind::Delivery => &load.destination,
+            };
+            Geofence::of(location).map(|fence| MapStop {
+                kind: kind.as_str(),
+                lat: fence.lat,
+                lng: fence.lng,
+                city: &location.city,
+                state: location.state.as_str(),
+            })
+        })
+        .collect();
+    let data = LoadMap {
+        trail: points.iter().rev().map(|fix| [fix.lat, fix.lng]).collect(),
+        truck: points.first().map(|fix| Truck {
+            lat: fix.lat,
+            lng: fix.lng,
+            heading: fix.heading_deg,
+        }),
+        stops,
+    };
+    let json = serde_json::to_string(&data).unwrap_or_else(|_| "{}".to_owned());
+    let tiles = map.tiles();
+    html! {
+        section.card {
+            h2 { "Map" }
+            div #load-map.load-map data-outline="/dashboard/assets/us-states.json" data-map=(json)
+                data-tiles=[tiles.map(|t| &t.template)]
+                data-attribution=[tiles.map(|t| &t.attribution)] {}
+            p.hint { "The trail of the latest " (points.len()) " GPS points, with the pickup and the delivery." }
+        }
+        link rel="stylesheet" href="/dashboard/assets/board.css";
+        (leaflet(map))
+        script src="/dashboard/assets/board.js" defer {}
+        script src="/dashboard/assets/load_map.js" defer {}
+    }
+}
