@@ -159,6 +159,7 @@ fn actor_round_trip(c: &mut Criterion) {
             },
             residents: Arc::default(),
             instance: "bench".into(),
+            carriers: Arc::default(),
         });
         (registry, load)
     });

@@ -137,6 +137,8 @@ pub struct ActorDeps {
     pub residents: Arc<SharedMap<LoadId, Resident>>,
     /// This instance's name as a lease owner: unique per process start.
     pub instance: Arc<str>,
+    /// Held by an assignment from reading its carrier to writing the load.
+    pub carriers: Arc<super::carrier_locks::CarrierLocks>,
 }
 
 pub struct LoadActor {
@@ -433,14 +435,12 @@ impl Handler<ChangeStatus> for LoadActor {
     type Result = AtomicResponse<Self, Result<Load, LoadError>>;
 
     fn handle(&mut self, msg: ChangeStatus, _: &mut Self::Context) -> Self::Result {
-        let storage = self.deps.storage.clone();
-        let clock = self.deps.clock.clone();
+        let deps = self.deps.clone();
         let id = self.id.clone();
         let account = msg.account.clone();
         self.run_change(&account, move |next_sequence, final_position| async move {
             apply_status_change(
-                &*storage,
-                &clock,
+                &deps,
                 &id,
                 &msg.account,
                 &msg.change,

@@ -3,6 +3,7 @@
 //! finds or starts them, and the group committer that makes GPS points durable
 //! in batches. Below the services, which send them messages; above storage.
 
+pub mod carrier_locks;
 pub mod load_actor;
 mod load_edit;
 mod load_error;

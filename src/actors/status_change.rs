@@ -1,15 +1,14 @@
 //! A status change as the load's actor runs it: read, plan, write with its
 //! events, atomically with respect to the load (the actor is its only writer).
 
-use crate::clock::Clock;
 use crate::domain::event::{Event, EventType};
 use crate::domain::ids::{AccountId, LoadId};
 use crate::domain::load::{CarrierSummary, Load, LoadStatus, StatusChange, Transition};
 use crate::domain::tracking::GpsFix;
-use crate::storage::Storage;
 use crate::webhooks::payloads;
 
 use super::LoadError;
+use super::load_actor::ActorDeps;
 
 /// What a status change produced: the load as it stands, and how many event
 /// sequence numbers (from the one given) its events took.
@@ -24,14 +23,17 @@ pub struct Changed {
 /// Its events (`load.assigned`, `load.status_changed`, `delivery.completed`) are
 /// numbered from `next_sequence` and written in the same commit as the change.
 pub async fn apply_status_change(
-    storage: &dyn Storage,
-    clock: &Clock,
+    deps: &ActorDeps,
     id: &LoadId,
     account: &AccountId,
     change: &StatusChange,
     next_sequence: u64,
     final_position: Option<GpsFix>,
 ) -> Result<Changed, LoadError> {
+    let (storage, clock) = (&*deps.storage, &deps.clock);
+    // An assignment keeps its carrier from being deleted until the load is
+    // written (a deletion checks for assigned loads first: `carrier_locks`).
+    let mut _carrier_kept = None;
     let current = storage
         .get_load(id)
         .await?
@@ -46,6 +48,7 @@ pub async fn apply_status_change(
         }
         Transition::Move(to) => (to, None),
         Transition::Assign(carrier_id) => {
+            _carrier_kept = Some(deps.carriers.assigning(&carrier_id).await);
             let carrier = storage
                 .get_carrier(account, &carrier_id)
                 .await?

@@ -377,6 +377,7 @@ async fn start_services(
             placement.place_committer()
         })
         .context("starting the GPS committer thread")?;
+    let carriers = Arc::new(crate::actors::carrier_locks::CarrierLocks::default());
     let registry = Arc::new(LoadRegistry::new(ActorDeps {
         storage: storage.clone(),
         notifier: notifier.clone(),
@@ -384,6 +385,7 @@ async fn start_services(
         settings: actors,
         residents: Arc::default(),
         instance: instance.clone(),
+        carriers: carriers.clone(),
     }));
     let auth = Arc::new(services::auth::Authenticator::new(
         storage.clone(),
@@ -433,6 +435,7 @@ async fn start_services(
         carriers: Arc::new(services::carriers::CarrierService::new(
             storage.clone(),
             clock.clone(),
+            carriers,
         )),
         tracking: Arc::new(services::tracking::TrackingService::new(
             storage.clone(),

@@ -1,5 +1,6 @@
 //! Carrier registration and lookup.
 
+use crate::actors::carrier_locks::CarrierLocks;
 use std::sync::Arc;
 
 use crate::clock::Clock;
@@ -33,11 +34,17 @@ const NAMED_LOADS: usize = 10;
 pub struct CarrierService {
     storage: Arc<dyn Storage>,
     clock: Clock,
+    /// Shared with the load actors: a deletion waits for assignments in progress.
+    locks: Arc<CarrierLocks>,
 }
 
 impl CarrierService {
-    pub fn new(storage: Arc<dyn Storage>, clock: Clock) -> Self {
-        Self { storage, clock }
+    pub fn new(storage: Arc<dyn Storage>, clock: Clock, locks: Arc<CarrierLocks>) -> Self {
+        Self {
+            storage,
+            clock,
+            locks,
+        }
     }
 
     pub async fn create(
@@ -99,6 +106,8 @@ impl CarrierService {
     /// keeps its snapshot too.
     pub async fn delete(&self, account: &AccountId, id: &CarrierId) -> Result<(), CarrierError> {
         self.get(account, id).await?;
+        // From the check to the delete no load can be assigned to it.
+        let _deleting = self.locks.deleting(id).await;
         let loads = self.active_loads(account, id).await?;
         if !loads.is_empty() {
             return Err(CarrierError::HasActiveLoads { loads });

@@ -471,3 +471,39 @@ async fn loads_are_found_by_carrier_equipment_pickup_time_and_a_prefix() {
         assert_error(status, &body, 400, "INVALID_QUERY_PARAMETER");
     }
 }
+
+/// A carrier deleted while a load is being assigned to it: one of the two
+/// wins, never both (a load assigned to a carrier that no longer exists).
+#[actix_web::test]
+async fn a_deletion_racing_an_assignment_never_leaves_a_load_with_a_deleted_carrier() {
+    let app = spawn_app().await;
+    let mut outcomes = std::collections::BTreeMap::new();
+    for round in 0..24 {
+        let carrier = id_of(&app.create_carrier(&format!("55{round:04}")).await);
+        let load = id_of(&app.create_load(load_body("TX", "GA")).await);
+        let assign_path = format!("/loads/{load}/status");
+        let assignment = json!({"status": "assigned", "carrier_id": carrier});
+        let carrier_path = format!("/carriers/{carrier}");
+        // The deletion starts a little later each round, to land in
+        // different parts of the assignment (a jitter, not a wait for anything).
+        let later = std::time::Duration::from_micros(150 * round);
+        let ((assigned, answer), (deleted, _)) =
+            tokio::join!(app.patch(&assign_path, assignment), async {
+                tokio::time::sleep(later).await;
+                app.delete(&carrier_path).await
+            },);
+        assert!(
+            !(assigned.is_success() && deleted.is_success()),
+            "round {round}: both the assignment and the deletion succeeded: {answer}"
+        );
+        let (_, stored) = app.get(&format!("/loads/{load}")).await;
+        if stored["data"]["status"] == "assigned" {
+            let (status, still) = app.get(&carrier_path).await;
+            assert_eq!(status, StatusCode::OK, "round {round}: {still}");
+        }
+        *outcomes
+            .entry((assigned.as_u16(), deleted.as_u16()))
+            .or_insert(0) += 1;
+    }
+    eprintln!("(assignment, deletion) answers: {outcomes:?}");
+}

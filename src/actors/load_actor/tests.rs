@@ -38,6 +38,7 @@ fn registry(storage: Arc<dyn Storage>) -> LoadRegistry {
         },
         residents: Arc::default(),
         instance: "test-instance".into(),
+        carriers: Arc::default(),
     })
 }
 

@@ -55,6 +55,7 @@ fn registry(storage: Arc<dyn Storage>) -> (Arc<LoadRegistry>, TrackingService) {
         },
         residents: Arc::default(),
         instance: "test-instance".into(),
+        carriers: Arc::default(),
     }));
     let tracking = TrackingService::new(
         storage,
