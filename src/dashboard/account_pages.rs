@@ -252,18 +252,18 @@ async fn keys_view(
                 h2 { "Keys" }
                 @if keys.is_empty() { p { "No keys yet." } }
                 @else {
-                    table.keys {
-                        thead { tr { th { "Key" } th { "Permissions" } th.wide { "Description" } th.wide { "Created" } th { "Expires" } th { "Last used" } th { "" } } }
+                    table.keys.stack {
+                        thead { tr { th { "Key" } th { "Permissions" } th { "Description" } th { "Created" } th { "Expires" } th { "Last used" } th { span.visually-hidden { "Actions" } } } }
                         tbody {
                             @for key in &keys {
                                 tr data-key-id=(key.id) {
-                                    td { code { "frk_" (key.id.as_str().trim_start_matches("key_").get(..8).unwrap_or("")) "…" } }
-                                    td { (key.permissions.iter().map(|p| p.as_str()).collect::<Vec<_>>().join(", ")) }
-                                    td.wide { (key.description.as_deref().unwrap_or("—")) }
-                                    td.wide { (when(Some(key.created_at))) }
-                                    td { (when(key.expires_at)) }
-                                    td { (when(services.auth.last_used(&key.id))) }
-                                    td {
+                                    td data-label="Key" { code { "frk_" (key.id.as_str().trim_start_matches("key_").get(..8).unwrap_or("")) "…" } }
+                                    td data-label="Permissions" { (key.permissions.iter().map(|p| p.as_str()).collect::<Vec<_>>().join(", ")) }
+                                    td data-label="Description" { (key.description.as_deref().unwrap_or("—")) }
+                                    td data-label="Created" { (when(Some(key.created_at))) }
+                                    td data-label="Expires" { (when(key.expires_at)) }
+                                    td data-label="Last used" { (when(services.auth.last_used(&key.id))) }
+                                    td.action {
                                         @if key.revoked_at.is_some() { span.badge.revoked { "revoked" } }
                                         @else if key.expires_at.is_some_and(|at| at <= now) { span.badge { "expired" } }
                                         @else { a.danger href=(format!("/dashboard/settings/api-keys/{}/revoke", key.id)) { "Revoke" } }

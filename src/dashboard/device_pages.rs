@@ -302,15 +302,15 @@ async fn list_view(
                 @if devices.is_empty() { p { "No devices yet." } }
                 @else {
                     div.table-wrap {
-                        table.devices {
-                            thead { tr { th { "Name" } th.wide { "Carrier" } th { "Last seen" } th { "Loads" } th { "" } } }
+                        table.devices.stack {
+                            thead { tr { th { "Name" } th { "Carrier" } th { "Last seen" } th { "Loads" } th { span.visually-hidden { "Actions" } } } }
                             tbody {
                                 @for (device, loads) in &devices {
                                     tr data-device-id=(device.id) {
-                                        td.device-name { (device.name) }
-                                        td.wide { (carrier_of(device).unwrap_or_else(|| "—".to_owned())) }
-                                        td { (when(device.last_seen_at)) }
-                                        td {
+                                        td.device-name data-label="Name" { (device.name) }
+                                        td data-label="Carrier" { (carrier_of(device).unwrap_or_else(|| "—".to_owned())) }
+                                        td data-label="Last seen" { (when(device.last_seen_at)) }
+                                        td.device-loads data-label="Loads" {
                                             @if loads.is_empty() { "—" }
                                             @for load in loads {
                                                 a.load-link href=(format!("/dashboard/loads/{load}")) { code { (load) } } " "

@@ -533,11 +533,15 @@ fn history(load: &Load) -> Markup {
     html! {
         section.card {
             h2 { "Status history" }
-            table {
+            table.stack {
                 thead { tr { th { "Status" } th { "When" } th { "Notes" } } }
                 tbody {
                     @for entry in &load.status_history {
-                        tr { td { (status_badge(entry.status)) } td { (when(Some(entry.at))) } td { (entry.notes.as_deref().unwrap_or("")) } }
+                        tr {
+                            td data-label="Status" { (status_badge(entry.status)) }
+                            td data-label="When" { (when(Some(entry.at))) }
+                            td data-label="Notes" { (entry.notes.as_deref().unwrap_or("—")) }
+                        }
                     }
                 }
             }

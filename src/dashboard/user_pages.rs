@@ -238,14 +238,14 @@ async fn users_view(
             }
             section.card {
                 h2 { "People in this account" }
-                table {
+                table.stack {
                     thead { tr { th { "Email" } th { "Since" } th { span.visually-hidden { "Actions" } } } }
                     tbody {
                         @for user in &users {
                             tr {
-                                td { (user.email) @if user.id == viewer.user.id { " (you)" } }
-                                td { (when(Some(user.created_at))) }
-                                td {
+                                td.email data-label="Email" { (user.email) @if user.id == viewer.user.id { " (you)" } }
+                                td data-label="Since" { (when(Some(user.created_at))) }
+                                td.action {
                                     @if !only_user {
                                         form.inline method="post" action=(format!("/dashboard/settings/users/{}/remove", user.id)) {
                                             (viewer.csrf_field())
@@ -261,7 +261,7 @@ async fn users_view(
             @if !invitations.is_empty() {
                 section.card {
                     h2 { "Open invitations" }
-                    table {
+                    table.stack {
                         thead { tr { th { "Email" } th { "Until" } th { span.visually-hidden { "Actions" } } } }
                         tbody {
                             @for invitation in &invitations {
@@ -308,9 +308,9 @@ async fn users_view(
 fn invitation_row(viewer: &Viewer, invitation: &PasswordLink) -> Markup {
     html! {
         tr {
-            td { (invitation.invited_email().unwrap_or_default()) }
-            td { (when(Some(invitation.expires_at))) }
-            td {
+            td.email data-label="Email" { (invitation.invited_email().unwrap_or_default()) }
+            td data-label="Until" { (when(Some(invitation.expires_at))) }
+            td.action {
                 form.inline method="post" action=(format!("/dashboard/settings/invitations/{}/withdraw", invitation.token_sha256)) {
                     (viewer.csrf_field())
                     button.danger type="submit" { "Withdraw" }

@@ -204,21 +204,21 @@ async fn webhook_page(
                     h2 { "Deliveries" }
                     p.hint { (log.total) " deliveries; the latest " (log.items.len()) " shown." }
                     div.table-wrap {
-                        table.deliveries {
-                            thead { tr { th { "Event" } th { "Type" } th { "Status" } th { "Attempts" } th.wide { "Last answer" } th { "" } } }
+                        table.deliveries.stack {
+                            thead { tr { th { "Event" } th { "Type" } th { "Status" } th { "Attempts" } th { "Last answer" } th { span.visually-hidden { "Actions" } } } }
                             tbody {
                                 @for delivery in &log.items {
                                     tr data-event-id=(delivery.event_id) {
-                                        td { code { (delivery.event_id) } }
-                                        td { (delivery.event_type.as_str()) }
-                                        td { (format!("{:?}", delivery.status).to_lowercase()) }
-                                        td { (delivery.attempts) }
-                                        td.wide {
+                                        td data-label="Event" { code.id { (delivery.event_id) } }
+                                        td data-label="Type" { (delivery.event_type.as_str()) }
+                                        td data-label="Status" { (format!("{:?}", delivery.status).to_lowercase()) }
+                                        td data-label="Attempts" { (delivery.attempts) }
+                                        td data-label="Last answer" {
                                             @if let Some(code) = delivery.last_status_code { "HTTP " (code) }
                                             @else if let Some(error) = &delivery.last_error { (error) }
                                             @else { "—" }
                                         }
-                                        td {
+                                        td.action {
                                             form method="post" action=(redeliver(&delivery.event_id)) {
                                                 (viewer.csrf_field())
                                                 button type="submit" { "Redeliver" }
@@ -388,14 +388,14 @@ fn list_view(services: &Services, viewer: &Viewer, form: &Form, problems: &Probl
             section.card {
                 @if all.items.is_empty() { p { "No webhooks yet." } }
                 div.table-wrap {
-                    table.webhooks {
+                    table.webhooks.stack {
                         thead { tr { th { "URL" } th { "Events" } th { "State" } } }
                         tbody {
                             @for subscription in &all.items {
                                 tr {
-                                    td { a href=(format!("/dashboard/webhooks/{}", subscription.id)) { (subscription.url) } }
-                                    td { (events_text(subscription)) }
-                                    td { @if subscription.enabled { "enabled" } @else { "disabled" } }
+                                    td.url data-label="URL" { a href=(format!("/dashboard/webhooks/{}", subscription.id)) { (subscription.url) } }
+                                    td data-label="Events" { (events_text(subscription)) }
+                                    td data-label="State" { @if subscription.enabled { "enabled" } @else { "disabled" } }
                                 }
                             }
                         }
