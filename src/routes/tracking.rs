@@ -179,7 +179,13 @@ pub(crate) async fn history(
         })
         .map_or(DEFAULT_HISTORY_LIMIT, |n| n as usize);
     let cursor = query.take("cursor", parse_cursor);
-    query.finish()?;
+    // Pages of a time series are cursors, not numbers (a page number would
+    // move as fixes arrive): the answer's `pagination.page` says which page it
+    // is, and a `page` parameter is refused with what to send instead.
+    query.take("page", |_| -> Result<(), String> {
+        Err("history pages by cursor: pass the previous answer's pagination.next_cursor as cursor".into())
+    });
+    query.finish_allowing(&["from", "to", "limit", "cursor"])?;
     if let (Some(from), Some(to)) = (from, to)
         && to < from
     {

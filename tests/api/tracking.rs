@@ -373,6 +373,12 @@ async fn history_pages_by_cursor_within_a_time_range() {
         let error = assert_error(status, &body, 400, "INVALID_QUERY_PARAMETER");
         assert_eq!(error["details"]["field"], field, "{query}");
     }
+    // A page number is answered with what to send instead.
+    let (_, body) = app
+        .get(&format!("/loads/{id}/tracking/history?page=2"))
+        .await;
+    let message = body["error"]["message"].as_str().unwrap();
+    assert!(message.contains("next_cursor as cursor"), "{body}");
     let (status, body) = app.get(&format!("/loads/{id}/tracking?points=11")).await;
     assert_error(status, &body, 400, "INVALID_QUERY_PARAMETER");
     let (_, live) = app.get(&format!("/loads/{id}/tracking?points=3")).await;
