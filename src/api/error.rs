@@ -11,7 +11,7 @@ use actix_web::{HttpResponse, ResponseError};
 use serde_json::{Value, json};
 
 use crate::domain::api_key::KeyRejection;
-use crate::domain::load::{EditError, TransitionError};
+use crate::domain::load::{DateMoved, EditError, TransitionError};
 use crate::domain::validation::ValidationErrors;
 use crate::services::accounts::AccountError;
 use crate::services::auth::AuthError;
@@ -387,12 +387,13 @@ impl From<LoadError> for ApiError {
                 ),
             )
             .with_details(json!({"current_status": status.as_str(), "fields": fields})),
-            LoadError::Edit(EditError::DatesOutOfOrder) => ApiError::field(
-                StatusCode::BAD_REQUEST,
-                "VALIDATION_FAILED",
-                "delivery_date",
-                "must not be before pickup_date",
-            ),
+            LoadError::Edit(EditError::DatesOutOfOrder { moved }) => {
+                let (field, message) = match moved {
+                    DateMoved::Pickup => ("pickup_date", "must not be after delivery_date"),
+                    DateMoved::Delivery => ("delivery_date", "must not be before pickup_date"),
+                };
+                ApiError::field(StatusCode::BAD_REQUEST, "VALIDATION_FAILED", field, message)
+            }
             LoadError::Storage(e) => e.into(),
             LoadError::Unavailable(e) => e.into(),
         }

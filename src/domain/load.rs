@@ -223,9 +223,18 @@ pub enum EditError {
         status: LoadStatus,
         fields: Vec<&'static str>,
     },
-    /// The change leaves `delivery_date` before `pickup_date`.
-    #[error("delivery_date must not be before pickup_date")]
-    DatesOutOfOrder,
+    /// The change leaves `delivery_date` before `pickup_date`. Named by the
+    /// date the edit moved: the delivery date if it sent one, else the pickup
+    /// date (the stored delivery date is not what the client got wrong).
+    #[error("{}", match .moved { DateMoved::Pickup => "pickup_date must not be after delivery_date", DateMoved::Delivery => "delivery_date must not be before pickup_date" })]
+    DatesOutOfOrder { moved: DateMoved },
+}
+
+/// Which of the two dates an edit that put them out of order changed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DateMoved {
+    Pickup,
+    Delivery,
 }
 
 impl Load {
@@ -272,11 +281,21 @@ impl Load {
                 fields: refused,
             });
         }
-        if let (Some(pickup), Some(delivery)) = (next.pickup_date, next.delivery_date)
-            && delivery < pickup
-            && (changed.contains(&"pickup_date") || changed.contains(&"delivery_date"))
-        {
-            return Err(EditError::DatesOutOfOrder);
+        // Dates stored out of order by an older build are not this edit's doing:
+        // only an edit that moves one of them is refused.
+        let out_of_order = matches!(
+            (next.pickup_date, next.delivery_date),
+            (Some(pickup), Some(delivery)) if delivery < pickup
+        );
+        if out_of_order && changed.contains(&"delivery_date") {
+            return Err(EditError::DatesOutOfOrder {
+                moved: DateMoved::Delivery,
+            });
+        }
+        if out_of_order && changed.contains(&"pickup_date") {
+            return Err(EditError::DatesOutOfOrder {
+                moved: DateMoved::Pickup,
+            });
         }
         if !changed.is_empty() {
             next.version += 1;
@@ -539,7 +558,22 @@ mod tests {
         };
         assert_eq!(
             posted.plan_edit(&dates, Utc::now()),
-            Err(EditError::DatesOutOfOrder)
+            Err(EditError::DatesOutOfOrder {
+                moved: DateMoved::Delivery
+            })
+        );
+        let late_pickup = LoadEdit {
+            pickup_date: Some(Some(Utc::now() + chrono::Duration::days(30))),
+            ..LoadEdit::default()
+        };
+        let mut scheduled = posted.clone();
+        scheduled.pickup_date = Some(Utc::now());
+        scheduled.delivery_date = Some(Utc::now() + chrono::Duration::days(1));
+        assert_eq!(
+            scheduled.plan_edit(&late_pickup, Utc::now()),
+            Err(EditError::DatesOutOfOrder {
+                moved: DateMoved::Pickup
+            })
         );
     }
 

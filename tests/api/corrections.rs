@@ -139,6 +139,13 @@ async fn a_load_is_corrected_field_by_field_and_says_what_changed() {
         body["data"]["stops"][1]["appointment"],
         "2026-12-05T17:00:00Z"
     );
+    // A pickup moved past the stored delivery is named as the pickup: the
+    // delivery date is not what this request got wrong.
+    let (status, refused) = app
+        .patch(&path, json!({"pickup_date": "2026-12-06T08:00:00Z"}))
+        .await;
+    let error = assert_error(status, &refused, 400, "VALIDATION_FAILED");
+    assert_eq!(error["details"]["field"], "pickup_date", "{refused}");
 
     // Delivered: final.
     assert_eq!(
