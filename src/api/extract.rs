@@ -190,9 +190,14 @@ fn every_problem<T: BodyInput>(body: &[u8]) -> Option<ValidationErrors> {
     for _ in 0..MAX_REMOVED_FIELDS {
         match serde_path_to_error::deserialize::<_, T>(&value) {
             Ok(rest) => {
+                let refused_fields = !errors.is_empty();
                 for problem in rest.problems().errors() {
                     let noted = errors.errors().iter().any(|e| e.field == problem.field);
-                    if !noted {
+                    // A complaint about the body as a whole ("must name at least
+                    // one …") is about what is left once the refused fields are
+                    // taken out: the client did name them, wrongly.
+                    let about_the_rest = refused_fields && problem.field == "body";
+                    if !noted && !about_the_rest {
                         errors.add(problem.field.clone(), problem.message.clone());
                     }
                 }

@@ -456,6 +456,18 @@ async fn account_settings_judge_arrivals_set_free_time_and_can_keep_a_load_assig
         let (status, body) = app.patch("/account/settings", refused).await;
         assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
     }
+    // A number sent as a string is that field's one problem.
+    let (status, body) = app
+        .patch("/account/settings", json!({"late_after_minutes": "15"}))
+        .await;
+    let error = assert_error(status, &body, 400, "VALIDATION_FAILED");
+    let fields: Vec<&str> = error["details"]["errors"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["field"].as_str().unwrap())
+        .collect();
+    assert_eq!(fields, ["late_after_minutes"], "{body}");
     let (_, unchanged) = app.get("/account/settings").await;
     assert_eq!(unchanged["data"]["late_after_minutes"], 15);
 
