@@ -183,7 +183,10 @@ pub(crate) async fn history(
     // move as fixes arrive): the answer's `pagination.page` says which page it
     // is, and a `page` parameter is refused with what to send instead.
     query.take("page", |_| -> Result<(), String> {
-        Err("history pages by cursor: pass the previous answer's pagination.next_cursor as cursor".into())
+        Err(
+            "history pages by cursor: pass the previous answer's pagination.next_cursor as cursor"
+                .into(),
+        )
     });
     query.finish_allowing(&["from", "to", "limit", "cursor"])?;
     if let (Some(from), Some(to)) = (from, to)

@@ -20,17 +20,18 @@ mod accounts;
 mod carriers;
 mod dashboard;
 mod devices;
+#[cfg(test)]
+mod faults;
 mod idempotency;
 pub mod keys;
 mod loads;
+mod point_series;
 mod references;
 pub mod schema;
 mod share_links;
 mod statements;
 mod tracking;
 mod webhooks;
-
-use std::sync::Mutex;
 
 use async_trait::async_trait;
 use futures_util::TryStreamExt;
@@ -45,7 +46,6 @@ use serde::de::DeserializeOwned;
 use super::secret_box::{SecretBox, SecretSealing};
 use super::{PageRequest, Storage, StorageError, StorageResult};
 use crate::domain::ids::LoadId;
-use crate::shared_map::FastHashMap;
 use statements::Statements;
 
 /// Where the cluster is and how to reach it (from `--scylla-*` / `FREIGHT_SCYLLA_*`).
@@ -112,11 +112,10 @@ pub struct ScyllaStore {
     st: Statements,
     /// The webhook pipeline's statements (declared in `webhooks.rs`).
     wh: webhooks::WebhookStatements,
-    /// Per load, the time (µs) of its newest stored point as far as this
-    /// process knows (never lower than the truth while this instance holds the
-    /// load's lease, being its only writer): a later fix needs no conditional
-    /// insert to know it is not a duplicate.
-    newest_points: Mutex<FastHashMap<LoadId, Option<i64>>>,
+    /// Per load, what this process knows of its stored GPS series (see
+    /// `point_series`): a later fix needs no conditional insert to know it is
+    /// not a duplicate, nor a day row for a day already written.
+    newest_points: point_series::Remembered,
     /// How subscription secrets are kept (see `secret_box`).
     secrets: SecretSealing,
 }
@@ -138,7 +137,7 @@ impl ScyllaStore {
             session,
             st,
             wh,
-            newest_points: Mutex::new(FastHashMap::default()),
+            newest_points: point_series::Remembered::default(),
             secrets: SecretSealing::default(),
         })
     }

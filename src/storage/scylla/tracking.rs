@@ -7,16 +7,15 @@
 //! all in one logged batch, for atomicity). A fix later than its load's newest stored point cannot be a
 //! duplicate and is a plain insert; only a fix at or before it (a late or
 //! repeated one) costs a lightweight transaction, `IF NOT EXISTS`, which keeps
-//! the first value of a `(load, timestamp)` and reports the repeat as one. The
-//! newest point per load is remembered by this process, exact because the
-//! load's lease makes this instance its only writer.
-
-use std::collections::HashSet;
+//! the first value of a `(load, timestamp)` and reports the repeat as one.
+//! Which write each point takes, and what this process remembers of each load
+//! (safe because the load's lease makes this instance its only writer), is
+//! decided in `point_series`; this file holds the statements.
 
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
-use futures_util::{StreamExt, TryStreamExt, stream};
 
+use super::point_series::{self, PointStatements};
 use super::statements::LoggedBatch;
 use super::{ScyllaStore, keys};
 use crate::domain::event::Event;
@@ -24,21 +23,6 @@ use crate::domain::ids::LoadId;
 use crate::domain::stops::{StopKind, StopTimer, StopsProgress};
 use crate::domain::tracking::{Appended, FixSource, GpsFix, TrackingPoint};
 use crate::storage::{PointRange, StopTimerEntry, StorageError, StorageResult, TrackingStore};
-
-/// Loads whose newest point time is remembered; past this the memory is
-/// dropped and rebuilt (one read per load) as points arrive.
-const NEWEST_POINTS_CAPACITY: usize = 262_144;
-/// Writes of one batch in flight at once.
-const CONCURRENT_WRITES: usize = 256;
-
-/// How one point is written.
-enum Write {
-    /// Known to be new: a plain insert; `day_known` when the load's newest
-    /// point is in the same day, so its `gps_point_days` row exists.
-    New { day_known: bool },
-    /// At or before the load's newest point: a conditional insert decides.
-    IfNew,
-}
 
 /// A `gps_points` row: `(load_id, day, ts, lat, lng, speed, heading, source)`.
 type PointRow = (
@@ -90,8 +74,21 @@ fn fix_from_row((ts, lat, lng, speed, heading, source): FixRow) -> StorageResult
 }
 
 impl ScyllaStore {
-    /// The time (µs) of the load's newest stored point: its newest day, then
-    /// the first row of that day's partition.
+    /// The load's day buckets from `to` back to `from`, newest first.
+    async fn days(&self, load: &LoadId, from: i64, to: i64) -> StorageResult<Vec<i32>> {
+        self.rows(
+            &self.st.point_days,
+            (load.as_str(), keys::day(from), keys::day(to)),
+            |(day,): (i32,)| Ok(day),
+        )
+        .await
+    }
+}
+
+/// The statements of [`point_series`]: it decides which run.
+#[async_trait]
+impl PointStatements for ScyllaStore {
+    /// Its newest day, then the first row of that day's partition.
     async fn newest_stored(&self, load: &LoadId) -> StorageResult<Option<i64>> {
         let Some((day,)) = self
             .first::<(i32,)>(&self.st.newest_point_day, (load.as_str(),))
@@ -105,78 +102,54 @@ impl ScyllaStore {
             .map(|(ts,)| ts))
     }
 
-    /// Writes one point (and its event), answering whether it was stored.
-    async fn write_point(&self, point: &TrackingPoint, how: Write) -> StorageResult<Appended> {
-        let row = point_row(point);
-        let (load, day) = (row.0.clone(), row.1);
-        let day_known = match how {
-            Write::New { day_known } => day_known,
-            Write::IfNew => {
-                if !self.applied(&self.st.put_point_if_new, row.clone()).await? {
-                    return Ok(Appended::Duplicate);
-                }
-                false
-            }
-        };
-        if point.event.is_some() || point.stops.is_some() {
-            // The point, its event and its stops change: all or none.
-            let mut batch = LoggedBatch::new();
-            if matches!(how, Write::New { .. }) {
-                batch.add(&self.st.put_point, row);
-            }
-            batch.add(&self.st.put_point_day, (load.clone(), day));
-            if let Some(event) = &point.event {
-                self.add_events(&mut batch, std::slice::from_ref(event))?;
-            }
-            if let Some(stops) = &point.stops {
-                self.add_events(&mut batch, &stops.events)?;
-                let progress = serde_json::to_string(&stops.progress).expect("progress serialises");
-                // Timestamped by the fix: of concurrent writes, the newest fix's wins.
-                batch.add(
-                    &self.st.put_load_stops,
-                    (load.clone(), progress, ts_of(point)),
-                );
-                match stops.timer {
-                    Some(StopTimer::Set { stop, due }) => batch.add(
-                        &self.st.set_stop_timer,
-                        (load, stop.as_str(), keys::micros(&due), ts_of(point)),
-                    ),
-                    Some(StopTimer::Clear) => {
-                        batch.add(&self.st.clear_stop_timer, (ts_of(point), load))
-                    }
-                    None => {}
-                }
-            }
-            self.logged(batch).await?;
-        } else {
-            // No batch needed: a point whose day row failed is not acknowledged,
-            // and its retry writes both again (same cells, same values).
-            let point_row = async {
-                if matches!(how, Write::New { .. }) {
-                    self.exec(&self.st.put_point, row).await?;
-                }
-                Ok::<_, StorageError>(())
-            };
-            let day_row = async {
-                if !day_known {
-                    self.exec(&self.st.put_point_day, (load.as_str(), day))
-                        .await?;
-                }
-                Ok(())
-            };
-            futures_util::try_join!(point_row, day_row)?;
-        }
-        Ok(Appended::Stored)
+    async fn put_point(&self, point: &TrackingPoint) -> StorageResult<()> {
+        self.exec(&self.st.put_point, point_row(point))
+            .await
+            .map(|_| ())
     }
 
-    /// The load's day buckets from `to` back to `from`, newest first.
-    async fn days(&self, load: &LoadId, from: i64, to: i64) -> StorageResult<Vec<i32>> {
-        self.rows(
-            &self.st.point_days,
-            (load.as_str(), keys::day(from), keys::day(to)),
-            |(day,): (i32,)| Ok(day),
-        )
-        .await
+    async fn put_point_if_new(&self, point: &TrackingPoint) -> StorageResult<bool> {
+        self.applied(&self.st.put_point_if_new, point_row(point))
+            .await
+    }
+
+    async fn put_point_day(&self, load: &LoadId, day: i32) -> StorageResult<()> {
+        self.exec(&self.st.put_point_day, (load.as_str(), day))
+            .await
+            .map(|_| ())
+    }
+
+    async fn put_with_changes(&self, point: &TrackingPoint, with_point: bool) -> StorageResult<()> {
+        let row = point_row(point);
+        let (load, day) = (row.0.clone(), row.1);
+        let mut batch = LoggedBatch::new();
+        if with_point {
+            batch.add(&self.st.put_point, row);
+        }
+        batch.add(&self.st.put_point_day, (load.clone(), day));
+        if let Some(event) = &point.event {
+            self.add_events(&mut batch, std::slice::from_ref(event))?;
+        }
+        if let Some(stops) = &point.stops {
+            self.add_events(&mut batch, &stops.events)?;
+            let progress = serde_json::to_string(&stops.progress).expect("progress serialises");
+            // Timestamped by the fix: of concurrent writes, the newest fix's wins.
+            batch.add(
+                &self.st.put_load_stops,
+                (load.clone(), progress, ts_of(point)),
+            );
+            match stops.timer {
+                Some(StopTimer::Set { stop, due }) => batch.add(
+                    &self.st.set_stop_timer,
+                    (load, stop.as_str(), keys::micros(&due), ts_of(point)),
+                ),
+                Some(StopTimer::Clear) => {
+                    batch.add(&self.st.clear_stop_timer, (ts_of(point), load))
+                }
+                None => {}
+            }
+        }
+        self.logged(batch).await
     }
 }
 
@@ -225,77 +198,7 @@ impl TrackingStore for ScyllaStore {
     }
 
     async fn append_points(&self, points: Vec<TrackingPoint>) -> StorageResult<Vec<Appended>> {
-        // The newest point of every load not remembered, read first (no lock
-        // is held across a read).
-        let unknown: Vec<LoadId> = {
-            let newest = self.newest_points.lock().unwrap_or_else(|p| p.into_inner());
-            let mut seen = HashSet::new();
-            points
-                .iter()
-                .map(|p| &p.load_id)
-                .filter(|load| !newest.contains_key(*load) && seen.insert(*load))
-                .cloned()
-                .collect()
-        };
-        let read: Vec<(LoadId, Option<i64>)> = stream::iter(unknown)
-            .map(|load| async move {
-                let newest = self.newest_stored(&load).await?;
-                Ok::<_, StorageError>((load, newest))
-            })
-            .buffer_unordered(CONCURRENT_WRITES)
-            .try_collect()
-            .await?;
-
-        // Decide each point's write; raise the remembered newest as we go (if
-        // a write then fails, the bound is only too high, which costs
-        // conditional inserts, never a missed duplicate).
-        let mut plan = Vec::with_capacity(points.len());
-        {
-            let mut newest = self.newest_points.lock().unwrap_or_else(|p| p.into_inner());
-            if newest.len() > NEWEST_POINTS_CAPACITY {
-                newest.clear();
-            }
-            newest.extend(read);
-            let mut in_batch = HashSet::with_capacity(points.len());
-            for point in &points {
-                let ts = keys::micros(&point.fix.timestamp);
-                if !in_batch.insert((point.load_id.clone(), ts)) {
-                    plan.push(None);
-                    continue;
-                }
-                let known = newest.get(&point.load_id).copied().flatten();
-                let later = known.is_none_or(|known| ts > known);
-                if later {
-                    newest.insert(point.load_id.clone(), Some(ts));
-                }
-                plan.push(Some(if later {
-                    Write::New {
-                        day_known: known.is_some_and(|known| keys::day(known) == keys::day(ts)),
-                    }
-                } else {
-                    Write::IfNew
-                }));
-            }
-        }
-
-        let count = points.len();
-        let outcomes: Vec<(usize, Appended)> =
-            stream::iter(points.into_iter().zip(plan).enumerate())
-                .map(|(i, (point, how))| async move {
-                    let outcome = match how {
-                        None => Appended::Duplicate,
-                        Some(how) => self.write_point(&point, how).await?,
-                    };
-                    Ok::<_, StorageError>((i, outcome))
-                })
-                .buffer_unordered(CONCURRENT_WRITES)
-                .try_collect()
-                .await?;
-        let mut ordered = vec![Appended::Duplicate; count];
-        for (i, outcome) in outcomes {
-            ordered[i] = outcome;
-        }
-        Ok(ordered)
+        point_series::append(self, &self.newest_points, points).await
     }
 
     /// Day by day from the newest, each day's partition read newest first,
