@@ -146,6 +146,9 @@ pub struct LoadActor {
     incarnation: u64,
     deps: Arc<ActorDeps>,
     state: SharedState,
+    /// When the last lease renewal that succeeded was sent: the lease lives at
+    /// least `LEASE_TTL` from then, and this actor acts for the load no longer.
+    lease_renewed_at: tokio::time::Instant,
 }
 
 impl LoadActor {
@@ -155,7 +158,19 @@ impl LoadActor {
             incarnation,
             deps,
             state,
+            lease_renewed_at: tokio::time::Instant::now(),
         }
+    }
+
+    /// This incarnation's name as the load's lease owner.
+    fn lease_owner(&self) -> String {
+        crate::storage::lease_owner(&self.deps.instance, self.incarnation)
+    }
+
+    /// Stops acting for the load at once (callers hear `leased_elsewhere`) and stops.
+    fn give_up_load(&mut self, ctx: &mut Context<Self>) {
+        self.state.lock().state = State::Failed(self.leased_elsewhere());
+        self.stop_after(ctx, Duration::ZERO);
     }
 
     /// Stops once idle (or after `after`), re-arming while there is activity.
@@ -188,24 +203,29 @@ impl LoadActor {
         .into()
     }
 
-    /// Renews the load's lease every `LEASE_RENEWAL`; if it is lost (another
-    /// instance took it after a renewal failed for a whole TTL), the actor stops
-    /// acting for the load at once and stops.
+    /// Renews the load's lease every `LEASE_RENEWAL`. If it is lost (another
+    /// instance took it), the actor stops acting for the load at once and
+    /// stops. If renewals fail or hang, it stops one renewal period before the
+    /// lease could expire, so that two instances never act for one load.
     fn keep_lease(&self, ctx: &mut Context<Self>) {
         ctx.run_interval(LEASE_RENEWAL, |actor, ctx| {
+            let sent = tokio::time::Instant::now();
+            if sent + LEASE_RENEWAL >= actor.lease_renewed_at + LEASE_TTL {
+                tracing::warn!(load = %actor.id, "the load's lease could not be renewed in time; this instance stops acting for it");
+                return actor.give_up_load(ctx);
+            }
             let storage = actor.deps.storage.clone();
-            let (id, instance) = (actor.id.clone(), actor.deps.instance.clone());
+            let (id, owner) = (actor.id.clone(), actor.lease_owner());
             ctx.spawn(
-                async move { storage.lease_load(&id, &instance, LEASE_TTL).await }
+                async move { storage.lease_load(&id, &owner, LEASE_TTL).await }
                     .into_actor(actor)
-                    .map(|renewed, actor, ctx| match renewed {
-                        Ok(true) => {}
+                    .map(move |renewed, actor, ctx| match renewed {
+                        Ok(true) => actor.lease_renewed_at = actor.lease_renewed_at.max(sent),
                         Ok(false) => {
                             tracing::warn!(load = %actor.id, "another instance took the load's lease; this one stops acting for it");
-                            actor.state.lock().state = State::Failed(actor.leased_elsewhere());
-                            actor.stop_after(ctx, Duration::ZERO);
+                            actor.give_up_load(ctx);
                         }
-                        // Not lost yet: the lease lives a TTL past the last renewal.
+                        // Not lost yet: the next tick decides whether it is too late.
                         Err(error) => {
                             tracing::warn!(load = %actor.id, error = %error_chain(&error), "could not renew the load's lease; retrying");
                         }
@@ -272,11 +292,12 @@ impl Actor for LoadActor {
         ctx.set_mailbox_capacity(MAILBOX_CAPACITY);
         let storage = self.deps.storage.clone();
         let id = self.id.clone();
-        let instance = self.deps.instance.clone();
+        let owner = self.lease_owner();
+        self.lease_renewed_at = tokio::time::Instant::now();
         // `wait`: no message is handled until the state is loaded.
         ctx.wait(
             async move {
-                if !storage.lease_load(&id, &instance, LEASE_TTL).await? {
+                if !storage.lease_load(&id, &owner, LEASE_TTL).await? {
                     return Ok(Err(()));
                 }
                 let Some(load) = storage.get_load(&id).await? else {
@@ -341,9 +362,9 @@ impl Actor for LoadActor {
             // Given up now rather than left to expire, so another instance can
             // act for the load at once. If this fails, the TTL ends it.
             let storage = self.deps.storage.clone();
-            let (id, instance) = (self.id.clone(), self.deps.instance.clone());
+            let (id, owner) = (self.id.clone(), self.lease_owner());
             actix::spawn(async move {
-                if let Err(error) = storage.release_load(&id, &instance).await {
+                if let Err(error) = storage.release_load(&id, &owner).await {
                     tracing::warn!(load = %id, error = %error_chain(&error), "could not release the load's lease; it expires on its own");
                 }
             });

@@ -110,6 +110,13 @@ impl StorageError {
 pub type StorageResult<T> = Result<T, StorageError>;
 
 /// A whole backend: every aggregate's store, and a health check.
+/// The lease owner name of a load actor incarnation: `<instance>#<n>`. Per
+/// incarnation, so that a stopping actor's release cannot remove the lease of
+/// the actor that replaced it on the same instance.
+pub fn lease_owner(instance: &str, incarnation: u64) -> String {
+    format!("{instance}#{incarnation}")
+}
+
 #[async_trait]
 pub trait Storage:
     AccountStore
@@ -135,8 +142,10 @@ pub trait Storage:
         false
     }
 
-    /// Takes, or renews, the lease that makes `owner` (one running instance)
-    /// the only writer of `load` for `ttl`; `false` if another owner holds it.
+    /// Takes, or renews, the lease that makes `owner` (one actor incarnation,
+    /// named by [`lease_owner`]) the only writer of `load` for `ttl`; `false`
+    /// if another owner holds it. A later incarnation on the same instance
+    /// takes over an earlier one's lease.
     /// A store that one process owns (the embedded one: its data directory is
     /// locked) has nothing to lease, and answers `true`.
     async fn lease_load(

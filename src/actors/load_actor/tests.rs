@@ -301,3 +301,43 @@ async fn a_departure_older_than_the_assignment_or_unwanted_leaves_the_load_assig
         );
     }
 }
+
+/// Issue 38, finding 4: an actor whose lease renewals fail stops acting for
+/// the load before the lease can expire (another instance may take it then).
+#[actix_rt::test]
+async fn an_actor_whose_lease_renewals_fail_stops_acting_before_the_lease_expires() {
+    tokio::time::pause();
+    let dir = tempfile::tempdir().unwrap();
+    let embedded = Arc::new(
+        EmbeddedStore::open(dir.path())
+            .await
+            .unwrap()
+            .as_if_shared(),
+    );
+    let storage: Arc<dyn Storage> = embedded.clone();
+    let load = load_in(&*storage, LoadStatus::Assigned).await;
+    let registry = registry(storage.clone());
+    let read = || ReadTracking {
+        account: load.account_id.clone(),
+    };
+    let acting = registry.send(&load.id, read()).await.unwrap();
+    assert!(acting.is_ok(), "the actor acts for the load");
+
+    // The lease table becomes unreachable: the renewal at 5 s fails, and the
+    // lease may live until 15 s after the start at the least.
+    embedded.fail_load_leases(true);
+    tokio::time::sleep(super::LEASE_RENEWAL + Duration::from_millis(100)).await;
+    let still = registry.send(&load.id, read()).await.unwrap();
+    assert!(still.is_ok(), "one failed renewal leaves time to retry");
+    tokio::time::sleep(super::LEASE_RENEWAL).await;
+    // At 10 s the next renewal could not land before 15 s: it has let go.
+    let stopped = registry.send(&load.id, read()).await.unwrap();
+    assert!(stopped.is_err(), "still acting for the load: {stopped:?}");
+
+    // Reachable again: once the actor that could not start has lingered out
+    // (`MISSING_LINGER`), a new one takes the lease and acts.
+    embedded.fail_load_leases(false);
+    tokio::time::sleep(super::MISSING_LINGER + Duration::from_millis(100)).await;
+    let back = registry.send(&load.id, read()).await.unwrap();
+    assert!(back.is_ok(), "{back:?}");
+}

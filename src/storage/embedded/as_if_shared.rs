@@ -2,7 +2,8 @@
 //! so that what only a shared store (ScyllaDB) exercises, such as one webhook
 //! dispatcher among several, is tested without a cluster: several dispatchers
 //! over one `EmbeddedStore` play the instances. Only role leases are kept;
-//! load leases are granted as by a store one process owns.
+//! load leases are granted as by a store one process owns, unless a test makes
+//! their renewals fail (`fail_load_leases`).
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -15,9 +16,23 @@ use super::EmbeddedStore;
 /// Role leases by role: who holds each, and until when (tokio time, so paused
 /// time moves it).
 #[derive(Default)]
-pub(super) struct RoleLeases(Mutex<HashMap<String, (String, Instant)>>);
+pub(super) struct RoleLeases(
+    Mutex<HashMap<String, (String, Instant)>>,
+    /// Load leases answer an error (the cluster unreachable) while set.
+    std::sync::atomic::AtomicBool,
+);
 
 impl RoleLeases {
+    /// As the shared store's load lease: granted, or an error while failing.
+    pub(super) fn lease_load(&self) -> crate::storage::StorageResult<bool> {
+        if self.1.load(std::sync::atomic::Ordering::SeqCst) {
+            return Err(crate::storage::StorageError::unavailable(
+                std::io::Error::other("the lease table cannot be reached"),
+            ));
+        }
+        Ok(true)
+    }
+
     /// As the shared store's conditional insert-or-renew.
     pub(super) fn lease(&self, role: &str, owner: &str, ttl: Duration) -> bool {
         let mut leases = self.0.lock().unwrap_or_else(|p| p.into_inner());
@@ -44,5 +59,12 @@ impl EmbeddedStore {
     pub fn as_if_shared(mut self) -> Self {
         self.roles = Some(Arc::default());
         self
+    }
+
+    /// Load leases fail from now on (`true`) or are granted again.
+    pub fn fail_load_leases(&self, failing: bool) {
+        if let Some(roles) = &self.roles {
+            roles.1.store(failing, std::sync::atomic::Ordering::SeqCst);
+        }
     }
 }

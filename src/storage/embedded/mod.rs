@@ -516,6 +516,16 @@ impl Storage for EmbeddedStore {
     }
 
     #[cfg(test)]
+    async fn lease_load(
+        &self,
+        _: &crate::domain::ids::LoadId,
+        _: &str,
+        _: std::time::Duration,
+    ) -> StorageResult<bool> {
+        self.roles.as_ref().map_or(Ok(true), |r| r.lease_load())
+    }
+
+    #[cfg(test)]
     async fn lease_role(
         &self,
         role: &str,

@@ -24,6 +24,7 @@ mod devices;
 mod faults;
 mod idempotency;
 pub mod keys;
+mod leases;
 mod loads;
 mod point_series;
 mod references;
@@ -277,6 +278,35 @@ impl ScyllaStore {
         }
     }
 
+    /// A conditional write on a lease: applied, or who holds it (the `owner`
+    /// column the not-applied answer carries; null when there is no row).
+    async fn claim(
+        &self,
+        statement: &PreparedStatement,
+        values: impl SerializeRow,
+    ) -> StorageResult<leases::Claim> {
+        let result = self.exec(statement, values).await?;
+        let rows = result.into_rows_result().map_err(unavailable)?;
+        let owner_at = rows.column_specs().get_by_name("owner").map(|(i, _)| i);
+        let row = rows
+            .first_row::<scylla::value::Row>()
+            .map_err(unavailable)?;
+        use scylla::value::CqlValue;
+        match row.columns.first() {
+            Some(Some(CqlValue::Boolean(true))) => Ok(leases::Claim::Applied),
+            Some(Some(CqlValue::Boolean(false))) => {
+                let holder = owner_at.and_then(|i| match row.columns.get(i) {
+                    Some(Some(CqlValue::Text(owner))) => Some(owner.clone()),
+                    _ => None,
+                });
+                Ok(leases::Claim::Held(holder))
+            }
+            _ => Err(StorageError::corrupt(
+                "a conditional statement answered without [applied]",
+            )),
+        }
+    }
+
     /// A logged batch of prepared statements: all of them or none.
     async fn logged(&self, batch: statements::LoggedBatch) -> StorageResult<()> {
         batch.run(&self.session).await
@@ -293,29 +323,29 @@ impl Storage for ScyllaStore {
         true
     }
 
-    /// A new lease by `IF NOT EXISTS`, else a renewal `IF owner = <owner>`;
-    /// both set the TTL again, so a lease lives `ttl` past its last renewal.
+    /// Renewed `IF owner = <owner>`, else taken (see `leases`); either sets
+    /// the TTL again, so a lease lives `ttl` past its last renewal.
     async fn lease_load(
         &self,
         load: &LoadId,
         owner: &str,
         ttl: std::time::Duration,
     ) -> StorageResult<bool> {
-        let ttl = i32::try_from(ttl.as_secs().max(1)).unwrap_or(i32::MAX);
-        if self
-            .applied(&self.st.take_lease, (load.as_str(), owner, ttl))
-            .await?
-        {
+        let table = LeaseTable {
+            store: self,
+            take: &self.st.take_lease,
+            update: &self.st.renew_lease,
+        };
+        let lease = leases::lease(&table, load.as_str(), owner, ttl_secs(ttl)).await?;
+        if lease == leases::Lease::Taken {
             // Whoever held the load before may have stored points since this
             // process last did: what it remembers of the load is stale.
             self.newest_points
                 .lock()
                 .unwrap_or_else(|p| p.into_inner())
                 .remove(load);
-            return Ok(true);
         }
-        self.applied(&self.st.renew_lease, (ttl, owner, load.as_str(), owner))
-            .await
+        Ok(lease.held())
     }
 
     async fn add_request_counts(
@@ -364,28 +394,58 @@ impl Storage for ScyllaStore {
             .map(|_| ())
     }
 
-    /// As [`Self::lease_load`]: taken `IF NOT EXISTS`, renewed `IF owner =`.
+    /// As [`Self::lease_load`].
     async fn lease_role(
         &self,
         role: &str,
         owner: &str,
         ttl: std::time::Duration,
     ) -> StorageResult<bool> {
-        let ttl = i32::try_from(ttl.as_secs().max(1)).unwrap_or(i32::MAX);
-        if self
-            .applied(&self.st.take_role_lease, (role, owner, ttl))
-            .await?
-        {
-            return Ok(true);
-        }
-        self.applied(&self.st.renew_role_lease, (ttl, owner, role, owner))
-            .await
+        let table = LeaseTable {
+            store: self,
+            take: &self.st.take_role_lease,
+            update: &self.st.renew_role_lease,
+        };
+        let lease = leases::lease(&table, role, owner, ttl_secs(ttl)).await?;
+        Ok(lease.held())
     }
 
     async fn release_role(&self, role: &str, owner: &str) -> StorageResult<()> {
         self.applied(&self.st.release_role_lease, (role, owner))
             .await
             .map(|_| ())
+    }
+}
+
+fn ttl_secs(ttl: std::time::Duration) -> i32 {
+    i32::try_from(ttl.as_secs().max(1)).unwrap_or(i32::MAX)
+}
+
+/// A lease table's two conditional writes (`load_leases` or `role_leases`).
+struct LeaseTable<'a> {
+    store: &'a ScyllaStore,
+    /// `(name, owner, ttl)`, `IF NOT EXISTS`.
+    take: &'a PreparedStatement,
+    /// `(ttl, owner, name, holder)`, `IF owner = holder`.
+    update: &'a PreparedStatement,
+}
+
+#[async_trait]
+impl leases::LeaseStatements for LeaseTable<'_> {
+    async fn take(&self, name: &str, owner: &str, ttl: i32) -> StorageResult<leases::Claim> {
+        self.store.claim(self.take, (name, owner, ttl)).await
+    }
+
+    async fn update(
+        &self,
+        name: &str,
+        holder: &str,
+        owner: &str,
+        ttl: i32,
+    ) -> StorageResult<leases::Claim> {
+        self.store
+            .claim(self.update, (ttl, owner, name, holder))
+            .await
     }
 }
 
