@@ -26,7 +26,6 @@ use crate::domain::ids::AccountId;
 use crate::domain::load::{Load, LoadStatus};
 use crate::domain::stops::{Milestone, StopKind, StopTimer, StopWatch, StopsProgress};
 use crate::domain::tracking::{Appended, FixSource, GpsFix, TrackingState};
-use crate::geo;
 
 /// Positions kept in memory per load, newest first (the rest is in storage).
 pub const RECENT_FIXES: usize = 10;
@@ -356,7 +355,7 @@ impl Tracked {
         // stored progress already, or were late.
         let stops = StopWatch::new(&load.origin, &load.destination, progress, recent.first());
         Tracked {
-            destination: geo::zip_centroid(&load.destination.zip).map(|p| (p.lat, p.lng)),
+            destination: eta_target(&load.destination),
             stops,
             stops_version: 0,
             appointments: [load.pickup_date, load.delivery_date],
@@ -508,7 +507,7 @@ impl Tracked {
         self.status = load.status;
         self.stops.replan(&load.origin, &load.destination);
         self.appointments = [load.pickup_date, load.delivery_date];
-        self.destination = geo::zip_centroid(&load.destination.zip).map(|p| (p.lat, p.lng));
+        self.destination = eta_target(&load.destination);
         self.changed();
     }
 
@@ -777,4 +776,10 @@ mod tests {
         ));
         assert_eq!(delivered.lock().in_flight, 0, "a refusal holds nothing");
     }
+}
+
+/// Where the ETA aims: the delivery's own coordinates when the load gives them
+/// (the centre of its geofence), else its ZIP's centroid.
+fn eta_target(destination: &crate::domain::location::Location) -> Option<(f64, f64)> {
+    crate::domain::stops::Geofence::of(destination).map(|fence| (fence.lat, fence.lng))
 }

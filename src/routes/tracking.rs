@@ -210,7 +210,9 @@ pub(crate) async fn history(
         .tracking
         .history(principal.account_id(), &id.found()?, range)
         .await?;
-    let next_cursor = (found.points.len() == limit)
+    // Every page before this one was full: fixes read so far, this page's included.
+    let read = (page - 1) * limit as u64 + found.points.len() as u64;
+    let next_cursor = (found.points.len() == limit && read < found.total)
         .then(|| found.points.last())
         .flatten()
         .map(|last| format!("c{page}.{}", last.timestamp.timestamp_micros()));

@@ -353,6 +353,18 @@ async fn history_pages_by_cursor_within_a_time_range() {
             None => assert_eq!(page, 3),
         }
     }
+    // 15 fixes in pages of 5: the third page is full and the last one.
+    let mut query = format!("from={from}&to={to}&limit=5");
+    for page in 1..=3 {
+        let body = history(&app, &id, &query).await;
+        match body["pagination"]["next_cursor"].as_str() {
+            Some(cursor) => query = format!("from={from}&to={to}&limit=5&cursor={cursor}"),
+            None => assert_eq!(page, 3, "{body}"),
+        }
+        if page == 3 {
+            assert_eq!(body["pagination"]["next_cursor"], Value::Null, "{body}");
+        }
+    }
     let expected: Vec<String> = (5..=19)
         .rev()
         .map(|m| at(t0 + Duration::minutes(m)).replace(".000", ""))
@@ -566,4 +578,40 @@ async fn ingest_beyond_the_commit_queue_is_shed_with_retry_after() {
         all["data"]["total"], stored,
         "exactly the acknowledged fixes are stored"
     );
+}
+
+/// A delivery given with its facility's coordinates is what the ETA aims at,
+/// not its ZIP's centroid (a few hundred metres off can be the whole trip's
+/// last mile).
+#[actix_web::test]
+async fn the_eta_aims_at_the_deliverys_own_coordinates() {
+    let app = spawn_app().await;
+    let mut body = crate::helpers::load_body("TX", "GA");
+    body["destination"]["zip"] = json!("30303");
+    body["destination"]["lat"] = json!(33.749);
+    body["destination"]["lng"] = json!(-84.388);
+    let load = app.create_load(body).await;
+    let id = load["id"].as_str().unwrap().to_owned();
+    let carrier = app.create_carrier("881122").await;
+    let (status, moved) = app
+        .patch(
+            &format!("/loads/{id}/status"),
+            json!({"status": "assigned", "carrier_id": carrier["id"]}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{moved}");
+    // Ten metres or so from the dock.
+    let now = app.clock.now();
+    let (status, posted) = app
+        .post(
+            &format!("/loads/{id}/tracking"),
+            fix(33.7491, -84.3881, now - Duration::minutes(1)),
+        )
+        .await;
+    assert!(status.is_success(), "{posted}");
+    let (_, live) = app.get(&format!("/loads/{id}/tracking")).await;
+    let remaining = live["data"]["eta_details"]["remaining_miles"]
+        .as_f64()
+        .unwrap();
+    assert!(remaining < 0.05, "{remaining} miles left at the dock");
 }
