@@ -15,6 +15,9 @@
 //! others counted, which the windows then include. The error is bounded by
 //! that interval: an account can get past its limit by at most what the other
 //! instances admit for it in one interval before they all know it.
+//! Counter adds are not idempotent: a minute whose add failed (it may have
+//! applied) is not added again, so a failure under-counts by that minute's
+//! requests rather than double-counting them into early 429s ([`add_each`]).
 
 use std::sync::Mutex;
 
@@ -305,9 +308,14 @@ pub async fn share_counts(
         let window_start =
             limiter.clock.now().timestamp().div_euclid(SLOT_SECONDS) - SLOTS as i64 + 1;
         for (account, counts) in limiter.take_unshared() {
-            if let Err(error) = storage.add_request_counts(&account, &counts).await {
-                limiter.restore_unshared(&account, &counts);
-                tracing::warn!(error = %crate::telemetry::error_chain(&error), "could not share rate-limit counts; retrying");
+            let add = |minute: (i64, u32)| {
+                let storage = storage.clone();
+                let account = account.clone();
+                async move { storage.add_request_counts(&account, &[minute]).await }
+            };
+            if let Err((error, unsent)) = add_each(&counts, add).await {
+                limiter.restore_unshared(&account, &unsent);
+                tracing::warn!(error = %crate::telemetry::error_chain(&error), "could not share rate-limit counts; the minute that failed is not added again");
                 continue;
             }
             match storage.request_counts(&account, window_start).await {
@@ -320,10 +328,56 @@ pub async fn share_counts(
     }
 }
 
+/// Adds `counts` one minute at a time. A counter add is not idempotent, and
+/// a failed one may have applied (a timeout after the replicas wrote it), so a
+/// failed minute is never added again: the shared count may be short by it
+/// (an account can then get past its limit by that much), never doubled (which
+/// would answer 429 before the limit). On a failure, the error and the minutes
+/// not tried yet, to add on the next pass.
+async fn add_each<F, Fut>(
+    counts: &[(i64, u32)],
+    mut add: F,
+) -> Result<(), (crate::storage::StorageError, Vec<(i64, u32)>)>
+where
+    F: FnMut((i64, u32)) -> Fut,
+    Fut: std::future::Future<Output = crate::storage::StorageResult<()>>,
+{
+    for (i, &minute) in counts.iter().enumerate() {
+        if let Err(error) = add(minute).await {
+            return Err((error, counts[i + 1..].to_vec()));
+        }
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::clock::ManualClock;
+
+    #[tokio::test]
+    async fn a_failed_counter_add_is_not_added_again_and_the_rest_wait_for_the_next_pass() {
+        let counts = [(100, 5), (101, 7), (102, 2)];
+        let added = Mutex::new(Vec::new());
+        let outcome = add_each(&counts, |minute| {
+            let failed = minute.0 == 101;
+            added.lock().unwrap().push(minute);
+            async move {
+                match failed {
+                    // Perhaps applied: the replicas may have written it.
+                    true => Err(crate::storage::StorageError::unavailable(
+                        std::io::Error::other("timed out"),
+                    )),
+                    false => Ok(()),
+                }
+            }
+        })
+        .await;
+        let (_, unsent) = outcome.unwrap_err();
+        assert_eq!(unsent, [(102, 2)], "only what was never tried is kept");
+        assert_eq!(*added.lock().unwrap(), [(100, 5), (101, 7)]);
+        assert!(add_each(&counts, |_| async { Ok(()) }).await.is_ok());
+    }
 
     fn limiter(at: &str) -> (RateLimiter, ManualClock) {
         let start = crate::domain::timestamp::parse_utc(at).unwrap();
