@@ -597,6 +597,12 @@ impl State {
     }
 }
 
+/// Where the ETA aims: the delivery's own coordinates when the load gives them
+/// (the centre of its geofence), else its ZIP's centroid.
+fn eta_target(destination: &crate::domain::location::Location) -> Option<(f64, f64)> {
+    crate::domain::stops::Geofence::of(destination).map(|fence| (fence.lat, fence.lng))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -776,10 +782,4 @@ mod tests {
         ));
         assert_eq!(delivered.lock().in_flight, 0, "a refusal holds nothing");
     }
-}
-
-/// Where the ETA aims: the delivery's own coordinates when the load gives them
-/// (the centre of its geofence), else its ZIP's centroid.
-fn eta_target(destination: &crate::domain::location::Location) -> Option<(f64, f64)> {
-    crate::domain::stops::Geofence::of(destination).map(|fence| (fence.lat, fence.lng))
 }
