@@ -300,6 +300,9 @@ impl Actor for LoadActor {
                 if !storage.lease_load(&id, &owner, LEASE_TTL).await? {
                     return Ok(Err(()));
                 }
+                // The load's writer now: a change an earlier writer committed
+                // and did not follow up (list rows, events) is finished here.
+                storage.finish_load_change(&id).await?;
                 let Some(load) = storage.get_load(&id).await? else {
                     return Ok(Ok(None));
                 };

@@ -44,6 +44,13 @@ pub trait LoadStore: Send + Sync {
     ) -> StorageResult<()>;
     /// A load by id, whatever its account: callers check ownership.
     async fn get_load(&self, id: &LoadId) -> StorageResult<Option<Load>>;
+    /// Finishes a committed change of the load whose follow-up (list rows,
+    /// events) was not written, if the store commits in two steps (ScyllaDB);
+    /// called by the load's writer (its actor, on start) only. Nothing to do
+    /// for a store that commits a change in one write.
+    async fn finish_load_change(&self, _id: &LoadId) -> StorageResult<()> {
+        Ok(())
+    }
     /// Newest first.
     async fn list_loads(
         &self,

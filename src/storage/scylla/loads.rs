@@ -1,30 +1,16 @@
-//! Loads: the `loads` row (the commit point of every change), and the list
-//! partitions of `loads_by_account` (see `cql/001_core.cql`).
+//! Loads: the `loads` row (the commit point of every change; how it is
+//! written is `load_rows`), and the list partitions of `loads_by_account`
+//! (see `cql/001_core.cql`).
 
 use async_trait::async_trait;
-use serde::{Deserialize, Serialize};
 
+use super::load_rows::{self, LoadRowStatements, RowCas};
 use super::statements::LoggedBatch;
-use super::{ScyllaStore, decode, encode, keys};
+use super::{ScyllaStore, keys};
 use crate::domain::event::Event;
 use crate::domain::ids::{AccountId, LoadId};
 use crate::domain::load::Load;
 use crate::storage::{LoadFilter, LoadStore, Page, PageRequest, StorageError, StorageResult};
-
-/// What must follow a committed change of a load: kept in the load's row
-/// until written, so that a reader can finish a change whose writer died.
-#[derive(Serialize, Deserialize)]
-struct Pending {
-    previous: Load,
-    events: Vec<Event>,
-}
-
-/// The load changed since its writer read it: another instance moved it (two
-/// instances acted for one load, which the lease is there to prevent). The
-/// change is not made; the writer reads the load again on its next attempt.
-#[derive(Debug, thiserror::Error)]
-#[error("load {0} was changed by another writer since it was read")]
-struct ChangedMeanwhile(String);
 
 impl ScyllaStore {
     /// Adds the list rows of `load` (all eight of its partitions, with its
@@ -57,80 +43,44 @@ impl ScyllaStore {
             );
         }
     }
-
-    /// Writes what follows a committed change (list rows, outbox events) and
-    /// clears the load's `pending`.
-    async fn finish_change(
-        &self,
-        load: &Load,
-        record: &str,
-        pending: &Pending,
-    ) -> StorageResult<()> {
-        let mut batch = LoggedBatch::new();
-        self.add_listing(&mut batch, Some(&pending.previous), load, record);
-        self.add_events(&mut batch, &pending.events)?;
-        self.logged(batch).await?;
-        self.exec(&self.st.clear_load_pending, (load.id.as_str(),))
-            .await
-            .map(|_| ())
-    }
 }
 
 #[async_trait]
-impl LoadStore for ScyllaStore {
-    /// The row, its list rows and its events in one logged batch. A new load's
-    /// id is fresh (made by this service), so no other writer can hold it.
-    async fn insert_load(&self, load: &Load, events: &[Event]) -> StorageResult<()> {
-        let record = encode(load)?;
-        let mut batch = LoggedBatch::new();
-        batch.add(
-            &self.st.insert_load,
-            (
-                load.id.as_str().to_owned(),
-                load.version as i64,
-                record.clone(),
-            ),
-        );
-        self.add_listing(&mut batch, None, load, &record);
-        self.add_events(&mut batch, events)?;
-        self.logged(batch).await
-    }
-
-    /// A lightweight transaction on the version `previous` had commits the
-    /// change (and what must follow it); then the list rows and events are
-    /// written (see [`Pending`]).
-    async fn update_load(
+impl LoadRowStatements for ScyllaStore {
+    async fn insert_row(
         &self,
-        previous: &Load,
-        updated: &Load,
-        events: &[Event],
-    ) -> StorageResult<()> {
-        let record = encode(updated)?;
-        let pending = Pending {
-            previous: previous.clone(),
-            events: events.to_vec(),
-        };
-        let committed = self
-            .applied(
-                &self.st.update_load,
-                (
-                    updated.version as i64,
-                    &record,
-                    encode(&pending)?,
-                    updated.id.as_str(),
-                    previous.version as i64,
-                ),
-            )
-            .await?;
-        if !committed {
-            return Err(StorageError::unavailable(ChangedMeanwhile(
-                updated.id.to_string(),
-            )));
-        }
-        self.finish_change(updated, &record, &pending).await
+        id: &LoadId,
+        version: i64,
+        record: &str,
+        pending: &str,
+    ) -> StorageResult<bool> {
+        self.applied(
+            &self.st.insert_load,
+            (id.as_str(), version, record, pending),
+        )
+        .await
     }
 
-    async fn get_load(&self, id: &LoadId) -> StorageResult<Option<Load>> {
+    async fn update_row(
+        &self,
+        id: &LoadId,
+        expected: i64,
+        version: i64,
+        record: &str,
+        pending: &str,
+    ) -> StorageResult<RowCas> {
+        let values = (version, record, pending, id.as_str(), expected);
+        let answer = self.lwt(&self.st.update_load, values).await?;
+        Ok(match answer.applied {
+            true => RowCas::Applied,
+            false => RowCas::NotApplied {
+                version: answer.bigint("version"),
+                pending: answer.text("pending"),
+            },
+        })
+    }
+
+    async fn read_row(&self, id: &LoadId) -> StorageResult<Option<(String, Option<String>)>> {
         let Some((record, pending)) = self
             .first::<(Option<String>, Option<String>)>(&self.st.get_load, (id.as_str(),))
             .await?
@@ -138,13 +88,55 @@ impl LoadStore for ScyllaStore {
             return Ok(None);
         };
         let record = record.ok_or_else(|| StorageError::corrupt("a load row without a record"))?;
-        let load: Load = decode(&record)?;
-        if let Some(pending) = pending {
-            // Its writer committed the change and did not finish it: finish it.
-            self.finish_change(&load, &record, &decode(&pending)?)
-                .await?;
-        }
-        Ok(Some(load))
+        Ok(Some((record, pending)))
+    }
+
+    async fn follow_up(
+        &self,
+        previous: Option<&Load>,
+        load: &Load,
+        record: &str,
+        events: &[Event],
+    ) -> StorageResult<()> {
+        let mut batch = LoggedBatch::new();
+        self.add_listing(&mut batch, previous, load, record);
+        self.add_events(&mut batch, events)?;
+        self.logged(batch).await
+    }
+
+    async fn clear_pending(&self, id: &LoadId, version: i64) -> StorageResult<()> {
+        // Not applied: a later change committed, which finished this one first.
+        self.applied(&self.st.clear_load_pending, (id.as_str(), version))
+            .await
+            .map(|_| ())
+    }
+}
+
+#[async_trait]
+impl LoadStore for ScyllaStore {
+    /// See `load_rows`: the row (with its follow-up pending), then the list
+    /// rows and events in one logged batch.
+    async fn insert_load(&self, load: &Load, events: &[Event]) -> StorageResult<()> {
+        load_rows::insert(self, load, events).await
+    }
+
+    /// See `load_rows`: a lightweight transaction on the version `previous`
+    /// had commits the change with its follow-up, which is then written.
+    async fn update_load(
+        &self,
+        previous: &Load,
+        updated: &Load,
+        events: &[Event],
+    ) -> StorageResult<()> {
+        load_rows::update(self, previous, updated, events).await
+    }
+
+    async fn get_load(&self, id: &LoadId) -> StorageResult<Option<Load>> {
+        load_rows::read(self, id).await
+    }
+
+    async fn finish_load_change(&self, id: &LoadId) -> StorageResult<()> {
+        load_rows::finish_unfinished(self, id).await
     }
 
     /// One partition read (the filter's), newest first; `total` is a count of it.
@@ -213,19 +205,5 @@ mod tests {
             .collect();
         assert_eq!(stale.len(), 4);
         assert!(stale.iter().all(|f| f.contains("s=posted")));
-    }
-
-    #[test]
-    fn a_pending_change_survives_its_row_both_ways() {
-        let previous = load(LoadStatus::Posted);
-        let pending = Pending {
-            previous: previous.clone(),
-            events: Vec::new(),
-        };
-        let back: Pending = decode(&encode(&pending).unwrap()).unwrap();
-        assert_eq!(back.previous, previous);
-        assert!(back.events.is_empty());
-        let record: Load = decode(&encode(&previous).unwrap()).unwrap();
-        assert_eq!(record, previous);
     }
 }

@@ -25,6 +25,7 @@ mod faults;
 mod idempotency;
 pub mod keys;
 mod leases;
+mod load_rows;
 mod loads;
 mod point_series;
 mod references;
@@ -278,33 +279,50 @@ impl ScyllaStore {
         }
     }
 
-    /// A conditional write on a lease: applied, or who holds it (the `owner`
-    /// column the not-applied answer carries; null when there is no row).
+    /// A lightweight transaction's answer: whether it applied, and the
+    /// columns it returned (the row's values of the condition's columns when
+    /// it did not; ScyllaDB may return them when it did, Cassandra does not).
+    async fn lwt(
+        &self,
+        statement: &PreparedStatement,
+        values: impl SerializeRow,
+    ) -> StorageResult<LwtAnswer> {
+        let result = self.exec(statement, values).await?;
+        let rows = result.into_rows_result().map_err(unavailable)?;
+        let names: Vec<String> = rows
+            .column_specs()
+            .iter()
+            .map(|spec| spec.name().to_owned())
+            .collect();
+        let row = rows
+            .first_row::<scylla::value::Row>()
+            .map_err(unavailable)?;
+        let applied = match row.columns.first() {
+            Some(Some(scylla::value::CqlValue::Boolean(applied))) => *applied,
+            _ => {
+                return Err(StorageError::corrupt(
+                    "a conditional statement answered without [applied]",
+                ));
+            }
+        };
+        Ok(LwtAnswer {
+            applied,
+            columns: names.into_iter().zip(row.columns).collect(),
+        })
+    }
+
+    /// A conditional write on a lease: applied, or who holds it (null when
+    /// there is no row).
     async fn claim(
         &self,
         statement: &PreparedStatement,
         values: impl SerializeRow,
     ) -> StorageResult<leases::Claim> {
-        let result = self.exec(statement, values).await?;
-        let rows = result.into_rows_result().map_err(unavailable)?;
-        let owner_at = rows.column_specs().get_by_name("owner").map(|(i, _)| i);
-        let row = rows
-            .first_row::<scylla::value::Row>()
-            .map_err(unavailable)?;
-        use scylla::value::CqlValue;
-        match row.columns.first() {
-            Some(Some(CqlValue::Boolean(true))) => Ok(leases::Claim::Applied),
-            Some(Some(CqlValue::Boolean(false))) => {
-                let holder = owner_at.and_then(|i| match row.columns.get(i) {
-                    Some(Some(CqlValue::Text(owner))) => Some(owner.clone()),
-                    _ => None,
-                });
-                Ok(leases::Claim::Held(holder))
-            }
-            _ => Err(StorageError::corrupt(
-                "a conditional statement answered without [applied]",
-            )),
-        }
+        let answer = self.lwt(statement, values).await?;
+        Ok(match answer.applied {
+            true => leases::Claim::Applied,
+            false => leases::Claim::Held(answer.text("owner")),
+        })
     }
 
     /// A logged batch of prepared statements: all of them or none.
@@ -414,6 +432,35 @@ impl Storage for ScyllaStore {
         self.applied(&self.st.release_role_lease, (role, owner))
             .await
             .map(|_| ())
+    }
+}
+
+/// What a lightweight transaction answered (see [`ScyllaStore::lwt`]).
+struct LwtAnswer {
+    applied: bool,
+    columns: Vec<(String, Option<scylla::value::CqlValue>)>,
+}
+
+impl LwtAnswer {
+    fn value(&self, name: &str) -> Option<&scylla::value::CqlValue> {
+        self.columns
+            .iter()
+            .find(|(column, _)| column == name)
+            .and_then(|(_, value)| value.as_ref())
+    }
+
+    fn text(&self, name: &str) -> Option<String> {
+        match self.value(name) {
+            Some(scylla::value::CqlValue::Text(text)) => Some(text.clone()),
+            _ => None,
+        }
+    }
+
+    fn bigint(&self, name: &str) -> Option<i64> {
+        match self.value(name) {
+            Some(scylla::value::CqlValue::BigInt(n)) => Some(*n),
+            _ => None,
+        }
     }
 }
 

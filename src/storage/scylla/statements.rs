@@ -64,9 +64,10 @@ statements! {
     api_keys_of_account = "SELECT record FROM api_keys_by_account WHERE account_id = ?";
 
     // Loads.
-    insert_load = "INSERT INTO loads (load_id, version, record) VALUES (?, ?, ?)";
-    update_load = "UPDATE loads SET version = ?, record = ?, pending = ? WHERE load_id = ? IF version = ?";
-    clear_load_pending = "UPDATE loads SET pending = NULL WHERE load_id = ?";
+    // Every write to `loads` is a lightweight transaction (see `load_rows`).
+    insert_load = "INSERT INTO loads (load_id, version, record, pending) VALUES (?, ?, ?, ?) IF NOT EXISTS";
+    update_load = "UPDATE loads SET version = ?, record = ?, pending = ? WHERE load_id = ? IF version = ? AND pending = NULL";
+    clear_load_pending = "UPDATE loads SET pending = NULL WHERE load_id = ? IF version = ?";
     get_load = "SELECT record, pending FROM loads WHERE load_id = ?";
     put_load_listed = "INSERT INTO loads_by_account (account_id, filter, load_id, record) VALUES (?, ?, ?, ?)";
     delete_load_listed = "DELETE FROM loads_by_account WHERE account_id = ? AND filter = ? AND load_id = ?";

@@ -1,0 +1,186 @@
+//! How a load's row (`loads`, the commit point of every change) and what
+//! follows a change (its list rows and outbox events, other partitions) are
+//! written, generic over the statements ([`LoadRowStatements`]) so tests can
+//! fail any of them.
+//!
+//! A change commits with one lightweight transaction that also stores what
+//! must follow it (`pending`); the follow-up is then written, and `pending`
+//! cleared. Every write to the row is conditional (issue 38, finding 2: a
+//! plain write beside lightweight transactions can be ordered wrongly under
+//! clock skew): the insert `IF NOT EXISTS`, a change `IF version = <read>
+//! AND pending = null`, the clear `IF version = <its change's>`.
+//!
+//! Only the load's writer (the lease holder) finishes a change: a reader
+//! returns the committed record and leaves `pending` alone (finding 1: a slow
+//! reader re-listing an old version after a newer one). A change never
+//! replaces an unfinished one: it finishes it first, so no follow-up is lost
+//! when a writer died, or failed, between commit and follow-up.
+
+use async_trait::async_trait;
+use serde::{Deserialize, Serialize};
+
+use super::{decode, encode};
+use crate::domain::event::Event;
+use crate::domain::ids::LoadId;
+use crate::domain::load::Load;
+use crate::storage::{StorageError, StorageResult};
+
+/// What must follow a committed change of a load: kept in the load's row
+/// until written.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub(super) struct Pending {
+    /// The load before the change (`None`: the change created it), whose list
+    /// rows the change leaves.
+    pub previous: Option<Load>,
+    pub events: Vec<Event>,
+}
+
+/// What a conditional change of the row found when it did not apply.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) enum RowCas {
+    Applied,
+    NotApplied {
+        version: Option<i64>,
+        pending: Option<String>,
+    },
+}
+
+/// The statements on a load's row and its follow-up.
+#[async_trait]
+pub(super) trait LoadRowStatements: Sync {
+    /// `INSERT … IF NOT EXISTS`: whether it applied.
+    async fn insert_row(
+        &self,
+        id: &LoadId,
+        version: i64,
+        record: &str,
+        pending: &str,
+    ) -> StorageResult<bool>;
+    /// `UPDATE … IF version = <expected> AND pending = null`.
+    async fn update_row(
+        &self,
+        id: &LoadId,
+        expected: i64,
+        version: i64,
+        record: &str,
+        pending: &str,
+    ) -> StorageResult<RowCas>;
+    /// The row's record and pending follow-up.
+    async fn read_row(&self, id: &LoadId) -> StorageResult<Option<(String, Option<String>)>>;
+    /// The change's list rows (leaving `previous`'s) and events, all or none.
+    async fn follow_up(
+        &self,
+        previous: Option<&Load>,
+        load: &Load,
+        record: &str,
+        events: &[Event],
+    ) -> StorageResult<()>;
+    /// `UPDATE … SET pending = null IF version = <version>`.
+    async fn clear_pending(&self, id: &LoadId, version: i64) -> StorageResult<()>;
+}
+
+/// The load changed since its writer read it: another writer moved it (two
+/// instances acted for one load, which the lease is there to prevent). The
+/// change is not made; the writer reads the load again on its next attempt.
+#[derive(Debug, thiserror::Error)]
+#[error("load {0} was changed by another writer since it was read")]
+struct ChangedMeanwhile(String);
+
+/// A new load: its row (with the follow-up as pending), then the follow-up.
+/// A retry of an insert whose answer was lost finishes what the first try left.
+pub(super) async fn insert<S: LoadRowStatements>(
+    st: &S,
+    load: &Load,
+    events: &[Event],
+) -> StorageResult<()> {
+    let record = encode(load)?;
+    let pending = Pending {
+        previous: None,
+        events: events.to_vec(),
+    };
+    let inserted = st
+        .insert_row(&load.id, load.version as i64, &record, &encode(&pending)?)
+        .await?;
+    if !inserted {
+        // Its ids are fresh (made by this service): the row is this load's,
+        // written by an earlier try.
+        return finish_unfinished(st, &load.id).await;
+    }
+    finish(st, load, &record, &pending).await
+}
+
+/// Replaces `previous` with `updated`, first finishing a change of `previous`
+/// that was committed and not followed up.
+pub(super) async fn update<S: LoadRowStatements>(
+    st: &S,
+    previous: &Load,
+    updated: &Load,
+    events: &[Event],
+) -> StorageResult<()> {
+    let record = encode(updated)?;
+    let pending = Pending {
+        previous: Some(previous.clone()),
+        events: events.to_vec(),
+    };
+    let pending_text = encode(&pending)?;
+    let expected = previous.version as i64;
+    // Twice at most: once more after finishing an unfinished change.
+    for _ in 0..2 {
+        let cas = st
+            .update_row(
+                &updated.id,
+                expected,
+                updated.version as i64,
+                &record,
+                &pending_text,
+            )
+            .await?;
+        match cas {
+            RowCas::Applied => return finish(st, updated, &record, &pending).await,
+            RowCas::NotApplied {
+                version: Some(version),
+                pending: Some(_),
+            } if version == expected => finish_unfinished(st, &updated.id).await?,
+            RowCas::NotApplied { .. } => break,
+        }
+    }
+    Err(StorageError::unavailable(ChangedMeanwhile(
+        updated.id.to_string(),
+    )))
+}
+
+/// The committed load, as a reader sees it: a pending follow-up is its
+/// writer's to finish.
+pub(super) async fn read<S: LoadRowStatements>(st: &S, id: &LoadId) -> StorageResult<Option<Load>> {
+    match st.read_row(id).await? {
+        Some((record, _)) => decode(&record).map(Some),
+        None => Ok(None),
+    }
+}
+
+/// Finishes the load's committed change, if one was not followed up (its
+/// writer died or failed after the commit). For the load's writer only.
+pub(super) async fn finish_unfinished<S: LoadRowStatements>(
+    st: &S,
+    id: &LoadId,
+) -> StorageResult<()> {
+    let Some((record, Some(pending))) = st.read_row(id).await? else {
+        return Ok(());
+    };
+    let load: Load = decode(&record)?;
+    finish(st, &load, &record, &decode(&pending)?).await
+}
+
+async fn finish<S: LoadRowStatements>(
+    st: &S,
+    load: &Load,
+    record: &str,
+    pending: &Pending,
+) -> StorageResult<()> {
+    st.follow_up(pending.previous.as_ref(), load, record, &pending.events)
+        .await?;
+    st.clear_pending(&load.id, load.version as i64).await
+}
+
+#[cfg(test)]
+mod tests;

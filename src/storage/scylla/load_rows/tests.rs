@@ -1,0 +1,279 @@
+//! A load's row and follow-up against an in-memory table whose statements
+//! fail where a test says (issue 38, findings 1 and 2).
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+
+use super::*;
+use crate::domain::event::EventType;
+use crate::domain::load::LoadStatus;
+use crate::storage::scylla::faults::{Failure, Faults};
+
+#[derive(Clone)]
+struct Row {
+    version: i64,
+    record: String,
+    pending: Option<String>,
+}
+
+/// `loads`, and what the follow-up writes: the version each load is listed
+/// at, and the events written, by id.
+#[derive(Default)]
+struct FakeLoads {
+    rows: Mutex<HashMap<LoadId, Row>>,
+    listed: Mutex<HashMap<LoadId, u64>>,
+    events: Mutex<Vec<String>>,
+    faults: Faults,
+}
+
+#[async_trait]
+impl LoadRowStatements for FakeLoads {
+    async fn insert_row(
+        &self,
+        id: &LoadId,
+        version: i64,
+        record: &str,
+        pending: &str,
+    ) -> StorageResult<bool> {
+        self.faults.run("insert_row", || {
+            let mut rows = self.rows.lock().unwrap();
+            if rows.contains_key(id) {
+                return false;
+            }
+            let row = Row {
+                version,
+                record: record.to_owned(),
+                pending: Some(pending.to_owned()),
+            };
+            rows.insert(id.clone(), row);
+            true
+        })
+    }
+
+    async fn update_row(
+        &self,
+        id: &LoadId,
+        expected: i64,
+        version: i64,
+        record: &str,
+        pending: &str,
+    ) -> StorageResult<RowCas> {
+        self.faults.run("update_row", || {
+            let mut rows = self.rows.lock().unwrap();
+            match rows.get_mut(id) {
+                Some(row) if row.version == expected && row.pending.is_none() => {
+                    *row = Row {
+                        version,
+                        record: record.to_owned(),
+                        pending: Some(pending.to_owned()),
+                    };
+                    RowCas::Applied
+                }
+                Some(row) => RowCas::NotApplied {
+                    version: Some(row.version),
+                    pending: row.pending.clone(),
+                },
+                None => RowCas::NotApplied {
+                    version: None,
+                    pending: None,
+                },
+            }
+        })
+    }
+
+    async fn read_row(&self, id: &LoadId) -> StorageResult<Option<(String, Option<String>)>> {
+        self.faults.run("read_row", || {
+            let rows = self.rows.lock().unwrap();
+            rows.get(id)
+                .map(|row| (row.record.clone(), row.pending.clone()))
+        })
+    }
+
+    async fn follow_up(
+        &self,
+        _: Option<&Load>,
+        load: &Load,
+        _: &str,
+        events: &[Event],
+    ) -> StorageResult<()> {
+        self.faults.run("follow_up", || {
+            self.listed
+                .lock()
+                .unwrap()
+                .insert(load.id.clone(), load.version);
+            let mut written = self.events.lock().unwrap();
+            for event in events {
+                // Events are written by id: a rewrite is the same row.
+                if !written.contains(&event.id.to_string()) {
+                    written.push(event.id.to_string());
+                }
+            }
+        })
+    }
+
+    async fn clear_pending(&self, id: &LoadId, version: i64) -> StorageResult<()> {
+        self.faults.run("clear_pending", || {
+            let mut rows = self.rows.lock().unwrap();
+            if let Some(row) = rows.get_mut(id).filter(|row| row.version == version) {
+                row.pending = None;
+            }
+        })
+    }
+}
+
+impl FakeLoads {
+    fn listed_at(&self, load: &Load) -> Option<u64> {
+        self.listed.lock().unwrap().get(&load.id).copied()
+    }
+
+    fn pending(&self, load: &Load) -> bool {
+        self.rows.lock().unwrap()[&load.id].pending.is_some()
+    }
+
+    fn event_count(&self) -> usize {
+        self.events.lock().unwrap().len()
+    }
+}
+
+fn event(load: &Load, sequence: u64) -> Event {
+    Event::new(
+        load.account_id.clone(),
+        load.id.clone(),
+        EventType::LoadStatusChanged,
+        sequence,
+        chrono::Utc::now(),
+        serde_json::json!({}),
+    )
+}
+
+/// `load` one version on, in `status`.
+fn next(load: &Load, status: LoadStatus) -> Load {
+    let mut next = load.clone();
+    next.status = status;
+    next.version += 1;
+    next
+}
+
+#[tokio::test]
+async fn a_reader_never_finishes_a_change_and_sees_what_was_committed() {
+    let st = FakeLoads::default();
+    let posted = crate::domain::load::sample(LoadStatus::Posted);
+    insert(&st, &posted, &[event(&posted, 1)]).await.unwrap();
+    let assigned = next(&posted, LoadStatus::Assigned);
+    st.faults.fail("follow_up", 2, Failure::Before);
+    assert!(
+        update(&st, &posted, &assigned, &[event(&assigned, 2)])
+            .await
+            .is_err()
+    );
+
+    // Committed, not followed up: a reader sees the new version, and leaves
+    // the follow-up to the writer.
+    let before = st.faults.count("follow_up");
+    let seen = read(&st, &posted.id).await.unwrap().unwrap();
+    assert_eq!(seen.status, LoadStatus::Assigned);
+    assert_eq!(
+        st.faults.count("follow_up"),
+        before,
+        "a reader wrote the lists"
+    );
+    assert!(st.pending(&posted));
+    assert_eq!(st.listed_at(&posted), Some(posted.version));
+
+    // The writer (an actor starting) finishes it.
+    finish_unfinished(&st, &posted.id).await.unwrap();
+    assert_eq!(st.listed_at(&posted), Some(assigned.version));
+    assert!(!st.pending(&posted));
+    assert_eq!(st.event_count(), 2);
+}
+
+#[tokio::test]
+async fn a_change_finishes_the_unfinished_one_before_it_and_loses_none_of_its_events() {
+    let st = FakeLoads::default();
+    let posted = crate::domain::load::sample(LoadStatus::Posted);
+    insert(&st, &posted, &[]).await.unwrap();
+    let assigned = next(&posted, LoadStatus::Assigned);
+    // Committed; the follow-up times out without applying; the writer goes on.
+    st.faults.fail("follow_up", 2, Failure::Before);
+    assert!(
+        update(&st, &posted, &assigned, &[event(&assigned, 1)])
+            .await
+            .is_err()
+    );
+    let moving = next(&assigned, LoadStatus::InTransit);
+    update(&st, &assigned, &moving, &[event(&moving, 2)])
+        .await
+        .unwrap();
+    assert_eq!(
+        st.event_count(),
+        2,
+        "the assignment's event was written too"
+    );
+    assert_eq!(st.listed_at(&posted), Some(moving.version));
+    assert!(!st.pending(&posted));
+}
+
+#[tokio::test]
+async fn a_change_from_a_stale_read_is_refused_and_changes_nothing() {
+    let st = FakeLoads::default();
+    let posted = crate::domain::load::sample(LoadStatus::Posted);
+    insert(&st, &posted, &[]).await.unwrap();
+    let assigned = next(&posted, LoadStatus::Assigned);
+    update(&st, &posted, &assigned, &[]).await.unwrap();
+    // Another writer, still holding the posted version.
+    let cancelled = next(&posted, LoadStatus::Cancelled);
+    assert!(update(&st, &posted, &cancelled, &[]).await.is_err());
+    let seen = read(&st, &posted.id).await.unwrap().unwrap();
+    assert_eq!(seen.status, LoadStatus::Assigned);
+    assert_eq!(st.listed_at(&posted), Some(assigned.version));
+}
+
+#[tokio::test]
+async fn an_insert_whose_answer_was_lost_is_finished_by_its_retry() {
+    let st = FakeLoads::default();
+    let posted = crate::domain::load::sample(LoadStatus::Posted);
+    let events = [event(&posted, 1)];
+    st.faults.fail("insert_row", 1, Failure::After);
+    assert!(insert(&st, &posted, &events).await.is_err());
+    assert_eq!(st.listed_at(&posted), None, "not listed before the retry");
+    insert(&st, &posted, &events).await.unwrap();
+    assert_eq!(st.listed_at(&posted), Some(posted.version));
+    assert_eq!(st.event_count(), 1);
+    assert!(!st.pending(&posted));
+}
+
+#[tokio::test]
+async fn a_clear_that_failed_is_done_by_the_next_change() {
+    let st = FakeLoads::default();
+    let posted = crate::domain::load::sample(LoadStatus::Posted);
+    insert(&st, &posted, &[]).await.unwrap();
+    let assigned = next(&posted, LoadStatus::Assigned);
+    st.faults.fail("clear_pending", 2, Failure::Before);
+    assert!(
+        update(&st, &posted, &assigned, &[event(&assigned, 1)])
+            .await
+            .is_err()
+    );
+    let moving = next(&assigned, LoadStatus::InTransit);
+    update(&st, &assigned, &moving, &[]).await.unwrap();
+    assert_eq!(st.event_count(), 1, "the follow-up written twice is one");
+    assert_eq!(st.listed_at(&posted), Some(moving.version));
+}
+
+#[test]
+fn a_pending_change_survives_its_row_and_older_rows_still_read() {
+    let previous = crate::domain::load::sample(LoadStatus::Posted);
+    let pending = Pending {
+        previous: Some(previous.clone()),
+        events: Vec::new(),
+    };
+    let back: Pending = decode(&encode(&pending).unwrap()).unwrap();
+    assert_eq!(back, pending);
+    // Written by a build where every pending change had a previous load.
+    let older = format!(
+        r#"{{"previous":{},"events":[]}}"#,
+        encode(&previous).unwrap()
+    );
+    let back: Pending = decode(&older).unwrap();
+    assert_eq!(back.previous, Some(previous));
+}
