@@ -1,4 +1,6 @@
-//! Idempotency answers, one partition per account.
+//! Idempotency answers and claims, one partition per (account, key)
+//! (cql/013; before it, one per account, which read answers still come from
+//! for the two days they live).
 
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
@@ -15,8 +17,19 @@ impl IdempotencyStore for ScyllaStore {
         account: &AccountId,
         key: &str,
     ) -> StorageResult<Option<StoredResponse>> {
-        self.record(&self.st.get_idempotent, (account.as_str(), key))
-            .await
+        let found = self
+            .record(&self.st.get_idempotent, (account.as_str(), key))
+            .await?;
+        let before_013 = self
+            .idempotency_before_013_until
+            .is_some_and(|until| Utc::now() < until);
+        match found {
+            None if before_013 => {
+                self.record(&self.st.get_idempotent_before_013, (account.as_str(), key))
+                    .await
+            }
+            found => Ok(found),
+        }
     }
 
     async fn put_idempotent(&self, response: &StoredResponse) -> StorageResult<()> {
@@ -82,4 +95,29 @@ impl IdempotencyStore for ScyllaStore {
         .await
         .map(|_| ())
     }
+}
+
+/// How long answers stored in the table of cql/003 may still be replayed: the
+/// answers' lifetime (the table's TTL) after cql/013 was applied.
+const ANSWERS_LIVE: chrono::TimeDelta = chrono::TimeDelta::days(2);
+
+/// Until when answers stored before cql/013 are read; `None` once they have all
+/// expired (or when the keyspace never had them: 013 applied with 003).
+pub(super) async fn read_before_013_until(
+    session: &scylla::client::session::Session,
+    st: &super::statements::Statements,
+) -> anyhow::Result<Option<DateTime<Utc>>> {
+    use anyhow::Context as _;
+    let result = session
+        .execute_unpaged(&st.migration_applied_at, ("013_idempotency_by_key.cql",))
+        .await
+        .context("reading when cql/013 was applied")?;
+    let applied = result
+        .into_rows_result()?
+        .maybe_first_row::<(Option<scylla::value::CqlTimestamp>,)>()?
+        .and_then(|(at,)| at)
+        .and_then(|at| DateTime::<Utc>::from_timestamp_millis(at.0));
+    Ok(applied
+        .map(|at| at + ANSWERS_LIVE)
+        .filter(|until| Utc::now() < *until))
 }

@@ -120,6 +120,8 @@ pub struct ScyllaStore {
     newest_points: point_series::Remembered,
     /// How subscription secrets are kept (see `secret_box`).
     secrets: SecretSealing,
+    /// Until when idempotency answers stored before cql/013 are still read.
+    idempotency_before_013_until: Option<chrono::DateTime<chrono::Utc>>,
 }
 
 impl ScyllaStore {
@@ -135,12 +137,15 @@ impl ScyllaStore {
         let wh = webhooks::WebhookStatements::prepare(&session)
             .await
             .context("preparing statements (is the schema applied? run `freight migrate`)")?;
+        let idempotency_before_013_until =
+            idempotency::read_before_013_until(&session, &st).await?;
         Ok(Self {
             session,
             st,
             wh,
             newest_points: point_series::Remembered::default(),
             secrets: SecretSealing::default(),
+            idempotency_before_013_until,
         })
     }
 

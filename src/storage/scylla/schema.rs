@@ -61,6 +61,10 @@ pub const FILES: &[(&str, &str)] = &[
         "012_load_references.cql",
         include_str!("../../../cql/012_load_references.cql"),
     ),
+    (
+        "013_idempotency_by_key.cql",
+        include_str!("../../../cql/013_idempotency_by_key.cql"),
+    ),
 ];
 
 /// The bookkeeping table, created before any file is applied.
@@ -322,6 +326,155 @@ mod tests {
                     columns.contains(word),
                     "{name} uses column {table}.{word}, which cql/ does not define: {cql}"
                 );
+            }
+        }
+    }
+
+    /// Table → (partition key columns, clustering columns), from every
+    /// `CREATE TABLE` of the schema files.
+    fn primary_keys() -> BTreeMap<String, (Vec<String>, Vec<String>)> {
+        let list = |text: &str| -> Vec<String> {
+            text.split(',')
+                .map(|c| c.trim().trim_matches(|c| c == '(' || c == ')').to_owned())
+                .filter(|c| !c.is_empty())
+                .collect()
+        };
+        let mut keys = BTreeMap::new();
+        let all = std::iter::once(MIGRATIONS_TABLE.to_owned())
+            .chain(FILES.iter().flat_map(|(_, text)| statements(text)));
+        for statement in all {
+            let Some(rest) = statement.strip_prefix("CREATE TABLE IF NOT EXISTS ") else {
+                continue;
+            };
+            let (name, body) = rest.split_once('(').expect("a table has columns");
+            let body = body.split(") WITH").next().unwrap();
+            let key = if let Some((_, key)) = body.split_once("PRIMARY KEY (") {
+                // `((a, b), c)` or `(a, c)`: up to the parenthesis closing it.
+                let mut depth = 1;
+                let end = key
+                    .char_indices()
+                    .find(|(_, c)| {
+                        depth += match c {
+                            '(' => 1,
+                            ')' => -1,
+                            _ => 0,
+                        };
+                        depth == 0
+                    })
+                    .map_or(key.len(), |(i, _)| i);
+                let key = &key[..end];
+                match key.strip_prefix('(') {
+                    Some(rest) => {
+                        let (partition, clustering) = rest.split_once(')').unwrap();
+                        (list(partition), list(clustering))
+                    }
+                    None => {
+                        let mut columns = list(key);
+                        let partition = vec![columns.remove(0)];
+                        (partition, columns)
+                    }
+                }
+            } else {
+                // `id text PRIMARY KEY`
+                let column = body
+                    .split(',')
+                    .find(|line| line.contains("PRIMARY KEY"))
+                    .and_then(|line| line.split_whitespace().next())
+                    .expect("a table has a primary key");
+                (vec![column.to_owned()], Vec::new())
+            };
+            keys.insert(name.trim().to_owned(), key);
+        }
+        keys
+    }
+
+    /// The columns a statement's WHERE clause restricts with `=` or `IN`.
+    fn restricted(cql: &str) -> Vec<String> {
+        let Some((_, clause)) = cql.split_once(" WHERE ") else {
+            return Vec::new();
+        };
+        let clause = [" IF ", " LIMIT ", " ORDER BY "]
+            .iter()
+            .fold(clause, |c, end| c.split(end).next().unwrap());
+        clause
+            .split(" AND ")
+            .filter_map(|part| {
+                let words: Vec<&str> = part.split_whitespace().collect();
+                match words.as_slice() {
+                    [column, "=" | "IN", ..] => Some((*column).to_owned()),
+                    _ => None,
+                }
+            })
+            .collect()
+    }
+
+    /// Reads that scan a whole table on purpose, paged: the periodic purges of
+    /// tables kept small by TTL (idempotency answers, stop timers, sessions),
+    /// the start-up loads of what every instance keeps in memory (accounts,
+    /// devices, webhook subscriptions: one row per customer or device, not per
+    /// load or fix), and the health probe.
+    const WHOLE_TABLE_SCANS: &[&str] = &[
+        "all_idempotent",
+        "all_stop_timers",
+        "all_sessions",
+        "all_accounts",
+        "all_devices",
+        "all_webhooks",
+        "ping",
+    ];
+
+    #[test]
+    fn every_statement_restricts_the_keys_its_table_needs() {
+        let keys = primary_keys();
+        assert_eq!(
+            keys["idempotency_by_key"].0,
+            ["account_id", "key"],
+            "one partition per (account, key)"
+        );
+        assert_eq!(keys["loads"].0, ["load_id"]);
+        for (name, cql) in ALL.iter().chain(WEBHOOK_STATEMENTS) {
+            let words: Vec<&str> = cql.split_whitespace().collect();
+            let table = words
+                .windows(2)
+                .find(|pair| matches!(pair[0], "FROM" | "INTO" | "UPDATE"))
+                .map(|pair| pair[1])
+                .unwrap();
+            if table == "schema_migrations" && !cql.contains(" WHERE ") {
+                continue;
+            }
+            let (partition, clustering) = &keys[table];
+            if cql.starts_with("INSERT") {
+                let listed = cql.split_once('(').unwrap().1.split(')').next().unwrap();
+                let listed: Vec<&str> = listed.split(',').map(str::trim).collect();
+                for column in partition.iter().chain(clustering) {
+                    assert!(
+                        listed.contains(&column.as_str()),
+                        "{name} inserts no {column}: {cql}"
+                    );
+                }
+                continue;
+            }
+            let restricted = restricted(cql);
+            if cql.starts_with("SELECT") && restricted.is_empty() {
+                assert!(
+                    WHOLE_TABLE_SCANS.contains(name),
+                    "{name} scans {table}: {cql}"
+                );
+                continue;
+            }
+            for column in partition {
+                assert!(
+                    restricted.contains(column),
+                    "{name} does not restrict the partition key {table}.{column}: {cql}"
+                );
+            }
+            if cql.starts_with("UPDATE") {
+                for column in clustering {
+                    assert!(
+                        restricted.contains(column),
+                        "{name} updates without {column}: {cql}"
+                    );
+                }
             }
         }
     }

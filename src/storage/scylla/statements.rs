@@ -116,12 +116,16 @@ statements! {
     count_points_in_day = "SELECT COUNT(*) FROM gps_points WHERE load_id = ? AND day = ? AND ts >= ? AND ts <= ?";
 
     // Idempotency answers.
-    put_idempotent = "INSERT INTO idempotency (account_id, key, created_at, record) VALUES (?, ?, ?, ?)";
-    get_idempotent = "SELECT record FROM idempotency WHERE account_id = ? AND key = ?";
-    all_idempotent = "SELECT account_id, key, created_at FROM idempotency";
-    delete_idempotent = "DELETE FROM idempotency WHERE account_id = ? AND key = ?";
-    claim_idempotency_key = "INSERT INTO idempotency_claims (account_id, key, owner) VALUES (?, ?, ?) IF NOT EXISTS USING TTL ?";
-    release_idempotency_key = "DELETE FROM idempotency_claims WHERE account_id = ? AND key = ? IF owner = ?";
+    // One partition per (account, key): cql/013.
+    put_idempotent = "INSERT INTO idempotency_by_key (account_id, key, created_at, record) VALUES (?, ?, ?, ?)";
+    get_idempotent = "SELECT record FROM idempotency_by_key WHERE account_id = ? AND key = ?";
+    all_idempotent = "SELECT account_id, key, created_at FROM idempotency_by_key";
+    delete_idempotent = "DELETE FROM idempotency_by_key WHERE account_id = ? AND key = ?";
+    claim_idempotency_key = "INSERT INTO idempotency_claims_by_key (account_id, key, owner) VALUES (?, ?, ?) IF NOT EXISTS USING TTL ?";
+    release_idempotency_key = "DELETE FROM idempotency_claims_by_key WHERE account_id = ? AND key = ? IF owner = ?";
+    // Answers stored before cql/013, read for two days after it was applied.
+    get_idempotent_before_013 = "SELECT record FROM idempotency WHERE account_id = ? AND key = ?";
+    migration_applied_at = "SELECT applied_at FROM schema_migrations WHERE file = ?";
 
     // Dashboard users and sessions.
     claim_email = "INSERT INTO users_by_email (email, user_id, record, account_record) VALUES (?, ?, ?, ?) IF NOT EXISTS";
