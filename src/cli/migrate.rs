@@ -5,13 +5,18 @@ use crate::storage::scylla::schema;
 
 pub async fn run(args: MigrateArgs) -> anyhow::Result<()> {
     let config = args.scylla.config()?;
-    let applied = schema::migrate(&config, &args.replication).await?;
-    if applied.is_empty() {
+    let retention = args
+        .gps_retention_days
+        .map(|days| (days > 0).then_some(days));
+    let done = schema::migrate(&config, args.replication.as_deref(), retention).await?;
+    if done.applied.is_empty() {
         println!("keyspace {}: the schema is up to date", config.keyspace);
-    } else {
-        for file in &applied {
-            println!("keyspace {}: applied cql/{file}", config.keyspace);
-        }
+    }
+    for file in &done.applied {
+        println!("keyspace {}: applied cql/{file}", config.keyspace);
+    }
+    for note in &done.notes {
+        println!("keyspace {}: {note}", config.keyspace);
     }
     Ok(())
 }

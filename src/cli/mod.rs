@@ -107,10 +107,17 @@ impl ScyllaArgs {
 pub struct MigrateArgs {
     #[command(flatten)]
     pub scylla: ScyllaArgs,
-    /// Replication of the keyspace, if this run creates it (a CQL map). An
-    /// existing keyspace is left as it is (change it with ALTER KEYSPACE).
-    #[arg(long, env = "FREIGHT_SCYLLA_REPLICATION", default_value = crate::storage::scylla::schema::DEFAULT_REPLICATION)]
-    pub replication: String,
+    /// Replication of the keyspace (a CQL map) [default: {'class':
+    /// 'NetworkTopologyStrategy', 'replication_factor': 3}]. An existing
+    /// keyspace is never changed: given, it must match, or migrate stops and
+    /// says what differs (change it with ALTER KEYSPACE).
+    #[arg(long, env = "FREIGHT_SCYLLA_REPLICATION")]
+    pub replication: Option<String>,
+    /// Days of GPS history to keep (time-window compaction with that TTL);
+    /// 0: forever (size-tiered). Not given: as the table is now. Applies to
+    /// fixes written from then on.
+    #[arg(long, env = "FREIGHT_GPS_RETENTION_DAYS", value_parser = clap::value_parser!(u32).range(0..=36_500))]
+    pub gps_retention_days: Option<u32>,
 }
 
 #[derive(Debug, Args)]

@@ -133,7 +133,9 @@ async fn open_scylla() -> Option<(ScratchKeyspace, Arc<dyn Storage>)> {
     let replication = std::env::var("FREIGHT_SCYLLA_REPLICATION").unwrap_or_else(|_| {
         "{'class': 'NetworkTopologyStrategy', 'replication_factor': 1}".to_owned()
     });
-    scylla::schema::migrate(&config, &replication)
+    // A retention, so that the time-window options are set as a cluster
+    // with one would have them.
+    scylla::schema::migrate(&config, Some(&replication), Some(Some(30)))
         .await
         .expect("migrating a fresh keyspace");
     let guard = ScratchKeyspace(config.clone());

@@ -24,6 +24,7 @@ mod devices;
 mod faults;
 mod idempotency;
 pub mod keys;
+pub mod keyspace_check;
 mod leases;
 mod load_rows;
 mod loads;

@@ -8,8 +8,12 @@
 //! a new file. A store opens only on a keyspace where every file of its build
 //! is applied, unchanged.
 
+use std::collections::BTreeMap;
+
 use anyhow::{Context, bail, ensure};
 use scylla::client::session::Session;
+
+use super::keyspace_check::{GpsTableOptions, Retention, parse_cql_map, replication_differences};
 use sha2::{Digest, Sha256};
 
 use super::ScyllaConfig;
@@ -67,6 +71,20 @@ pub const FILES: &[(&str, &str)] = &[
     ),
 ];
 
+/// Earlier texts of schema files that a keyspace may have applied, taken as
+/// applied: the file was corrected where its applied text did harm, and what
+/// differs is set on such keyspaces by `migrate` itself. (file, SHA-256.)
+const SUPERSEDED: &[(&str, &str)] = &[(
+    // TWCS without a TTL: `gps_table_options` sets the compaction.
+    "002_tracking.cql",
+    "481f1b0a9ee896ecd9e52f12e47f6269e7d4e65588bf61545fad5b293b11e3fb",
+)];
+
+/// Whether `recorded` is the applied text of `file`, now or superseded.
+fn is_applied_text(file: &str, text: &str, recorded: &str) -> bool {
+    recorded == sha256(text) || SUPERSEDED.contains(&(file, recorded))
+}
+
 /// The bookkeeping table, created before any file is applied.
 pub const MIGRATIONS_TABLE: &str = "CREATE TABLE IF NOT EXISTS schema_migrations (
   file        text PRIMARY KEY,
@@ -119,26 +137,47 @@ pub fn check_keyspace(name: &str) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Creates the keyspace if needed and applies every file not yet applied;
-/// answers the files it applied.
-pub async fn migrate(config: &ScyllaConfig, replication: &str) -> anyhow::Result<Vec<String>> {
+/// What `migrate` did: the files it applied, and what else it set or found.
+#[derive(Debug, Default)]
+pub struct Migrated {
+    pub applied: Vec<String>,
+    pub notes: Vec<String>,
+}
+
+/// Creates the keyspace if needed (with `replication`, else the default),
+/// checks an existing one has the replication asked for and no tablets,
+/// applies every file not yet applied, and sets the GPS tables' compaction and
+/// TTL for `retention` (see `keyspace_check`; `None`: as they are, unless they
+/// are time windows without a TTL).
+pub async fn migrate(
+    config: &ScyllaConfig,
+    replication: Option<&str>,
+    retention: Option<Retention>,
+) -> anyhow::Result<Migrated> {
     check_keyspace(&config.keyspace)?;
-    let replication = replication.trim();
-    ensure!(
-        replication.starts_with('{') && replication.ends_with('}') && !replication.contains(';'),
-        "--replication must be a CQL map, e.g. {DEFAULT_REPLICATION}"
-    );
+    let asked = replication.unwrap_or(DEFAULT_REPLICATION);
+    let requested = parse_cql_map(asked).context("--replication")?;
     let session = config.connect(false).await?;
+    let mut done = Migrated::default();
     // Tablets (the default for new keyspaces since ScyllaDB 6.0) do not take
     // lightweight transactions or counters, which leases, uniqueness claims,
     // status changes and shared rate limits need: this keyspace uses vnodes.
     run_ddl(
         &session,
         &format!(
-            "CREATE KEYSPACE IF NOT EXISTS {} WITH replication = {replication} \
+            "CREATE KEYSPACE IF NOT EXISTS {} WITH replication = {} \
              AND durable_writes = true AND tablets = {{'enabled': false}}",
-            config.keyspace
+            config.keyspace,
+            asked.trim()
         ),
+    )
+    .await?;
+    check_existing_keyspace(
+        &session,
+        &config.keyspace,
+        &requested,
+        replication.is_some(),
+        &mut done,
     )
     .await?;
     session
@@ -146,14 +185,13 @@ pub async fn migrate(config: &ScyllaConfig, replication: &str) -> anyhow::Result
         .await
         .context("switching to the keyspace")?;
     run_ddl(&session, MIGRATIONS_TABLE).await?;
-    let mut applied = Vec::new();
     for (name, text) in FILES {
-        let sha = sha256(text);
         match applied_sha(&session, name).await? {
-            Some(recorded) if recorded == sha => continue,
+            Some(recorded) if is_applied_text(name, text, &recorded) => continue,
             Some(recorded) => bail!(
-                "cql/{name} changed after it was applied (applied {recorded}, now {sha}); \
-                 put the change in a new file instead"
+                "cql/{name} changed after it was applied (applied {recorded}, now {}); \
+                 put the change in a new file instead",
+                sha256(text)
             ),
             None => {}
         }
@@ -165,20 +203,129 @@ pub async fn migrate(config: &ScyllaConfig, replication: &str) -> anyhow::Result
         session
             .query_unpaged(
                 "INSERT INTO schema_migrations (file, sha256, applied_at) VALUES (?, ?, toTimestamp(now()))",
-                (name, &sha),
+                (name, &sha256(text)),
             )
             .await
             .with_context(|| format!("recording cql/{name}"))?;
-        applied.push((*name).to_owned());
+        done.applied.push((*name).to_owned());
     }
-    Ok(applied)
+    set_gps_table_options(&session, &config.keyspace, retention, &mut done).await?;
+    Ok(done)
+}
+
+/// Refuses a keyspace with tablets, or (when `--replication` was given) with
+/// another replication, saying what differs; notes the replication otherwise.
+async fn check_existing_keyspace(
+    session: &Session,
+    keyspace: &str,
+    requested: &BTreeMap<String, String>,
+    replication_given: bool,
+    done: &mut Migrated,
+) -> anyhow::Result<()> {
+    let rows = session
+        .query_unpaged(
+            "SELECT replication FROM system_schema.keyspaces WHERE keyspace_name = ?",
+            (keyspace,),
+        )
+        .await
+        .context("reading the keyspace's replication")?
+        .into_rows_result()?;
+    let existing: BTreeMap<String, String> = rows
+        .maybe_first_row::<(BTreeMap<String, String>,)>()?
+        .map(|(map,)| map)
+        .unwrap_or_default();
+    let differences = replication_differences(requested, &existing);
+    if !differences.is_empty() {
+        let existing_text = format!("{existing:?}");
+        if replication_given {
+            bail!(
+                "keyspace {keyspace} exists with replication {existing_text}, which is not what \
+                 --replication asks: {}. Change it with ALTER KEYSPACE {keyspace} WITH replication = … \
+                 (then run a repair), or pass the map it has",
+                differences.join("; ")
+            );
+        }
+        done.notes.push(format!(
+            "keyspace {keyspace} keeps its replication {existing_text} ({})",
+            differences.join("; ")
+        ));
+    }
+    // `system_schema.scylla_keyspaces` is ScyllaDB's (5.4 on); without it
+    // there are no tablets.
+    if let Ok(result) = session
+        .query_unpaged(
+            "SELECT initial_tablets FROM system_schema.scylla_keyspaces WHERE keyspace_name = ?",
+            (keyspace,),
+        )
+        .await
+        && let Ok(rows) = result.into_rows_result()
+        && let Ok(Some((Some(_),))) = rows.maybe_first_row::<(Option<i32>,)>()
+    {
+        bail!(
+            "keyspace {keyspace} uses tablets, which do not take the lightweight transactions \
+             and counters freight needs; create it anew with tablets = {{'enabled': false}} \
+             (freight migrate does, for a keyspace that does not exist)"
+        );
+    }
+    Ok(())
+}
+
+/// Sets `gps_points`' compaction and TTL for `retention` where they differ.
+async fn set_gps_table_options(
+    session: &Session,
+    keyspace: &str,
+    retention: Option<Retention>,
+    done: &mut Migrated,
+) -> anyhow::Result<()> {
+    let rows = session
+        .query_unpaged(
+            "SELECT compaction, default_time_to_live FROM system_schema.tables \
+             WHERE keyspace_name = ? AND table_name = 'gps_points'",
+            (keyspace,),
+        )
+        .await
+        .context("reading gps_points' options")?
+        .into_rows_result()?;
+    let (compaction, ttl) = rows
+        .maybe_first_row::<(BTreeMap<String, String>, i32)>()?
+        .unwrap_or_default();
+    let ttl = u64::try_from(ttl).unwrap_or(0);
+    let wanted = match retention {
+        Some(retention) => GpsTableOptions::for_retention(retention),
+        // Not asked: left as it is, unless it is the time windows without a
+        // TTL that cql/002 first made.
+        None if time_windows_without_ttl(&compaction, ttl) => GpsTableOptions::for_retention(None),
+        None => return Ok(()),
+    };
+    if wanted.matches(&compaction, ttl) {
+        return Ok(());
+    }
+    for statement in wanted.alter_statements() {
+        run_ddl(session, &statement).await?;
+    }
+    done.notes.push(match wanted.default_ttl {
+        0 => "gps_points: kept forever, size-tiered compaction".to_owned(),
+        ttl => format!(
+            "gps_points: kept {} days, time windows of {} day(s) (rows written before keep their TTL)",
+            ttl / 86_400,
+            wanted.compaction["compaction_window_size"]
+        ),
+    });
+    Ok(())
+}
+
+fn time_windows_without_ttl(compaction: &BTreeMap<String, String>, ttl: u64) -> bool {
+    ttl == 0
+        && compaction
+            .get("class")
+            .is_some_and(|c| c.ends_with("TimeWindowCompactionStrategy"))
 }
 
 /// Fails unless every schema file of this build is applied, unchanged.
 pub async fn check_applied(session: &Session) -> anyhow::Result<()> {
     for (name, text) in FILES {
         match applied_sha(session, name).await {
-            Ok(Some(recorded)) if recorded == sha256(text) => {}
+            Ok(Some(recorded)) if is_applied_text(name, text, &recorded) => {}
             Ok(Some(_)) => bail!(
                 "cql/{name} was applied as a different text; the schema and this build disagree"
             ),
@@ -477,6 +624,29 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn a_superseded_text_counts_as_applied_for_its_own_file_only() {
+        let (_, tracking) = FILES
+            .iter()
+            .find(|(f, _)| *f == "002_tracking.cql")
+            .unwrap();
+        let first_text = SUPERSEDED[0].1;
+        assert!(is_applied_text("002_tracking.cql", tracking, first_text));
+        assert!(is_applied_text(
+            "002_tracking.cql",
+            tracking,
+            &sha256(tracking)
+        ));
+        assert!(!is_applied_text("001_core.cql", tracking, first_text));
+        assert!(!is_applied_text(
+            "002_tracking.cql",
+            tracking,
+            &sha256("other")
+        ));
+        // The file as it is now makes no time windows without a TTL.
+        assert!(!tracking.contains("'TimeWindowCompactionStrategy'"));
     }
 
     #[test]
