@@ -13,7 +13,8 @@
 
 use scylla::client::session::Session;
 use scylla::errors::PrepareError;
-use scylla::serialize::row::SerializeRow;
+use scylla::serialize::row::{RowSerializationContext, SerializeRow};
+use scylla::serialize::writers::RowWriter;
 use scylla::statement::SerialConsistency;
 use scylla::statement::batch::{Batch, BatchType};
 use scylla::statement::prepared::PreparedStatement;
@@ -200,7 +201,14 @@ pub(super) async fn prepare(
 pub(super) struct LoggedBatch {
     batch: Batch,
     values: Vec<Box<dyn SerializeRow + Send + Sync>>,
+    /// The bound values' serialized size, as the batch's size is judged by.
+    bytes: usize,
 }
+
+/// A logged batch's size at most, in bytes of bound values: ScyllaDB warns
+/// past `batch_size_warn_threshold_in_kb` (128 KiB) and refuses past
+/// `batch_size_fail_threshold_in_kb` (1 MiB).
+pub(super) const MAX_BATCH_BYTES: usize = 96 * 1024;
 
 impl LoggedBatch {
     pub(super) fn new() -> Self {
@@ -210,6 +218,7 @@ impl LoggedBatch {
         Self {
             batch,
             values: Vec::new(),
+            bytes: 0,
         }
     }
 
@@ -218,18 +227,110 @@ impl LoggedBatch {
         statement: &PreparedStatement,
         values: impl SerializeRow + Send + Sync + 'static,
     ) {
+        let specs = statement.get_variable_col_specs();
+        let context = RowSerializationContext::from_specs(specs.as_slice());
+        // Serialised once more to be sent; these batches are not the GPS path.
+        let mut serialized = Vec::new();
+        if values
+            .serialize(&context, &mut RowWriter::new(&mut serialized))
+            .is_ok()
+        {
+            self.bytes += serialized.len();
+        }
         self.batch.append_statement(statement.clone());
         self.values.push(Box::new(values));
+    }
+
+    fn append(&mut self, other: LoggedBatch) {
+        for statement in other.batch.statements {
+            self.batch.append_statement(statement);
+        }
+        self.values.extend(other.values);
+        self.bytes += other.bytes;
     }
 
     pub(super) async fn run(self, session: &Session) -> StorageResult<()> {
         if self.values.is_empty() {
             return Ok(());
         }
+        if self.bytes > MAX_BATCH_BYTES {
+            // One group that must stay whole: written, but worth knowing of.
+            tracing::warn!(
+                bytes = self.bytes,
+                statements = self.values.len(),
+                "a logged batch over the size freight keeps batches under"
+            );
+        }
         session
             .batch(&self.batch, &self.values)
             .await
             .map(|_| ())
             .map_err(unavailable)
+    }
+}
+
+/// Groups of statements, each all or none, packed into logged batches of at
+/// most `MAX_BATCH_BYTES` (a group larger than that is a batch of its own)
+/// and written one after the other, in order: a group is written only after
+/// every group before it. For writes whose atomicity is per group (one
+/// webhook delivery's record, index rows and schedule move), not across them.
+#[derive(Default)]
+pub(super) struct BoundedBatches {
+    batches: Vec<LoggedBatch>,
+}
+
+impl BoundedBatches {
+    pub(super) fn push(&mut self, group: LoggedBatch) {
+        if group.values.is_empty() {
+            return;
+        }
+        match self.batches.last_mut() {
+            Some(last) if fits(last.bytes, group.bytes) => last.append(group),
+            _ => self.batches.push(group),
+        }
+    }
+
+    pub(super) async fn run(self, session: &Session) -> StorageResult<()> {
+        for batch in self.batches {
+            batch.run(session).await?;
+        }
+        Ok(())
+    }
+}
+
+/// Whether a group of `adding` bytes joins a batch of `current` bytes.
+fn fits(current: usize, adding: usize) -> bool {
+    current + adding <= MAX_BATCH_BYTES
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The batches `sizes` (groups' bytes) are packed into, as group counts.
+    fn packed(sizes: &[usize]) -> Vec<usize> {
+        let mut batches: Vec<(usize, usize)> = Vec::new();
+        for &size in sizes {
+            match batches.last_mut() {
+                Some((bytes, groups)) if fits(*bytes, size) => {
+                    *bytes += size;
+                    *groups += 1;
+                }
+                _ => batches.push((size, 1)),
+            }
+        }
+        batches.into_iter().map(|(_, groups)| groups).collect()
+    }
+
+    #[test]
+    fn groups_are_packed_under_the_bound_in_order_and_never_split() {
+        // 512 delivery outcomes of ~1.5 KB: one batch was ~770 KB, near the
+        // 1 MiB refusal; now 9 batches under the 128 KiB warning.
+        let outcomes = packed(&[1_500; 512]);
+        assert_eq!(outcomes.iter().sum::<usize>(), 512);
+        assert!(outcomes.len() >= 8, "{outcomes:?}");
+        assert!(outcomes.iter().all(|&n| n * 1_500 <= MAX_BATCH_BYTES));
+        // A group over the bound is a batch of its own.
+        assert_eq!(packed(&[10, MAX_BATCH_BYTES + 1, 10]), [1, 1, 1]);
     }
 }

@@ -105,7 +105,7 @@ use scylla::serialize::row::SerializeRow;
 use scylla::serialize::value::SerializeValue;
 use scylla::statement::prepared::PreparedStatement;
 
-use super::statements::LoggedBatch;
+use super::statements::{BoundedBatches, LoggedBatch};
 use super::{ScyllaStore, decode, encode, keys};
 use crate::domain::event::Event;
 use crate::domain::ids::{EventId, LoadId, WebhookId};
@@ -1000,8 +1000,9 @@ impl WebhookStore for ScyllaStore {
             .collect())
     }
 
-    /// One logged batch: records, their rows by event, schedule moves,
-    /// parkings, listings and the fanned-out marks, all or none.
+    /// Records, their rows by event, schedule moves, parkings and listings,
+    /// each delivery's all or none, in logged batches of bounded size
+    /// (`BoundedBatches`), then the fanned-out marks.
     ///
     /// A delivery of a subscription that no longer exists is not written. The
     /// subscriptions are read before the batch (ScyllaDB has no lock to hold
@@ -1027,23 +1028,30 @@ impl WebhookStore for ScyllaStore {
                     .collect::<HashSet<_>>(),
             )
             .await?;
-        let mut batch = LoggedBatch::new();
+        // Each delivery's rows are all or none; deliveries need not be
+        // written together, so they go in batches of bounded size, in order,
+        // and the fanned-out marks after all of them.
+        let mut batches = BoundedBatches::default();
         let mut listed = Listed::default();
         let mut written = Vec::with_capacity(changes.len());
         for (previous, delivery) in changes {
             if existing.contains(&delivery.webhook_id) {
-                self.add_delivery(&mut batch, &mut listed, previous.as_ref(), &delivery)?;
+                let mut group = LoggedBatch::new();
+                self.add_delivery(&mut group, &mut listed, previous.as_ref(), &delivery)?;
+                batches.push(group);
                 written.push(delivery);
             }
         }
         for id in &fanned_out {
             let slot = event_slot(id)?;
-            batch.add(
+            let mut mark = LoggedBatch::new();
+            mark.add(
                 &self.wh.delete_unfanned,
                 (slot.minute, slot.shard, id.as_str().to_owned()),
             );
+            batches.push(mark);
         }
-        self.logged(batch).await?;
+        batches.run(&self.session).await?;
         if written.is_empty() {
             return Ok(());
         }

@@ -36,9 +36,10 @@ pub(super) struct Outcome {
 /// under the same webhook id, as after any crash).
 pub(super) const WRITE_SPACING: std::time::Duration = std::time::Duration::from_millis(5);
 
-/// Outcomes in one write at most: ScyllaDB refuses a logged batch over 1 MB
-/// (about 1,500 outcomes); this keeps a write near its 128 KB warning, and
-/// costs the embedded store an fdatasync per 512 outcomes under a backlog.
+/// Outcomes in one write at most: the embedded store makes it one synced
+/// write (an fdatasync per 512 outcomes under a backlog); ScyllaDB writes it
+/// as logged batches of at most 96 KiB each (`BoundedBatches`), under its
+/// 128 KiB warning, one delivery's rows never split.
 const MAX_WRITE_OUTCOMES: usize = 512;
 
 /// What the next write carries, and whether one is running. Writes go one at a
