@@ -16,7 +16,8 @@ pub trait WebhookStore: Send + Sync {
     /// have no record: see `put_deliveries`), oldest first, from after `after` (a pass
     /// over the outbox continues where its previous batch ended). Events commit in
     /// any order (their ids are made before their commits), so a pass may miss one
-    /// that commits late behind it: the caller starts a new pass from the beginning
+    /// that commits late behind it: the caller starts a new pass, from before the
+    /// oldest event its last pass found and minutes before that pass began,
     /// whenever it may have missed one.
     async fn unfanned_events(
         &self,

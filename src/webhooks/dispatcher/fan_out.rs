@@ -26,6 +26,10 @@ use crate::webhooks::schedule::Queued;
 const FAN_OUT_BATCH: usize = 512;
 /// Events held in memory awaiting fan-out; beyond it they are read from the outbox.
 const MAX_NOTICED: usize = 16_384;
+/// How far before a pass's start the next pass begins reading, at the least:
+/// an event committed (by this or another instance) while a pass ran has an id
+/// of its commit time, which can be that much earlier than this clock's.
+const PASS_OVERLAP: chrono::TimeDelta = chrono::TimeDelta::minutes(5);
 
 /// Events waiting to be fanned out, and where to find them. Every committed
 /// event is in the outbox; a notice only saves reading it back, so a notice
@@ -38,6 +42,14 @@ pub(super) struct Intake {
     missed: Arc<AtomicBool>,
     /// A pass over the outbox that has more to read.
     pass: Option<PassCursor>,
+    /// Where a new pass starts reading (`None`: at the beginning, as after a
+    /// start): the oldest event the last complete pass found, or its start
+    /// less `PASS_OVERLAP`, whichever is earlier. So a pass reads the events
+    /// not yet fanned out and the recent minutes, not every minute the outbox
+    /// ever had (issue 38, finding 11).
+    floor: Option<EventId>,
+    /// The pass being read: when it began, and the oldest event it found.
+    current: Option<(DateTime<Utc>, Option<EventId>)>,
 }
 
 /// Where a pass over the outbox picks up: after the last event of its last
@@ -70,6 +82,8 @@ impl Intake {
             noticed: Vec::new(),
             missed,
             pass: None,
+            floor: None,
+            current: None,
         }
     }
 
@@ -95,17 +109,42 @@ impl Intake {
 
     /// The next batch: notices first. A pass over the outbox continues from
     /// where its last batch ended, unless a notice was missed meanwhile: that
-    /// event may be behind it, so start over.
-    fn next_source(&mut self) -> Option<Source> {
+    /// event may be behind it, so start over (from the floor).
+    fn next_source(&mut self, now: DateTime<Utc>) -> Option<Source> {
         if !self.noticed.is_empty() {
             let n = self.noticed.len().min(FAN_OUT_BATCH);
             return Some(Source::Notices(self.noticed.drain(..n).collect()));
         }
         if self.missed.swap(false, Ordering::Relaxed) {
-            return Some(Source::Outbox { after: None });
+            self.pass = None;
+            self.current = Some((now, None));
+            return Some(Source::Outbox {
+                after: self.floor.clone(),
+            });
         }
         let PassCursor(after) = self.pass.take()?;
         Some(Source::Outbox { after: Some(after) })
+    }
+
+    /// A batch of the outbox was read: its oldest event, and where the pass
+    /// goes on (`None`: it is complete, and sets the next pass's floor).
+    fn read_batch(&mut self, oldest: Option<&EventId>, pass: Option<PassCursor>) {
+        if let (Some((_, seen)), Some(oldest)) = (&mut self.current, oldest)
+            && seen.as_ref().is_none_or(|seen| oldest < seen)
+        {
+            *seen = Some(oldest.clone());
+        }
+        match pass {
+            Some(pass) => self.pass = Some(pass),
+            None => {
+                if let Some((started, oldest)) = self.current.take() {
+                    let overlap = EventId::floor_at(started - PASS_OVERLAP);
+                    // A pass reads from *after* its floor: below the oldest.
+                    let below = oldest.map(|oldest| just_below(&oldest));
+                    self.floor = Some(below.map_or(overlap.clone(), |below| below.min(overlap)));
+                }
+            }
+        }
     }
 }
 
@@ -129,7 +168,7 @@ impl Dispatcher {
         if busy || !self.role.active() || self.schedule.len() >= self.schedule.capacity() / 2 {
             return;
         }
-        let Some(source) = self.intake.next_source() else {
+        let Some(source) = self.intake.next_source(self.clock.now()) else {
             return;
         };
         self.fanning_out = match source {
@@ -164,10 +203,11 @@ impl Dispatcher {
         };
         match result {
             Ok((fan_out, pass)) => {
-                self.schedule_fresh(fan_out, scan.as_ref());
-                if let Some(pass) = pass {
-                    self.intake.pass = Some(pass);
+                if scan.is_some() {
+                    let oldest = fan_out.events.first().map(|(id, _)| id.clone());
+                    self.intake.read_batch(oldest.as_ref(), pass);
                 }
+                self.schedule_fresh(fan_out, scan.as_ref());
                 self.write_outcomes(ctx);
                 self.dispatch_due(ctx);
                 true
@@ -300,4 +340,69 @@ async fn prepare_beside(
     crate::cpu_placement::spawn_blocking(move || FanOut::prepare(&directory, events, now))
         .await
         .map_err(Unavailable::task)
+}
+
+/// An id below `id` and every other id of its millisecond.
+fn just_below(id: &EventId) -> EventId {
+    let millis = (id.ulid() >> 80) as i64;
+    let before =
+        DateTime::<Utc>::from_timestamp_millis(millis - 1).unwrap_or(DateTime::<Utc>::MIN_UTC);
+    EventId::floor_at(before)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at(text: &str) -> DateTime<Utc> {
+        text.parse().unwrap()
+    }
+
+    fn outbox_after(source: Option<Source>) -> Option<EventId> {
+        match source {
+            Some(Source::Outbox { after }) => after,
+            _ => panic!("expected an outbox read"),
+        }
+    }
+
+    #[test]
+    fn a_pass_starts_at_the_oldest_event_the_last_one_found_or_just_before_it_began() {
+        let mut intake = Intake::new(Arc::default());
+        // The first pass after a start reads the whole outbox.
+        let noon = at("2026-11-27T12:00:00Z");
+        assert_eq!(outbox_after(intake.next_source(noon)), None);
+        let old = EventId::floor_at(at("2026-11-20T08:00:00Z"));
+        intake.read_batch(Some(&old), None);
+
+        // An event of a week ago was still there: the next pass starts at it.
+        intake.scan_outbox();
+        let later = at("2026-11-27T12:00:01Z");
+        let floor = outbox_after(intake.next_source(later)).unwrap();
+        assert!(floor < old, "the oldest event is read again");
+        assert_eq!(floor, just_below(&old));
+        // This pass finds nothing older than now: the one after starts five
+        // minutes before this one began, not at the start of the outbox.
+        intake.read_batch(None, None);
+        intake.scan_outbox();
+        let after = outbox_after(intake.next_source(at("2026-11-27T12:00:02Z")));
+        assert_eq!(after, Some(EventId::floor_at(later - PASS_OVERLAP)));
+    }
+
+    #[test]
+    fn a_pass_in_several_batches_keeps_its_oldest_and_sets_the_floor_at_its_end() {
+        let mut intake = Intake::new(Arc::default());
+        let start = at("2026-11-27T12:00:00Z");
+        intake.next_source(start);
+        let first = EventId::floor_at(at("2026-11-27T11:00:00Z"));
+        let cursor = EventId::floor_at(at("2026-11-27T11:30:00Z"));
+        intake.read_batch(Some(&first), Some(PassCursor(cursor.clone())));
+        assert_eq!(outbox_after(intake.next_source(start)), Some(cursor));
+        let second = EventId::floor_at(at("2026-11-27T11:40:00Z"));
+        intake.read_batch(Some(&second), None);
+        intake.scan_outbox();
+        assert_eq!(
+            outbox_after(intake.next_source(start)),
+            Some(just_below(&first))
+        );
+    }
 }
