@@ -21,6 +21,7 @@ use crate::services::tracking::POINTS_METRIC;
 use crate::services::tracking::group_commit::{
     BATCH_POINTS_METRIC, COMMIT_SECONDS_METRIC, SHED_METRIC,
 };
+use crate::storage::scylla::clock_skew::SKEW_METRIC;
 use crate::telemetry::LOG_LINES_LOST_METRIC;
 use crate::webhooks::dispatcher::{BACKLOG_METRIC, DELIVERIES_METRIC};
 
@@ -80,6 +81,12 @@ pub fn register() {
         DELIVERIES_METRIC,
         "Webhook delivery attempts, by outcome: delivered, retrying (failed, another \
          attempt is scheduled) or failed (no attempt left)"
+    );
+
+    describe_gauge!(
+        SKEW_METRIC,
+        "With ScyllaDB: this instance's clock minus the cluster's, in seconds, measured \
+         every 30 s (past 1 s a warning is logged; past 4 minutes writes are refused)"
     );
 
     describe_counter!(

@@ -18,6 +18,7 @@
 
 mod accounts;
 mod carriers;
+pub mod clock_skew;
 mod dashboard;
 mod devices;
 #[cfg(test)]
@@ -94,8 +95,14 @@ impl ScyllaConfig {
             .consistency(Consistency::LocalQuorum)
             .load_balancing_policy(policy.build())
             .build();
+        // Client-side timestamps, never going back: every write this instance
+        // makes is ordered by its clock, which `clock_skew` keeps an eye on.
+        let timestamps = std::sync::Arc::new(
+            scylla::policies::timestamp_generator::MonotonicTimestampGenerator::new(),
+        );
         let mut builder = SessionBuilder::new()
             .known_nodes(&self.nodes)
+            .timestamp_generator(timestamps)
             .default_execution_profile_handle(profile.into_handle());
         if let Some((user, password)) = &self.credentials {
             builder = builder.user(user, password);
@@ -111,7 +118,9 @@ impl ScyllaConfig {
 }
 
 pub struct ScyllaStore {
-    session: Session,
+    session: std::sync::Arc<Session>,
+    /// How far this clock is from the cluster's; writes stop past the slack.
+    skew: std::sync::Arc<clock_skew::SkewGuard>,
     st: Statements,
     /// The webhook pipeline's statements (declared in `webhooks.rs`).
     wh: webhooks::WebhookStatements,
@@ -140,8 +149,15 @@ impl ScyllaStore {
             .context("preparing statements (is the schema applied? run `freight migrate`)")?;
         let idempotency_before_013_until =
             idempotency::read_before_013_until(&session, &st).await?;
+        let skew = std::sync::Arc::new(clock_skew::SkewGuard::default());
+        clock_skew::measure(&session, &skew)
+            .await
+            .context("reading ScyllaDB's clock")?;
+        let session = std::sync::Arc::new(session);
+        clock_skew::keep_measuring(std::sync::Arc::downgrade(&session), skew.clone());
         Ok(Self {
             session,
+            skew,
             st,
             wh,
             newest_points: point_series::Remembered::default(),
@@ -158,12 +174,23 @@ impl ScyllaStore {
         self
     }
 
+    /// Refuses writes while this clock is too far from the cluster's.
+    fn check_clock(&self) -> StorageResult<()> {
+        match self.skew.refusing() {
+            Some(skew) => Err(StorageError::unavailable(ClockSkew(skew))),
+            None => Ok(()),
+        }
+    }
+
     /// One prepared statement, unpaged (writes, and reads of one row or a bounded few).
     async fn exec(
         &self,
         statement: &PreparedStatement,
         values: impl SerializeRow,
     ) -> StorageResult<QueryResult> {
+        if clock_skew::is_write(statement.get_statement()) {
+            self.check_clock()?;
+        }
         self.session
             .execute_unpaged(statement, values)
             .await
@@ -333,13 +360,22 @@ impl ScyllaStore {
 
     /// A logged batch of prepared statements: all of them or none.
     async fn logged(&self, batch: statements::LoggedBatch) -> StorageResult<()> {
+        self.check_clock()?;
         batch.run(&self.session).await
+    }
+
+    /// Logged batches of bounded size, in order (see `BoundedBatches`).
+    async fn bounded(&self, batches: statements::BoundedBatches) -> StorageResult<()> {
+        self.check_clock()?;
+        batches.run(&self.session).await
     }
 }
 
 #[async_trait]
 impl Storage for ScyllaStore {
+    /// Fails while writes are refused for clock skew: not ready.
     async fn ping(&self) -> StorageResult<()> {
+        self.check_clock()?;
         self.exec(&self.st.ping, ()).await.map(|_| ())
     }
 
@@ -469,6 +505,14 @@ impl LwtAnswer {
         }
     }
 }
+
+/// Writes refused: this clock is too far from the cluster's (`clock_skew`).
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "this instance's clock is {} ms off ScyllaDB's, past the slack writes allow; fix its NTP",
+    .0.num_milliseconds()
+)]
+struct ClockSkew(chrono::TimeDelta);
 
 fn ttl_secs(ttl: std::time::Duration) -> i32 {
     i32::try_from(ttl.as_secs().max(1)).unwrap_or(i32::MAX)

@@ -1051,7 +1051,7 @@ impl WebhookStore for ScyllaStore {
             );
             batches.push(mark);
         }
-        batches.run(&self.session).await?;
+        self.bounded(batches).await?;
         if written.is_empty() {
             return Ok(());
         }
