@@ -23,6 +23,7 @@ use async_trait::async_trait;
 
 mod accounts;
 mod carriers;
+mod coordination;
 mod dashboard;
 mod devices;
 pub mod embedded;
@@ -37,6 +38,7 @@ mod webhooks;
 
 pub use accounts::AccountStore;
 pub use carriers::{CarrierInsert, CarrierStore};
+pub use coordination::Coordination;
 pub use dashboard::{DashboardStore, UserInsert};
 pub use devices::DeviceStore;
 pub use idempotency::IdempotencyStore;
@@ -129,80 +131,13 @@ pub trait Storage:
     + DeviceStore
     + ShareLinkStore
     + ReferenceStore
+    + Coordination
     + Send
     + Sync
     + 'static
 {
     /// A cheap round trip that proves the store answers (for `/ready`).
     async fn ping(&self) -> StorageResult<()>;
-
-    /// Whether several instances may share this store, so that a load's actor
-    /// must hold the load's lease ([`Self::lease_load`]) to act for it.
-    fn needs_leases(&self) -> bool {
-        false
-    }
-
-    /// Takes, or renews, the lease that makes `owner` (one actor incarnation,
-    /// named by [`lease_owner`]) the only writer of `load` for `ttl`; `false`
-    /// if another owner holds it. A later incarnation on the same instance
-    /// takes over an earlier one's lease.
-    /// A store that one process owns (the embedded one: its data directory is
-    /// locked) has nothing to lease, and answers `true`.
-    async fn lease_load(
-        &self,
-        _load: &crate::domain::ids::LoadId,
-        _owner: &str,
-        _ttl: std::time::Duration,
-    ) -> StorageResult<bool> {
-        Ok(true)
-    }
-
-    /// Adds requests an instance admitted for `account`, `(minute, count)`
-    /// with minutes as Unix seconds / 60, to the counters all instances share.
-    async fn add_request_counts(
-        &self,
-        _account: &crate::domain::ids::AccountId,
-        _counts: &[(i64, u32)],
-    ) -> StorageResult<()> {
-        Ok(())
-    }
-
-    /// The shared counters of `account` from minute `since` on, `(minute,
-    /// requests of all instances)`.
-    async fn request_counts(
-        &self,
-        _account: &crate::domain::ids::AccountId,
-        _since: i64,
-    ) -> StorageResult<Vec<(i64, u64)>> {
-        Ok(Vec::new())
-    }
-
-    /// Gives up `owner`'s lease of `load`, if it holds it.
-    async fn release_load(
-        &self,
-        _load: &crate::domain::ids::LoadId,
-        _owner: &str,
-    ) -> StorageResult<()> {
-        Ok(())
-    }
-
-    /// Takes, or renews, the lease that makes `owner` the one instance playing
-    /// `role` for all that share the store (the webhook dispatcher) for `ttl`;
-    /// `false` if another owner holds it. As with [`Self::lease_load`], a store
-    /// that one process owns answers `true`.
-    async fn lease_role(
-        &self,
-        _role: &str,
-        _owner: &str,
-        _ttl: std::time::Duration,
-    ) -> StorageResult<bool> {
-        Ok(true)
-    }
-
-    /// Gives up `owner`'s lease of `role`, if it holds it.
-    async fn release_role(&self, _role: &str, _owner: &str) -> StorageResult<()> {
-        Ok(())
-    }
 }
 
 /// Which backend to open, from configuration.

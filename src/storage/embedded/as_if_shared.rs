@@ -1,4 +1,4 @@
-//! Tests only: the embedded store acting as a store several instances share,
+//! Tests only (the switch is `#[cfg(test)]`): the embedded store acting as a store several instances share,
 //! so that what only a shared store (ScyllaDB) exercises, such as one webhook
 //! dispatcher among several, is tested without a cluster: several dispatchers
 //! over one `EmbeddedStore` play the instances. Only role leases are kept;
@@ -6,11 +6,14 @@
 //! their renewals fail (`fail_load_leases`).
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+#[cfg(test)]
+use std::sync::Arc;
+use std::sync::Mutex;
 use std::time::Duration;
 
 use tokio::time::Instant;
 
+#[cfg(test)]
 use super::EmbeddedStore;
 
 /// Role leases by role: who holds each, and until when (tokio time, so paused
@@ -54,6 +57,7 @@ impl RoleLeases {
     }
 }
 
+#[cfg(test)]
 impl EmbeddedStore {
     /// This store, with role leases as several instances sharing it would see.
     pub fn as_if_shared(mut self) -> Self {

@@ -12,7 +12,6 @@
 //! aggregate's trait is implemented in the file named for it.
 
 mod accounts;
-#[cfg(test)]
 mod as_if_shared;
 mod carriers;
 mod codec;
@@ -146,9 +145,8 @@ pub struct EmbeddedStore {
     shared: Arc<Shared>,
     /// How subscription secrets are kept (see `secret_box`).
     secrets: SecretSealing,
-    /// Tests only: role leases, as a store shared by several instances keeps
-    /// them (see `as_if_shared`).
-    #[cfg(test)]
+    /// Set by tests only: role leases, as a store shared by several instances
+    /// keeps them (see `as_if_shared`); `None`, a store one process owns.
     roles: Option<Arc<as_if_shared::RoleLeases>>,
 }
 
@@ -233,7 +231,6 @@ impl EmbeddedStore {
                 recovering: std::sync::atomic::AtomicBool::new(false),
             }),
             secrets: SecretSealing::default(),
-            #[cfg(test)]
             roles: None,
         })
     }
@@ -509,23 +506,31 @@ impl Storage for EmbeddedStore {
         })
         .await
     }
+}
 
-    #[cfg(test)]
+/// One process owns the data directory (it is locked while the store is
+/// open): every lease is this process's, and there are no other instances'
+/// counts. Tests can make it act as a shared store (`as_if_shared`).
+#[async_trait]
+impl crate::storage::Coordination for EmbeddedStore {
     fn needs_leases(&self) -> bool {
-        self.roles.is_some()
+        self.shared_for_tests().is_some()
     }
 
-    #[cfg(test)]
     async fn lease_load(
         &self,
         _: &crate::domain::ids::LoadId,
         _: &str,
         _: std::time::Duration,
     ) -> StorageResult<bool> {
-        self.roles.as_ref().map_or(Ok(true), |r| r.lease_load())
+        self.shared_for_tests()
+            .map_or(Ok(true), |shared| shared.lease_load())
     }
 
-    #[cfg(test)]
+    async fn release_load(&self, _: &crate::domain::ids::LoadId, _: &str) -> StorageResult<()> {
+        Ok(())
+    }
+
     async fn lease_role(
         &self,
         role: &str,
@@ -533,16 +538,37 @@ impl Storage for EmbeddedStore {
         ttl: std::time::Duration,
     ) -> StorageResult<bool> {
         Ok(self
-            .roles
-            .as_ref()
-            .is_none_or(|r| r.lease(role, owner, ttl)))
+            .shared_for_tests()
+            .is_none_or(|shared| shared.lease(role, owner, ttl)))
     }
 
-    #[cfg(test)]
     async fn release_role(&self, role: &str, owner: &str) -> StorageResult<()> {
-        if let Some(roles) = &self.roles {
-            roles.release(role, owner);
+        if let Some(shared) = self.shared_for_tests() {
+            shared.release(role, owner);
         }
         Ok(())
+    }
+
+    async fn add_request_counts(
+        &self,
+        _: &crate::domain::ids::AccountId,
+        _: &[(i64, u32)],
+    ) -> StorageResult<()> {
+        Ok(())
+    }
+
+    async fn request_counts(
+        &self,
+        _: &crate::domain::ids::AccountId,
+        _: i64,
+    ) -> StorageResult<Vec<(i64, u64)>> {
+        Ok(Vec::new())
+    }
+}
+
+impl EmbeddedStore {
+    /// The leases a test's shared store keeps; `None` outside tests.
+    fn shared_for_tests(&self) -> Option<&as_if_shared::RoleLeases> {
+        self.roles.as_deref()
     }
 }

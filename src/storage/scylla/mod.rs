@@ -378,7 +378,10 @@ impl Storage for ScyllaStore {
         self.check_clock()?;
         self.exec(&self.st.ping, ()).await.map(|_| ())
     }
+}
 
+#[async_trait]
+impl crate::storage::Coordination for ScyllaStore {
     fn needs_leases(&self) -> bool {
         true
     }
