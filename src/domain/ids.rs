@@ -204,6 +204,12 @@ macro_rules! prefixed_id {
                 decode(&self.as_str().as_bytes()[$prefix.len()..])
             }
 
+            /// The millisecond (since 1970) the id was made: its ULID's top 48 bits.
+            #[allow(dead_code)] // not every kind of id needs its time
+            pub(crate) fn created_millis(&self) -> i64 {
+                (self.ulid() >> 80) as i64
+            }
+
             /// An id read back from this service's own storage, where only ids that
             /// passed `parse` or came from `generate` are written: only its shape is
             /// checked again, not every character. `None` when it is not one of ours.

@@ -123,7 +123,7 @@ pub struct ScyllaStore {
     skew: std::sync::Arc<clock_skew::SkewGuard>,
     st: Statements,
     /// The webhook pipeline's statements (declared in `webhooks.rs`).
-    wh: webhooks::WebhookStatements,
+    wh: statements::WebhookStatements,
     /// Per load, what this process knows of its stored GPS series (see
     /// `point_series`): a later fix needs no conditional insert to know it is
     /// not a duplicate, nor a day row for a day already written.
@@ -144,7 +144,7 @@ impl ScyllaStore {
         let st = Statements::prepare(&session)
             .await
             .context("preparing statements (is the schema applied? run `freight migrate`)")?;
-        let wh = webhooks::WebhookStatements::prepare(&session)
+        let wh = statements::WebhookStatements::prepare(&session)
             .await
             .context("preparing statements (is the schema applied? run `freight migrate`)")?;
         let idempotency_before_013_until =

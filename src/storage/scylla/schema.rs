@@ -383,7 +383,7 @@ mod tests {
 
     use super::*;
     use crate::storage::scylla::statements::ALL;
-    use crate::storage::scylla::webhooks::WEBHOOK_STATEMENTS;
+    use crate::storage::scylla::statements::WEBHOOK_STATEMENTS;
 
     /// Lower-case identifiers of a CQL text (the statements write keywords in
     /// upper case and names in lower case).

@@ -41,13 +41,12 @@ macro_rules! statements {
                 session: &scylla::client::session::Session,
             ) -> Result<Self, scylla::errors::PrepareError> {
                 Ok(Self {
-                    $($name: super::statements::prepare(session, $cql).await?,)+
+                    $($name: prepare(session, $cql).await?,)+
                 })
             }
         }
     };
 }
-pub(super) use statements;
 
 statements! {
     struct Statements;
@@ -180,6 +179,80 @@ statements! {
     put_device_load = "INSERT INTO loads_by_device (device_id, load_id) VALUES (?, ?)";
     loads_of_device = "SELECT load_id FROM loads_by_device WHERE device_id = ?";
     delete_device_load = "DELETE FROM loads_by_device WHERE device_id = ? AND load_id = ?";
+}
+
+// The webhook pipeline's tables (cql/004): the outbox, subscriptions,
+// delivery records and their schedule.
+statements! {
+    struct WebhookStatements;
+    const WEBHOOK_STATEMENTS;
+
+    // Outbox events, by id (the partition follows from the id).
+    put_event = "INSERT INTO outbox_events (minute, shard, event_id, record) VALUES (?, ?, ?, ?)";
+    get_event = "SELECT record FROM outbox_events WHERE minute = ? AND shard = ? AND event_id = ?";
+    events_in = "SELECT event_id, record FROM outbox_events WHERE minute = ? AND shard = ? AND event_id IN ?";
+    event_ids_before = "SELECT event_id FROM outbox_events WHERE minute = ? AND shard = ? AND event_id < ?";
+    delete_event = "DELETE FROM outbox_events WHERE minute = ? AND shard = ? AND event_id = ?";
+    list_outbox_minute = "INSERT INTO outbox_minutes (shard, minute) VALUES (?, ?)";
+    outbox_minutes_until = "SELECT minute FROM outbox_minutes WHERE shard = ? AND minute <= ?";
+    unlist_outbox_minute = "DELETE FROM outbox_minutes USING TIMESTAMP ? WHERE shard = ? AND minute = ?";
+
+    // The outbox proper: events not fanned out yet.
+    put_unfanned = "INSERT INTO unfanned_events (minute, shard, event_id) VALUES (?, ?, ?)";
+    unfanned_after = "SELECT event_id FROM unfanned_events WHERE minute = ? AND shard = ? AND event_id > ? LIMIT ?";
+    unfanned_before = "SELECT event_id FROM unfanned_events WHERE minute = ? AND shard = ? AND event_id < ?";
+    delete_unfanned = "DELETE FROM unfanned_events WHERE minute = ? AND shard = ? AND event_id = ?";
+    list_unfanned_minute = "INSERT INTO unfanned_minutes (shard, minute) VALUES (?, ?)";
+    unfanned_minutes_from = "SELECT minute FROM unfanned_minutes WHERE shard = ? AND minute >= ?";
+    unlist_unfanned_minute = "DELETE FROM unfanned_minutes USING TIMESTAMP ? WHERE shard = ? AND minute = ?";
+
+    // A load's event numbering: the highest sequence's write timestamp wins.
+    put_sequence = "INSERT INTO load_event_sequences (load_id, sequence) VALUES (?, ?) USING TIMESTAMP ?";
+    last_sequence = "SELECT sequence FROM load_event_sequences WHERE load_id = ?";
+
+    // Subscriptions.
+    put_webhook = "INSERT INTO webhooks (webhook_id, record) VALUES (?, ?)";
+    get_webhook = "SELECT record FROM webhooks WHERE webhook_id = ?";
+    webhook_exists = "SELECT webhook_id FROM webhooks WHERE webhook_id = ?";
+    all_webhooks = "SELECT record FROM webhooks";
+    // Seals a secret stored plain, unless the record changed since it was read.
+    reseal_webhook = "UPDATE webhooks SET record = ? WHERE webhook_id = ? IF record = ?";
+    delete_webhook = "DELETE FROM webhooks WHERE webhook_id = ?";
+
+    // Delivery records, per subscription and hour of their event.
+    put_delivery = "INSERT INTO deliveries (webhook_id, hour, event_id, record) VALUES (?, ?, ?, ?)";
+    get_delivery = "SELECT record FROM deliveries WHERE webhook_id = ? AND hour = ? AND event_id = ?";
+    deliveries_in = "SELECT record FROM deliveries WHERE webhook_id = ? AND hour = ? AND event_id IN ?";
+    recorded_in = "SELECT event_id FROM deliveries WHERE webhook_id = ? AND hour = ? AND event_id IN ?";
+    deliveries_of_hour = "SELECT record FROM deliveries WHERE webhook_id = ? AND hour = ? LIMIT ?";
+    count_deliveries_of_hour = "SELECT COUNT(*) FROM deliveries WHERE webhook_id = ? AND hour = ?";
+    any_delivery_of_hour = "SELECT event_id FROM deliveries WHERE webhook_id = ? AND hour = ? LIMIT 1";
+    delete_delivery = "DELETE FROM deliveries WHERE webhook_id = ? AND hour = ? AND event_id = ?";
+    delete_deliveries_of_hour = "DELETE FROM deliveries WHERE webhook_id = ? AND hour = ?";
+    list_delivery_hour = "INSERT INTO delivery_hours (webhook_id, hour) VALUES (?, ?)";
+    delivery_hours = "SELECT hour FROM delivery_hours WHERE webhook_id = ?";
+    unlist_delivery_hour = "DELETE FROM delivery_hours USING TIMESTAMP ? WHERE webhook_id = ? AND hour = ?";
+    delete_delivery_hours = "DELETE FROM delivery_hours WHERE webhook_id = ?";
+
+    // Deliveries by event (for pruning).
+    put_delivery_by_event = "INSERT INTO deliveries_by_event (minute, shard, event_id, webhook_id, pending) VALUES (?, ?, ?, ?, ?)";
+    deliveries_by_event_before = "SELECT event_id, webhook_id, pending FROM deliveries_by_event WHERE minute = ? AND shard = ? AND event_id < ?";
+    delete_delivery_by_event = "DELETE FROM deliveries_by_event WHERE minute = ? AND shard = ? AND event_id = ? AND webhook_id = ?";
+
+    // The schedule of due deliveries.
+    put_due = "INSERT INTO due_deliveries (minute, shard, due_at, webhook_id, event_id) VALUES (?, ?, ?, ?, ?)";
+    delete_due = "DELETE FROM due_deliveries WHERE minute = ? AND shard = ? AND due_at = ? AND webhook_id = ? AND event_id = ?";
+    due_until = "SELECT due_at, webhook_id, event_id FROM due_deliveries WHERE minute = ? AND shard = ? AND due_at <= ? LIMIT ?";
+    count_due = "SELECT COUNT(*) FROM due_deliveries WHERE minute = ? AND shard = ?";
+    list_due_minute = "INSERT INTO due_minutes (shard, minute) VALUES (?, ?)";
+    due_minutes_until = "SELECT minute FROM due_minutes WHERE shard = ? AND minute <= ?";
+    unlist_due_minute = "DELETE FROM due_minutes USING TIMESTAMP ? WHERE shard = ? AND minute = ?";
+
+    // Pending deliveries without a next attempt, per subscription.
+    put_parked = "INSERT INTO parked_deliveries (webhook_id, event_id) VALUES (?, ?)";
+    delete_parked = "DELETE FROM parked_deliveries WHERE webhook_id = ? AND event_id = ?";
+    parked_of = "SELECT event_id FROM parked_deliveries WHERE webhook_id = ?";
+    delete_parked_of = "DELETE FROM parked_deliveries WHERE webhook_id = ?";
 }
 
 /// Prepares one statement with the backend's settings (see the module doc).

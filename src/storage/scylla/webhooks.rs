@@ -105,89 +105,13 @@ use scylla::serialize::row::SerializeRow;
 use scylla::serialize::value::SerializeValue;
 use scylla::statement::prepared::PreparedStatement;
 
+use super::keys::{MICROS_PER_MINUTE, SHARDS, Slot, due_of, event_hour, event_slot, is_parked};
 use super::statements::{BoundedBatches, LoggedBatch};
 use super::{ScyllaStore, decode, encode, keys};
 use crate::domain::event::Event;
 use crate::domain::ids::{EventId, LoadId, WebhookId};
 use crate::domain::webhook::{Delivery, DeliveryStatus, Subscription};
 use crate::storage::{Page, PageRequest, StorageError, StorageResult, WebhookStore};
-
-super::statements::statements! {
-    struct WebhookStatements;
-    const WEBHOOK_STATEMENTS;
-
-    // Outbox events, by id (the partition follows from the id).
-    put_event = "INSERT INTO outbox_events (minute, shard, event_id, record) VALUES (?, ?, ?, ?)";
-    get_event = "SELECT record FROM outbox_events WHERE minute = ? AND shard = ? AND event_id = ?";
-    events_in = "SELECT event_id, record FROM outbox_events WHERE minute = ? AND shard = ? AND event_id IN ?";
-    event_ids_before = "SELECT event_id FROM outbox_events WHERE minute = ? AND shard = ? AND event_id < ?";
-    delete_event = "DELETE FROM outbox_events WHERE minute = ? AND shard = ? AND event_id = ?";
-    list_outbox_minute = "INSERT INTO outbox_minutes (shard, minute) VALUES (?, ?)";
-    outbox_minutes_until = "SELECT minute FROM outbox_minutes WHERE shard = ? AND minute <= ?";
-    unlist_outbox_minute = "DELETE FROM outbox_minutes USING TIMESTAMP ? WHERE shard = ? AND minute = ?";
-
-    // The outbox proper: events not fanned out yet.
-    put_unfanned = "INSERT INTO unfanned_events (minute, shard, event_id) VALUES (?, ?, ?)";
-    unfanned_after = "SELECT event_id FROM unfanned_events WHERE minute = ? AND shard = ? AND event_id > ? LIMIT ?";
-    unfanned_before = "SELECT event_id FROM unfanned_events WHERE minute = ? AND shard = ? AND event_id < ?";
-    delete_unfanned = "DELETE FROM unfanned_events WHERE minute = ? AND shard = ? AND event_id = ?";
-    list_unfanned_minute = "INSERT INTO unfanned_minutes (shard, minute) VALUES (?, ?)";
-    unfanned_minutes_from = "SELECT minute FROM unfanned_minutes WHERE shard = ? AND minute >= ?";
-    unlist_unfanned_minute = "DELETE FROM unfanned_minutes USING TIMESTAMP ? WHERE shard = ? AND minute = ?";
-
-    // A load's event numbering: the highest sequence's write timestamp wins.
-    put_sequence = "INSERT INTO load_event_sequences (load_id, sequence) VALUES (?, ?) USING TIMESTAMP ?";
-    last_sequence = "SELECT sequence FROM load_event_sequences WHERE load_id = ?";
-
-    // Subscriptions.
-    put_webhook = "INSERT INTO webhooks (webhook_id, record) VALUES (?, ?)";
-    get_webhook = "SELECT record FROM webhooks WHERE webhook_id = ?";
-    webhook_exists = "SELECT webhook_id FROM webhooks WHERE webhook_id = ?";
-    all_webhooks = "SELECT record FROM webhooks";
-    // Seals a secret stored plain, unless the record changed since it was read.
-    reseal_webhook = "UPDATE webhooks SET record = ? WHERE webhook_id = ? IF record = ?";
-    delete_webhook = "DELETE FROM webhooks WHERE webhook_id = ?";
-
-    // Delivery records, per subscription and hour of their event.
-    put_delivery = "INSERT INTO deliveries (webhook_id, hour, event_id, record) VALUES (?, ?, ?, ?)";
-    get_delivery = "SELECT record FROM deliveries WHERE webhook_id = ? AND hour = ? AND event_id = ?";
-    deliveries_in = "SELECT record FROM deliveries WHERE webhook_id = ? AND hour = ? AND event_id IN ?";
-    recorded_in = "SELECT event_id FROM deliveries WHERE webhook_id = ? AND hour = ? AND event_id IN ?";
-    deliveries_of_hour = "SELECT record FROM deliveries WHERE webhook_id = ? AND hour = ? LIMIT ?";
-    count_deliveries_of_hour = "SELECT COUNT(*) FROM deliveries WHERE webhook_id = ? AND hour = ?";
-    any_delivery_of_hour = "SELECT event_id FROM deliveries WHERE webhook_id = ? AND hour = ? LIMIT 1";
-    delete_delivery = "DELETE FROM deliveries WHERE webhook_id = ? AND hour = ? AND event_id = ?";
-    delete_deliveries_of_hour = "DELETE FROM deliveries WHERE webhook_id = ? AND hour = ?";
-    list_delivery_hour = "INSERT INTO delivery_hours (webhook_id, hour) VALUES (?, ?)";
-    delivery_hours = "SELECT hour FROM delivery_hours WHERE webhook_id = ?";
-    unlist_delivery_hour = "DELETE FROM delivery_hours USING TIMESTAMP ? WHERE webhook_id = ? AND hour = ?";
-    delete_delivery_hours = "DELETE FROM delivery_hours WHERE webhook_id = ?";
-
-    // Deliveries by event (for pruning).
-    put_delivery_by_event = "INSERT INTO deliveries_by_event (minute, shard, event_id, webhook_id, pending) VALUES (?, ?, ?, ?, ?)";
-    deliveries_by_event_before = "SELECT event_id, webhook_id, pending FROM deliveries_by_event WHERE minute = ? AND shard = ? AND event_id < ?";
-    delete_delivery_by_event = "DELETE FROM deliveries_by_event WHERE minute = ? AND shard = ? AND event_id = ? AND webhook_id = ?";
-
-    // The schedule of due deliveries.
-    put_due = "INSERT INTO due_deliveries (minute, shard, due_at, webhook_id, event_id) VALUES (?, ?, ?, ?, ?)";
-    delete_due = "DELETE FROM due_deliveries WHERE minute = ? AND shard = ? AND due_at = ? AND webhook_id = ? AND event_id = ?";
-    due_until = "SELECT due_at, webhook_id, event_id FROM due_deliveries WHERE minute = ? AND shard = ? AND due_at <= ? LIMIT ?";
-    count_due = "SELECT COUNT(*) FROM due_deliveries WHERE minute = ? AND shard = ?";
-    list_due_minute = "INSERT INTO due_minutes (shard, minute) VALUES (?, ?)";
-    due_minutes_until = "SELECT minute FROM due_minutes WHERE shard = ? AND minute <= ?";
-    unlist_due_minute = "DELETE FROM due_minutes USING TIMESTAMP ? WHERE shard = ? AND minute = ?";
-
-    // Pending deliveries without a next attempt, per subscription.
-    put_parked = "INSERT INTO parked_deliveries (webhook_id, event_id) VALUES (?, ?)";
-    delete_parked = "DELETE FROM parked_deliveries WHERE webhook_id = ? AND event_id = ?";
-    parked_of = "SELECT event_id FROM parked_deliveries WHERE webhook_id = ?";
-    delete_parked_of = "DELETE FROM parked_deliveries WHERE webhook_id = ?";
-}
-
-/// Partitions per minute of each queue (and of `outbox_events` and
-/// `deliveries_by_event`). Part of every stored key: changing it needs a new
-/// table.
-const SHARDS: i32 = 8;
 
 /// How far in the past an unlisting is timestamped: a listing written after
 /// `seen empty - SLACK` survives it. Covers the time a write can take to become
@@ -204,85 +128,6 @@ const IN_CHUNK: usize = 100;
 
 /// Queries one call keeps in flight at most.
 const CONCURRENCY: usize = 32;
-
-const MILLIS_PER_MINUTE: i64 = 60_000;
-const MILLIS_PER_HOUR: i64 = 3_600_000;
-const MICROS_PER_MINUTE: i64 = 60_000_000;
-
-/// The alphabet of ULIDs, in order (see `domain::ids`).
-const CROCKFORD: &[u8; 32] = b"0123456789abcdefghjkmnpqrstvwxyz";
-
-/// The millisecond (since 1970) an event id was made: the first ten characters
-/// of its ULID (50 bits, the top two always zero).
-fn id_millis(id: &EventId) -> StorageResult<i64> {
-    let bad = || StorageError::corrupt(format!("event id {id} does not start with a ULID time"));
-    let start = EventId::PREFIX.len();
-    let time = id.as_str().get(start..start + 10).ok_or_else(bad)?;
-    time.bytes().try_fold(0i64, |millis, byte| {
-        let digit = CROCKFORD.iter().position(|c| *c == byte).ok_or_else(bad)?;
-        Ok((millis << 5) | digit as i64)
-    })
-}
-
-/// A stable hash (FNV-1a) of `parts` concatenated, modulo [`SHARDS`]. Part of
-/// stored keys: it must never change.
-fn shard_of(parts: &[&str]) -> i32 {
-    let mut hash: u32 = 0x811c_9dc5;
-    for byte in parts.iter().flat_map(|part| part.bytes()) {
-        hash ^= u32::from(byte);
-        hash = hash.wrapping_mul(0x0100_0193);
-    }
-    (hash % SHARDS as u32) as i32
-}
-
-/// A time-bucketed partition: `(minute, shard)`. Orders by minute first.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-struct Slot {
-    minute: i64,
-    shard: i32,
-}
-
-/// The partition of an event in `outbox_events`, `unfanned_events` and
-/// `deliveries_by_event`.
-fn event_slot(id: &EventId) -> StorageResult<Slot> {
-    Ok(Slot {
-        minute: id_millis(id)?.div_euclid(MILLIS_PER_MINUTE),
-        shard: shard_of(&[id.as_str()]),
-    })
-}
-
-/// The hour of an event's delivery records in `deliveries`.
-fn event_hour(id: &EventId) -> StorageResult<i64> {
-    Ok(id_millis(id)?.div_euclid(MILLIS_PER_HOUR))
-}
-
-/// A schedule entry: its due time (µs; before 1970 kept as 0, as the embedded
-/// store does) and partition.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct Due {
-    at: i64,
-    slot: Slot,
-}
-
-/// The schedule entry of a pending delivery with a next attempt, else `None`.
-fn due_of(delivery: &Delivery) -> Option<Due> {
-    let at = delivery
-        .next_attempt_at
-        .filter(|_| delivery.status == DeliveryStatus::Pending)?;
-    let at = keys::micros(&at).max(0);
-    Some(Due {
-        at,
-        slot: Slot {
-            minute: at.div_euclid(MICROS_PER_MINUTE),
-            shard: shard_of(&[delivery.webhook_id.as_str(), delivery.event_id.as_str()]),
-        },
-    })
-}
-
-/// Pending without a next attempt: waiting for its subscription to be enabled.
-fn is_parked(delivery: &Delivery) -> bool {
-    delivery.status == DeliveryStatus::Pending && delivery.next_attempt_at.is_none()
-}
 
 /// A row count as CQL's `LIMIT` takes it (at least 1).
 fn cql_limit(rows: usize) -> i32 {
@@ -1249,68 +1094,5 @@ impl WebhookStore for ScyllaStore {
             .filter_map(|event| records.remove(&(webhook.clone(), event)))
             .filter(is_parked)
             .collect())
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn an_event_id_tells_its_millisecond_and_minute() {
-        let at: DateTime<Utc> = "2026-11-24T07:08:09.123Z".parse().unwrap();
-        let floor = EventId::floor_at(at);
-        assert_eq!(id_millis(&floor).unwrap(), at.timestamp_millis());
-        let slot = event_slot(&floor).unwrap();
-        assert_eq!(slot.minute, at.timestamp_millis() / 60_000);
-        assert!((0..SHARDS).contains(&slot.shard));
-        let now = EventId::generate();
-        let millis = id_millis(&now).unwrap();
-        assert!((Utc::now().timestamp_millis() - millis).abs() < 60_000);
-        assert!(event_hour(&now).unwrap() == millis / 3_600_000);
-    }
-
-    #[test]
-    fn minutes_follow_id_order() {
-        let ids: Vec<EventId> = (0..100).map(|_| EventId::generate()).collect();
-        for pair in ids.windows(2) {
-            assert!(event_slot(&pair[0]).unwrap().minute <= event_slot(&pair[1]).unwrap().minute);
-        }
-    }
-
-    #[test]
-    fn shards_are_stable_and_spread() {
-        // FNV-1a of "a" is 0xe40c292c; the hash is part of stored keys.
-        assert_eq!(shard_of(&["a"]), (0xe40c_292c_u32 % SHARDS as u32) as i32);
-        assert_eq!(shard_of(&["ab", "c"]), shard_of(&["abc"]));
-        let used: HashSet<i32> = (0..200)
-            .map(|_| shard_of(&[EventId::generate().as_str()]))
-            .collect();
-        assert_eq!(used.len(), SHARDS as usize);
-    }
-
-    #[test]
-    fn schedule_entries_are_pending_deliveries_with_a_next_attempt() {
-        use crate::domain::event::EventType;
-        let at: DateTime<Utc> = "2026-11-24T07:08:09.123456Z".parse().unwrap();
-        let delivery = Delivery::new(
-            WebhookId::generate(),
-            EventId::generate(),
-            EventType::LoadCreated,
-            at,
-        );
-        let due = due_of(&delivery).unwrap();
-        assert_eq!(due.at, keys::micros(&at));
-        assert_eq!(due.slot.minute, keys::micros(&at) / 60_000_000);
-        let parked = Delivery {
-            next_attempt_at: None,
-            ..delivery.clone()
-        };
-        assert!(due_of(&parked).is_none() && is_parked(&parked));
-        let delivered = Delivery {
-            status: DeliveryStatus::Delivered,
-            ..delivery
-        };
-        assert!(due_of(&delivered).is_none() && !is_parked(&delivered));
     }
 }
