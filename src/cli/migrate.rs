@@ -8,7 +8,13 @@ pub async fn run(args: MigrateArgs) -> anyhow::Result<()> {
     let retention = args
         .gps_retention_days
         .map(|days| (days > 0).then_some(days));
-    let done = schema::migrate(&config, args.replication.as_deref(), retention).await?;
+    let done = schema::migrate(
+        &config,
+        args.replication.as_deref(),
+        retention,
+        args.recount_list_totals,
+    )
+    .await?;
     if done.applied.is_empty() {
         println!("keyspace {}: the schema is up to date", config.keyspace);
     }

@@ -135,7 +135,7 @@ async fn open_scylla() -> Option<(ScratchKeyspace, Arc<dyn Storage>)> {
     });
     // A retention, so that the time-window options are set as a cluster
     // with one would have them.
-    scylla::schema::migrate(&config, Some(&replication), Some(Some(30)))
+    scylla::schema::migrate(&config, Some(&replication), Some(Some(30)), false)
         .await
         .expect("migrating a fresh keyspace");
     let guard = ScratchKeyspace(config.clone());

@@ -77,6 +77,8 @@ pub(super) trait LoadRowStatements: Sync {
     ) -> StorageResult<()>;
     /// `UPDATE … SET pending = null IF version = <version>`.
     async fn clear_pending(&self, id: &LoadId, version: i64) -> StorageResult<()>;
+    /// Adds `delta` to each of the account's list totals named (`list_totals`).
+    async fn add_to_totals(&self, account: &str, deltas: &[(String, i64)]) -> StorageResult<()>;
 }
 
 /// The load changed since its writer read it: another writer moved it (two
@@ -179,8 +181,37 @@ async fn finish<S: LoadRowStatements>(
 ) -> StorageResult<()> {
     st.follow_up(pending.previous.as_ref(), load, record, &pending.events)
         .await?;
+    // After the list rows, and not retried: a counter add may have applied
+    // when it fails, and adding again would count twice. A total is off by
+    // one when this fails, or when a change is finished twice (its writer
+    // died between these lines and the clear); `freight migrate
+    // --recount-list-totals` sets them right.
+    let deltas = total_deltas(pending.previous.as_ref(), load);
+    if let Err(error) = st.add_to_totals(load.account_id.as_str(), &deltas).await {
+        tracing::warn!(load = %load.id, %error, "a load list's total could not be updated; it is off by one until recounted");
+    }
     st.clear_pending(&load.id, load.version as i64).await
 }
+
+/// The list totals a change moves: `+1` for each list the load joins, `-1`
+/// for each it leaves (`'loads:'` and the partition's filter).
+pub(super) fn total_deltas(previous: Option<&Load>, load: &Load) -> Vec<(String, i64)> {
+    let before = previous.map(super::keys::load_filters).unwrap_or_default();
+    let after = super::keys::load_filters(load);
+    let list = |filter: &String| format!("{LOAD_LISTS}{filter}");
+    let left = before
+        .iter()
+        .filter(|f| !after.contains(f))
+        .map(|f| (list(f), -1));
+    let joined = after
+        .iter()
+        .filter(|f| !before.contains(f))
+        .map(|f| (list(f), 1));
+    left.chain(joined).collect()
+}
+
+/// The prefix of a load list's name in `list_totals`.
+pub(super) const LOAD_LISTS: &str = "loads:";
 
 #[cfg(test)]
 mod tests;

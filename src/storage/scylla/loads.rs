@@ -104,6 +104,14 @@ impl LoadRowStatements for ScyllaStore {
         self.logged(batch).await
     }
 
+    async fn add_to_totals(&self, account: &str, deltas: &[(String, i64)]) -> StorageResult<()> {
+        let adds = deltas.iter().map(|(list, delta)| {
+            let values = (scylla::value::Counter(*delta), account, list.as_str());
+            self.exec(&self.st.add_list_total, values)
+        });
+        futures_util::future::try_join_all(adds).await.map(|_| ())
+    }
+
     async fn clear_pending(&self, id: &LoadId, version: i64) -> StorageResult<()> {
         // Not applied: a later change committed, which finished this one first.
         self.applied(&self.st.clear_load_pending, (id.as_str(), version))
@@ -139,7 +147,8 @@ impl LoadStore for ScyllaStore {
         load_rows::finish_unfinished(self, id).await
     }
 
-    /// One partition read (the filter's), newest first; `total` is a count of it.
+    /// One partition read (the filter's), newest first; `total` is the list's
+    /// maintained total (`list_totals`, see `load_rows::finish`).
     async fn list_loads(
         &self,
         account: &AccountId,
@@ -147,9 +156,15 @@ impl LoadStore for ScyllaStore {
         page: PageRequest,
     ) -> StorageResult<Page<Load>> {
         let filter = keys::load_filter(filter);
+        let list = format!("{}{filter}", load_rows::LOAD_LISTS);
         let total = self
-            .count(&self.st.count_loads, (account.as_str(), &filter))
-            .await?;
+            .first::<(Option<scylla::value::Counter>,)>(
+                &self.st.list_total,
+                (account.as_str(), list.as_str()),
+            )
+            .await?
+            .and_then(|(n,)| n)
+            .map_or(0, |n| n.0.max(0) as u64);
         let items = self
             .page(
                 &self.st.list_loads,

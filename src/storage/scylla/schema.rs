@@ -14,6 +14,7 @@ use anyhow::{Context, bail, ensure};
 use scylla::client::session::Session;
 
 use super::keyspace_check::{GpsTableOptions, Retention, parse_cql_map, replication_differences};
+use super::load_rows::LOAD_LISTS;
 use sha2::{Digest, Sha256};
 
 use super::ScyllaConfig;
@@ -68,6 +69,10 @@ pub const FILES: &[(&str, &str)] = &[
     (
         "013_idempotency_by_key.cql",
         include_str!("../../../cql/013_idempotency_by_key.cql"),
+    ),
+    (
+        "014_list_totals.cql",
+        include_str!("../../../cql/014_list_totals.cql"),
     ),
 ];
 
@@ -153,6 +158,7 @@ pub async fn migrate(
     config: &ScyllaConfig,
     replication: Option<&str>,
     retention: Option<Retention>,
+    recount_list_totals: bool,
 ) -> anyhow::Result<Migrated> {
     check_keyspace(&config.keyspace)?;
     let asked = replication.unwrap_or(DEFAULT_REPLICATION);
@@ -210,7 +216,79 @@ pub async fn migrate(
         done.applied.push((*name).to_owned());
     }
     set_gps_table_options(&session, &config.keyspace, retention, &mut done).await?;
+    let totals_new = done.applied.iter().any(|f| f == "014_list_totals.cql");
+    if totals_new || recount_list_totals {
+        let moved = recount_load_totals(&session).await?;
+        done.notes.push(format!(
+            "load list totals: {moved} set to their lists' counts"
+        ));
+    }
     Ok(done)
+}
+
+/// Sets every load list's total (`list_totals`) to its list's row count, by
+/// adding the difference: run again, it changes nothing (idempotent), so it
+/// fills the totals in when cql/014 is applied and repairs them later. The
+/// number of totals it changed.
+async fn recount_load_totals(session: &Session) -> anyhow::Result<u64> {
+    use futures_util::TryStreamExt;
+    let mut lists: BTreeMap<(String, String), i64> = BTreeMap::new();
+    // The totals kept, zero or not (a list emptied since still has one)...
+    let mut kept = session
+        .query_iter("SELECT account_id, list, n FROM list_totals", ())
+        .await
+        .context("reading list_totals")?
+        .rows_stream::<(String, String, Option<scylla::value::Counter>)>()?;
+    let mut current: BTreeMap<(String, String), i64> = BTreeMap::new();
+    while let Some((account, list, n)) = kept.try_next().await? {
+        current.insert((account.clone(), list.clone()), n.map_or(0, |n| n.0));
+        lists.entry((account, list)).or_default();
+    }
+    // ...and every list that has rows.
+    let mut partitions = session
+        .query_iter(
+            "SELECT DISTINCT account_id, filter FROM loads_by_account",
+            (),
+        )
+        .await
+        .context("reading the load lists")?
+        .rows_stream::<(String, String)>()?;
+    while let Some((account, filter)) = partitions.try_next().await? {
+        lists
+            .entry((account, format!("{LOAD_LISTS}{filter}")))
+            .or_default();
+    }
+    let mut changed = 0;
+    for ((account, list), _) in lists {
+        let Some(filter) = list.strip_prefix(LOAD_LISTS) else {
+            continue;
+        };
+        let (count,) = session
+            .query_unpaged(
+                "SELECT COUNT(*) FROM loads_by_account WHERE account_id = ? AND filter = ?",
+                (&account, filter),
+            )
+            .await
+            .with_context(|| format!("counting {account}'s list {list}"))?
+            .into_rows_result()?
+            .first_row::<(i64,)>()?;
+        let delta = count
+            - current
+                .get(&(account.clone(), list.clone()))
+                .copied()
+                .unwrap_or(0);
+        if delta != 0 {
+            session
+                .query_unpaged(
+                    "UPDATE list_totals SET n = n + ? WHERE account_id = ? AND list = ?",
+                    (scylla::value::Counter(delta), &account, &list),
+                )
+                .await
+                .with_context(|| format!("setting {account}'s total of {list}"))?;
+            changed += 1;
+        }
+    }
+    Ok(changed)
 }
 
 /// Refuses a keyspace with tablets, or (when `--replication` was given) with

@@ -72,7 +72,9 @@ statements! {
     put_load_listed = "INSERT INTO loads_by_account (account_id, filter, load_id, record) VALUES (?, ?, ?, ?)";
     delete_load_listed = "DELETE FROM loads_by_account WHERE account_id = ? AND filter = ? AND load_id = ?";
     list_loads = "SELECT record FROM loads_by_account WHERE account_id = ? AND filter = ? LIMIT ?";
-    count_loads = "SELECT COUNT(*) FROM loads_by_account WHERE account_id = ? AND filter = ?";
+    // Maintained totals of the lists (cql/014).
+    add_list_total = "UPDATE list_totals SET n = n + ? WHERE account_id = ? AND list = ?";
+    list_total = "SELECT n FROM list_totals WHERE account_id = ? AND list = ?";
 
     // Leases: which instance acts for a load.
     take_lease = "INSERT INTO load_leases (load_id, owner) VALUES (?, ?) IF NOT EXISTS USING TTL ?";

@@ -22,6 +22,7 @@ struct Row {
 struct FakeLoads {
     rows: Mutex<HashMap<LoadId, Row>>,
     listed: Mutex<HashMap<LoadId, u64>>,
+    totals: Mutex<HashMap<String, i64>>,
     events: Mutex<Vec<String>>,
     faults: Faults,
 }
@@ -107,6 +108,15 @@ impl LoadRowStatements for FakeLoads {
                 if !written.contains(&event.id.to_string()) {
                     written.push(event.id.to_string());
                 }
+            }
+        })
+    }
+
+    async fn add_to_totals(&self, _: &str, deltas: &[(String, i64)]) -> StorageResult<()> {
+        self.faults.run("add_to_totals", || {
+            let mut totals = self.totals.lock().unwrap();
+            for (list, delta) in deltas {
+                *totals.entry(list.clone()).or_default() += delta;
             }
         })
     }
@@ -276,4 +286,44 @@ fn a_pending_change_survives_its_row_and_older_rows_still_read() {
     );
     let back: Pending = decode(&older).unwrap();
     assert_eq!(back.previous, Some(previous));
+}
+
+impl FakeLoads {
+    fn total(&self, list: &str) -> i64 {
+        self.totals.lock().unwrap().get(list).copied().unwrap_or(0)
+    }
+}
+
+#[tokio::test]
+async fn list_totals_follow_loads_in_and_out_of_their_lists() {
+    let st = FakeLoads::default();
+    let posted = crate::domain::load::sample(LoadStatus::Posted);
+    let other = crate::domain::load::sample(LoadStatus::Posted);
+    insert(&st, &posted, &[]).await.unwrap();
+    insert(&st, &other, &[]).await.unwrap();
+    assert_eq!(st.total("loads:"), 2);
+    assert_eq!(st.total("loads:s=posted"), 2);
+    let assigned = next(&posted, LoadStatus::Assigned);
+    update(&st, &posted, &assigned, &[]).await.unwrap();
+    assert_eq!(st.total("loads:"), 2, "still in the list of all loads");
+    assert_eq!(st.total("loads:s=posted"), 1);
+    assert_eq!(st.total("loads:s=assigned"), 1);
+    assert_eq!(st.total("loads:s=assigned,o=TX"), 1);
+    // An edit that moves no list moves no total.
+    let mut noted = assigned.clone();
+    noted.version += 1;
+    noted.notes = Some("call ahead".into());
+    update(&st, &assigned, &noted, &[]).await.unwrap();
+    assert_eq!(st.total("loads:s=assigned"), 1);
+}
+
+#[tokio::test]
+async fn a_failed_total_is_not_added_again_and_the_change_still_completes() {
+    let st = FakeLoads::default();
+    let posted = crate::domain::load::sample(LoadStatus::Posted);
+    // Applied, though the answer was lost: counted once, not twice.
+    st.faults.fail("add_to_totals", 1, Failure::After);
+    insert(&st, &posted, &[]).await.unwrap();
+    assert_eq!(st.total("loads:"), 1);
+    assert!(!st.pending(&posted));
 }
