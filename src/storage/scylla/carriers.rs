@@ -8,6 +8,21 @@ use crate::domain::carrier::Carrier;
 use crate::domain::ids::{AccountId, CarrierId};
 use crate::storage::{CarrierInsert, CarrierStore, Page, PageRequest, StorageError, StorageResult};
 
+/// The carrier list's name in `list_totals`.
+pub(super) const CARRIER_LIST: &str = "carriers";
+
+impl ScyllaStore {
+    /// Moves the account's carrier total; a failure is logged, not retried
+    /// (a counter add may have applied): the total is then off by one until
+    /// `freight migrate --recount-list-totals`.
+    async fn count_carriers(&self, account: &str, delta: i64) {
+        let values = (scylla::value::Counter(delta), account, CARRIER_LIST);
+        if let Err(error) = self.exec(&self.st.add_list_total, values).await {
+            tracing::warn!(%error, "the carrier list's total could not be updated; it is off by one until recounted");
+        }
+    }
+}
+
 #[async_trait]
 impl CarrierStore for ScyllaStore {
     async fn insert_carrier(&self, carrier: &Carrier) -> StorageResult<CarrierInsert> {
@@ -27,6 +42,7 @@ impl CarrierStore for ScyllaStore {
         if claimed {
             self.exec(&self.st.put_carrier, (account, carrier.id.as_str(), record))
                 .await?;
+            self.count_carriers(account, 1).await;
             return Ok(CarrierInsert::Inserted);
         }
         // The number is taken: by a carrier whose row exists, or whose row its
@@ -52,6 +68,8 @@ impl CarrierStore for ScyllaStore {
                 (account, holder.as_str(), held_record),
             )
             .await?;
+            // Its writer stopped before writing the row, hence before counting it.
+            self.count_carriers(account, 1).await;
         }
         Ok(CarrierInsert::DuplicateMcNumber(holder_id))
     }
@@ -90,6 +108,7 @@ impl CarrierStore for ScyllaStore {
         .await?;
         self.exec(&self.st.delete_carrier, (account.as_str(), id.as_str()))
             .await?;
+        self.count_carriers(account.as_str(), -1).await;
         Ok(true)
     }
 
@@ -103,16 +122,14 @@ impl CarrierStore for ScyllaStore {
     }
 
     /// Newest first (clustered by id descending); the page is the rows up to
-    /// its end with the first `offset` skipped, and `total` a count of the
-    /// account's partition.
+    /// its end with the first `offset` skipped, and `total` the account's
+    /// maintained total (`list_totals`).
     async fn list_carriers(
         &self,
         account: &AccountId,
         page: PageRequest,
     ) -> StorageResult<Page<Carrier>> {
-        let total = self
-            .count(&self.st.count_carriers, (account.as_str(),))
-            .await?;
+        let total = self.list_total(account.as_str(), CARRIER_LIST).await?;
         let items = self
             .page(
                 &self.st.list_carriers,

@@ -157,14 +157,7 @@ impl LoadStore for ScyllaStore {
     ) -> StorageResult<Page<Load>> {
         let filter = keys::load_filter(filter);
         let list = format!("{}{filter}", load_rows::LOAD_LISTS);
-        let total = self
-            .first::<(Option<scylla::value::Counter>,)>(
-                &self.st.list_total,
-                (account.as_str(), list.as_str()),
-            )
-            .await?
-            .and_then(|(n,)| n)
-            .map_or(0, |n| n.0.max(0) as u64);
+        let total = self.list_total(account.as_str(), &list).await?;
         let items = self
             .page(
                 &self.st.list_loads,

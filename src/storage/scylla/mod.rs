@@ -256,6 +256,15 @@ impl ScyllaStore {
             .await
     }
 
+    /// A list's maintained total (`list_totals`, cql/014); 0 before any.
+    async fn list_total(&self, account: &str, list: &str) -> StorageResult<u64> {
+        Ok(self
+            .first::<(Option<scylla::value::Counter>,)>(&self.st.list_total, (account, list))
+            .await?
+            .and_then(|(n,)| n)
+            .map_or(0, |n| n.0.max(0) as u64))
+    }
+
     /// The number a `SELECT COUNT(*)` answers.
     async fn count(
         &self,

@@ -13,6 +13,7 @@ use std::collections::BTreeMap;
 use anyhow::{Context, bail, ensure};
 use scylla::client::session::Session;
 
+use super::carriers::CARRIER_LIST;
 use super::keyspace_check::{GpsTableOptions, Retention, parse_cql_map, replication_differences};
 use super::load_rows::LOAD_LISTS;
 use sha2::{Digest, Sha256};
@@ -226,7 +227,8 @@ pub async fn migrate(
     Ok(done)
 }
 
-/// Sets every load list's total (`list_totals`) to its list's row count, by
+/// Sets every list's total (`list_totals`: load lists, carrier lists) to its
+/// list's row count, by
 /// adding the difference: run again, it changes nothing (idempotent), so it
 /// fills the totals in when cql/014 is applied and repairs them later. The
 /// number of totals it changed.
@@ -258,17 +260,35 @@ async fn recount_load_totals(session: &Session) -> anyhow::Result<u64> {
             .entry((account, format!("{LOAD_LISTS}{filter}")))
             .or_default();
     }
+    let mut accounts = session
+        .query_iter("SELECT DISTINCT account_id FROM carriers", ())
+        .await
+        .context("reading the carrier lists")?
+        .rows_stream::<(String,)>()?;
+    while let Some((account,)) = accounts.try_next().await? {
+        lists.entry((account, CARRIER_LIST.to_owned())).or_default();
+    }
     let mut changed = 0;
     for ((account, list), _) in lists {
-        let Some(filter) = list.strip_prefix(LOAD_LISTS) else {
-            continue;
-        };
-        let (count,) = session
-            .query_unpaged(
-                "SELECT COUNT(*) FROM loads_by_account WHERE account_id = ? AND filter = ?",
-                (&account, filter),
-            )
-            .await
+        let counted =
+            match list.strip_prefix(LOAD_LISTS) {
+                Some(filter) => session
+                    .query_unpaged(
+                        "SELECT COUNT(*) FROM loads_by_account WHERE account_id = ? AND filter = ?",
+                        (&account, filter),
+                    )
+                    .await,
+                None if list == CARRIER_LIST => {
+                    session
+                        .query_unpaged(
+                            "SELECT COUNT(*) FROM carriers WHERE account_id = ?",
+                            (&account,),
+                        )
+                        .await
+                }
+                None => continue,
+            };
+        let (count,) = counted
             .with_context(|| format!("counting {account}'s list {list}"))?
             .into_rows_result()?
             .first_row::<(i64,)>()?;

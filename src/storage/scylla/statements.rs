@@ -99,7 +99,7 @@ statements! {
     release_mc_number = "DELETE FROM carriers_by_mc WHERE account_id = ? AND mc_number = ? IF carrier_id = ?";
     delete_carrier = "DELETE FROM carriers WHERE account_id = ? AND carrier_id = ?";
     list_carriers = "SELECT record FROM carriers WHERE account_id = ? LIMIT ?";
-    count_carriers = "SELECT COUNT(*) FROM carriers WHERE account_id = ?";
+
 
     // GPS points.
     put_point = "INSERT INTO gps_points (load_id, day, ts, lat, lng, speed, heading, source) VALUES (?, ?, ?, ?, ?, ?, ?, ?)";
