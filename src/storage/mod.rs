@@ -159,7 +159,11 @@ pub async fn open(
             Ok(Arc::new(store.sealing_secrets_with(secrets)))
         }
         StorageConfig::Scylla(config) => {
-            let store = scylla::ScyllaStore::open(config).await?;
+            // Boxed: opening a cluster is a large future, and inline it would
+            // make every caller's future (the server's start) that large,
+            // whichever backend it opens: debug builds overflowed a test
+            // thread's stack starting a server.
+            let store = Box::pin(scylla::ScyllaStore::open(config)).await?;
             Ok(Arc::new(store.sealing_secrets_with(secrets)))
         }
     }
