@@ -129,15 +129,13 @@ impl CarrierStore for ScyllaStore {
         account: &AccountId,
         page: PageRequest,
     ) -> StorageResult<Page<Carrier>> {
-        let total = self.list_total(account.as_str(), CARRIER_LIST).await?;
-        let items = self
-            .page(
-                &self.st.list_carriers,
-                |end| (account.as_str(), end),
-                page,
-                total,
-            )
-            .await?;
-        Ok(Page { items, total })
+        let counted = self.list_total(account.as_str(), CARRIER_LIST).await?;
+        self.page(
+            &self.st.list_carriers,
+            |end| (account.as_str(), end),
+            page,
+            counted,
+        )
+        .await
     }
 }

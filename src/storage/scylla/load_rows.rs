@@ -108,7 +108,8 @@ pub(super) async fn insert<S: LoadRowStatements>(
         // written by an earlier try.
         return finish_unfinished(st, &load.id).await;
     }
-    finish(st, load, &record, &pending).await
+    finish_committed(st, load, &record, &pending).await;
+    Ok(())
 }
 
 /// Replaces `previous` with `updated`, first finishing a change of `previous`
@@ -138,7 +139,10 @@ pub(super) async fn update<S: LoadRowStatements>(
             )
             .await?;
         match cas {
-            RowCas::Applied => return finish(st, updated, &record, &pending).await,
+            RowCas::Applied => {
+                finish_committed(st, updated, &record, &pending).await;
+                return Ok(());
+            }
             RowCas::NotApplied {
                 version: Some(version),
                 pending: Some(_),
@@ -171,6 +175,30 @@ pub(super) async fn finish_unfinished<S: LoadRowStatements>(
     };
     let load: Load = decode(&record)?;
     finish(st, &load, &record, &decode(&pending)?).await
+}
+
+/// Finishes a change that is committed: the change is made whatever happens
+/// here, so it is answered as made (a client told it failed would retry a
+/// change that is in, and the load's next event numbers would repeat its
+/// events'). Tried twice; if both fail, the follow-up waits in `pending` for
+/// the load's next change or its actor's next start, which finish it first.
+async fn finish_committed<S: LoadRowStatements>(
+    st: &S,
+    load: &Load,
+    record: &str,
+    pending: &Pending,
+) {
+    for attempt in 1..=2 {
+        match finish(st, load, record, pending).await {
+            Ok(()) => return,
+            Err(error) if attempt == 2 => tracing::warn!(
+                load = %load.id,
+                %error,
+                "a committed change's list rows and events are not written yet; the load's next change or actor start writes them"
+            ),
+            Err(_) => {}
+        }
+    }
 }
 
 async fn finish<S: LoadRowStatements>(

@@ -157,16 +157,14 @@ impl LoadStore for ScyllaStore {
     ) -> StorageResult<Page<Load>> {
         let filter = keys::load_filter(filter);
         let list = format!("{}{filter}", load_rows::LOAD_LISTS);
-        let total = self.list_total(account.as_str(), &list).await?;
-        let items = self
-            .page(
-                &self.st.list_loads,
-                |end| (account.as_str(), filter.as_str(), end),
-                page,
-                total,
-            )
-            .await?;
-        Ok(Page { items, total })
+        let counted = self.list_total(account.as_str(), &list).await?;
+        self.page(
+            &self.st.list_loads,
+            |end| (account.as_str(), filter.as_str(), end),
+            page,
+            counted,
+        )
+        .await
     }
 }
 

@@ -48,7 +48,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 
 use super::secret_box::{SecretBox, SecretSealing};
-use super::{PageRequest, Storage, StorageError, StorageResult};
+use super::{Page, PageRequest, Storage, StorageError, StorageResult};
 use crate::domain::ids::LoadId;
 use statements::Statements;
 
@@ -278,28 +278,41 @@ impl ScyllaStore {
         Ok(count.max(0) as u64)
     }
 
-    /// One page of a newest-first list: the JSON records of the rows up to the
-    /// page's end (`values` binds that end as the statement's LIMIT), the first
-    /// `offset` skipped. Rows before the page are read and dropped, as offset
-    /// paging must; the API bounds offsets.
+    /// One page of a newest-first list, and its total: the JSON records of
+    /// the rows up to the page's end (`values` binds that end as the
+    /// statement's LIMIT), the first `offset` skipped. Rows before the page are
+    /// read and dropped, as offset paging must; the API bounds offsets.
+    /// `counted` is the list's maintained total, which may be off (see
+    /// `load_rows::finish`): the rows are read whatever it says, and the total
+    /// answered is never less than the rows the page proves exist.
     async fn page<T: DeserializeOwned, V: SerializeRow>(
         &self,
         statement: &PreparedStatement,
         values: impl FnOnce(i32) -> V,
         page: PageRequest,
-        total: u64,
-    ) -> StorageResult<Vec<T>> {
-        if page.offset >= total || page.limit == 0 {
-            return Ok(Vec::new());
+        counted: u64,
+    ) -> StorageResult<Page<T>> {
+        if page.limit == 0 {
+            return Ok(Page {
+                items: Vec::new(),
+                total: counted,
+            });
         }
         let end = page.offset.saturating_add(u64::from(page.limit));
         let end = i32::try_from(end).unwrap_or(i32::MAX);
         let records: Vec<T> = self.records(statement, values(end)).await?;
-        Ok(records
+        let read = records.len() as u64;
+        let items: Vec<T> = records
             .into_iter()
             .skip(page.offset as usize)
             .take(page.limit as usize)
-            .collect())
+            .collect();
+        // A short read is the list's end: then its length is the total.
+        let total = match read < end as u64 {
+            true => read,
+            false => counted.max(read),
+        };
+        Ok(Page { items, total })
     }
 
     /// Whether a lightweight transaction applied (its first column, `[applied]`).

@@ -270,28 +270,33 @@ async fn recount_load_totals(session: &Session) -> anyhow::Result<u64> {
     }
     let mut changed = 0;
     for ((account, list), _) in lists {
-        let counted =
+        // Counted here, a page at a time: a COUNT(*) of a long list in one
+        // request is what the totals replace, and it times out.
+        let rows =
             match list.strip_prefix(LOAD_LISTS) {
                 Some(filter) => session
-                    .query_unpaged(
-                        "SELECT COUNT(*) FROM loads_by_account WHERE account_id = ? AND filter = ?",
-                        (&account, filter),
+                    .query_iter(
+                        "SELECT load_id FROM loads_by_account WHERE account_id = ? AND filter = ?",
+                        (account.clone(), filter.to_owned()),
                     )
                     .await,
                 None if list == CARRIER_LIST => {
                     session
-                        .query_unpaged(
-                            "SELECT COUNT(*) FROM carriers WHERE account_id = ?",
-                            (&account,),
+                        .query_iter(
+                            "SELECT carrier_id FROM carriers WHERE account_id = ?",
+                            (account.clone(),),
                         )
                         .await
                 }
                 None => continue,
             };
-        let (count,) = counted
-            .with_context(|| format!("counting {account}'s list {list}"))?
-            .into_rows_result()?
-            .first_row::<(i64,)>()?;
+        let mut rows = rows
+            .with_context(|| format!("reading {account}'s list {list}"))?
+            .rows_stream::<(String,)>()?;
+        let mut count = 0i64;
+        while rows.try_next().await?.is_some() {
+            count += 1;
+        }
         let delta = count
             - current
                 .get(&(account.clone(), list.clone()))
@@ -348,17 +353,25 @@ async fn check_existing_keyspace(
             differences.join("; ")
         ));
     }
-    // `system_schema.scylla_keyspaces` is ScyllaDB's (5.4 on); without it
-    // there are no tablets.
-    if let Ok(result) = session
+    // `system_schema.scylla_keyspaces` is ScyllaDB's (5.4 on); a cluster
+    // without it has no tablets. Any other error stops migrate: a keyspace
+    // with tablets must not pass for want of a readable answer.
+    let answer = session
         .query_unpaged(
             "SELECT initial_tablets FROM system_schema.scylla_keyspaces WHERE keyspace_name = ?",
             (keyspace,),
         )
-        .await
-        && let Ok(rows) = result.into_rows_result()
-        && let Ok(Some((Some(_),))) = rows.maybe_first_row::<(Option<i32>,)>()
-    {
+        .await;
+    let tablets = match answer {
+        Ok(result) => result
+            .into_rows_result()?
+            .maybe_first_row::<(Option<i32>,)>()
+            .context("reading the keyspace's tablets")?
+            .and_then(|(tablets,)| tablets),
+        Err(error) if no_such_table(&error.to_string()) => None,
+        Err(error) => return Err(error).context("reading whether the keyspace uses tablets"),
+    };
+    if tablets.is_some() {
         bail!(
             "keyspace {keyspace} uses tablets, which do not take the lightweight transactions \
              and counters freight needs; create it anew with tablets = {{'enabled': false}} \
@@ -366,6 +379,13 @@ async fn check_existing_keyspace(
         );
     }
     Ok(())
+}
+
+/// Whether a query failed because its table does not exist (ScyllaDB and
+/// Cassandra say "unconfigured table").
+fn no_such_table(error: &str) -> bool {
+    let error = error.to_ascii_lowercase();
+    error.contains("unconfigured table") || error.contains("does not exist")
 }
 
 /// Sets `gps_points`' compaction and TTL for `retention` where they differ.
@@ -745,6 +765,15 @@ mod tests {
         ));
         // The file as it is now makes no time windows without a TTL.
         assert!(!tracking.contains("'TimeWindowCompactionStrategy'"));
+    }
+
+    #[test]
+    fn only_a_missing_table_means_no_tablets() {
+        assert!(no_such_table(
+            "Database returned an error: Invalid request: unconfigured table scylla_keyspaces"
+        ));
+        assert!(!no_such_table("Timeout: operation timed out"));
+        assert!(!no_such_table("Unauthorized: no SELECT permission"));
     }
 
     #[test]

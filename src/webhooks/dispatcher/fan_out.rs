@@ -30,6 +30,11 @@ const MAX_NOTICED: usize = 16_384;
 /// an event committed (by this or another instance) while a pass ran has an id
 /// of its commit time, which can be that much earlier than this clock's.
 const PASS_OVERLAP: chrono::TimeDelta = chrono::TimeDelta::minutes(5);
+/// How often a pass reads the whole outbox anyway: an event is written with
+/// an id of when its change was planned, and a change finished late (its
+/// writer died between commit and follow-up; the next writer finishes it,
+/// maybe hours later) puts it far below any floor.
+const FULL_PASS_EVERY: chrono::TimeDelta = chrono::TimeDelta::minutes(10);
 
 /// Events waiting to be fanned out, and where to find them. Every committed
 /// event is in the outbox; a notice only saves reading it back, so a notice
@@ -50,6 +55,8 @@ pub(super) struct Intake {
     floor: Option<EventId>,
     /// The pass being read: when it began, and the oldest event it found.
     current: Option<(DateTime<Utc>, Option<EventId>)>,
+    /// When the last pass over the whole outbox began (see `FULL_PASS_EVERY`).
+    last_full: Option<DateTime<Utc>>,
 }
 
 /// Where a pass over the outbox picks up: after the last event of its last
@@ -84,6 +91,7 @@ impl Intake {
             pass: None,
             floor: None,
             current: None,
+            last_full: None,
         }
     }
 
@@ -118,8 +126,14 @@ impl Intake {
         if self.missed.swap(false, Ordering::Relaxed) {
             self.pass = None;
             self.current = Some((now, None));
+            let full = self
+                .last_full
+                .is_none_or(|last| now - last >= FULL_PASS_EVERY);
+            if full {
+                self.last_full = Some(now);
+            }
             return Some(Source::Outbox {
-                after: self.floor.clone(),
+                after: if full { None } else { self.floor.clone() },
             });
         }
         let PassCursor(after) = self.pass.take()?;
@@ -386,6 +400,15 @@ mod tests {
         intake.scan_outbox();
         let after = outbox_after(intake.next_source(at("2026-11-27T12:00:02Z")));
         assert_eq!(after, Some(EventId::floor_at(later - PASS_OVERLAP)));
+
+        // Ten minutes after the last whole pass, the next reads the whole
+        // outbox again: events written late sit far below any floor.
+        intake.read_batch(None, None);
+        intake.scan_outbox();
+        assert_eq!(
+            outbox_after(intake.next_source(at("2026-11-27T12:10:00Z"))),
+            None
+        );
     }
 
     #[test]
