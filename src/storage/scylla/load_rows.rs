@@ -65,8 +65,15 @@ pub(super) trait LoadRowStatements: Sync {
         record: &str,
         pending: &str,
     ) -> StorageResult<RowCas>;
-    /// The row's record and pending follow-up.
-    async fn read_row(&self, id: &LoadId) -> StorageResult<Option<(String, Option<String>)>>;
+    /// The row's record and pending follow-up; `as_writer`: at LOCAL_SERIAL,
+    /// which completes a proposal a dead writer's LWT left accepted (a
+    /// quorum read would not see it, and the writer would start from the
+    /// version before it).
+    async fn read_row(
+        &self,
+        id: &LoadId,
+        as_writer: bool,
+    ) -> StorageResult<Option<(String, Option<String>)>>;
     /// The change's list rows (leaving `previous`'s) and events, all or none.
     async fn follow_up(
         &self,
@@ -158,7 +165,7 @@ pub(super) async fn update<S: LoadRowStatements>(
 /// The committed load, as a reader sees it: a pending follow-up is its
 /// writer's to finish.
 pub(super) async fn read<S: LoadRowStatements>(st: &S, id: &LoadId) -> StorageResult<Option<Load>> {
-    match st.read_row(id).await? {
+    match st.read_row(id, false).await? {
         Some((record, _)) => decode(&record).map(Some),
         None => Ok(None),
     }
@@ -170,7 +177,7 @@ pub(super) async fn finish_unfinished<S: LoadRowStatements>(
     st: &S,
     id: &LoadId,
 ) -> StorageResult<()> {
-    let Some((record, Some(pending))) = st.read_row(id).await? else {
+    let Some((record, Some(pending))) = st.read_row(id, true).await? else {
         return Ok(());
     };
     let load: Load = decode(&record)?;

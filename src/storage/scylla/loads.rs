@@ -80,9 +80,17 @@ impl LoadRowStatements for ScyllaStore {
         })
     }
 
-    async fn read_row(&self, id: &LoadId) -> StorageResult<Option<(String, Option<String>)>> {
+    async fn read_row(
+        &self,
+        id: &LoadId,
+        as_writer: bool,
+    ) -> StorageResult<Option<(String, Option<String>)>> {
+        let statement = match as_writer {
+            true => &self.st.get_load_serial,
+            false => &self.st.get_load,
+        };
         let Some((record, pending)) = self
-            .first::<(Option<String>, Option<String>)>(&self.st.get_load, (id.as_str(),))
+            .first::<(Option<String>, Option<String>)>(statement, (id.as_str(),))
             .await?
         else {
             return Ok(None);

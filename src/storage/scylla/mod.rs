@@ -141,9 +141,11 @@ impl ScyllaStore {
         use anyhow::Context as _;
         let session = config.connect(true).await?;
         schema::check_applied(&session).await?;
-        let st = Statements::prepare(&session)
+        let mut st = Statements::prepare(&session)
             .await
             .context("preparing statements (is the schema applied? run `freight migrate`)")?;
+        st.get_load_serial
+            .set_consistency(scylla::statement::Consistency::LocalSerial);
         let wh = statements::WebhookStatements::prepare(&session)
             .await
             .context("preparing statements (is the schema applied? run `freight migrate`)")?;

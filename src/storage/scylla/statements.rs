@@ -69,6 +69,9 @@ statements! {
     update_load = "UPDATE loads SET version = ?, record = ?, pending = ? WHERE load_id = ? IF version = ? AND pending = NULL";
     clear_load_pending = "UPDATE loads SET pending = NULL WHERE load_id = ? IF version = ?";
     get_load = "SELECT record, pending FROM loads WHERE load_id = ?";
+    // The same read for the load's writer, at LOCAL_SERIAL (set at open): it
+    // completes a Paxos proposal a dead writer left accepted, not committed.
+    get_load_serial = "SELECT record, pending FROM loads WHERE load_id = ?";
     put_load_listed = "INSERT INTO loads_by_account (account_id, filter, load_id, record) VALUES (?, ?, ?, ?)";
     delete_load_listed = "DELETE FROM loads_by_account WHERE account_id = ? AND filter = ? AND load_id = ?";
     list_loads = "SELECT record FROM loads_by_account WHERE account_id = ? AND filter = ? LIMIT ?";

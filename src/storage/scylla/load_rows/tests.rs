@@ -82,8 +82,17 @@ impl LoadRowStatements for FakeLoads {
         })
     }
 
-    async fn read_row(&self, id: &LoadId) -> StorageResult<Option<(String, Option<String>)>> {
-        self.faults.run("read_row", || {
+    async fn read_row(
+        &self,
+        id: &LoadId,
+        as_writer: bool,
+    ) -> StorageResult<Option<(String, Option<String>)>> {
+        let statement = if as_writer {
+            "read_row_serial"
+        } else {
+            "read_row"
+        };
+        self.faults.run(statement, || {
             let rows = self.rows.lock().unwrap();
             rows.get(id)
                 .map(|row| (row.record.clone(), row.pending.clone()))
@@ -190,8 +199,14 @@ async fn a_reader_never_finishes_a_change_and_sees_what_was_committed() {
     assert!(st.pending(&posted));
     assert_eq!(st.listed_at(&posted), Some(posted.version));
 
-    // The writer (an actor starting) finishes it.
+    assert_eq!(
+        st.faults.count("read_row_serial"),
+        0,
+        "a reader reads at quorum"
+    );
+    // The writer (an actor starting) finishes it, reading at LOCAL_SERIAL.
     finish_unfinished(&st, &posted.id).await.unwrap();
+    assert_eq!(st.faults.count("read_row_serial"), 1);
     assert_eq!(st.listed_at(&posted), Some(assigned.version));
     assert!(!st.pending(&posted));
     assert_eq!(st.event_count(), 2);
