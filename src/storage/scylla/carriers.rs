@@ -40,9 +40,13 @@ impl CarrierStore for ScyllaStore {
             )
             .await?;
         if claimed {
-            self.exec(&self.st.put_carrier, (account, carrier.id.as_str(), record))
+            // Not applied: a racing repair (below) wrote it from the claim, and counted it.
+            let written = self
+                .applied(&self.st.put_carrier, (account, carrier.id.as_str(), record))
                 .await?;
-            self.count_carriers(account, 1).await;
+            if written {
+                self.count_carriers(account, 1).await;
+            }
             return Ok(CarrierInsert::Inserted);
         }
         // The number is taken: by a carrier whose row exists, or whose row its
@@ -63,13 +67,17 @@ impl CarrierStore for ScyllaStore {
             .is_none()
         {
             let _: Carrier = decode(&held_record)?;
-            self.exec(
-                &self.st.put_carrier,
-                (account, holder.as_str(), held_record),
-            )
-            .await?;
-            // Its writer stopped before writing the row, hence before counting it.
-            self.count_carriers(account, 1).await;
+            let written = self
+                .applied(
+                    &self.st.put_carrier,
+                    (account, holder.as_str(), held_record),
+                )
+                .await?;
+            // Its writer had not written the row, hence not counted it; of a
+            // repair and that writer (or two repairs), only one applies.
+            if written {
+                self.count_carriers(account, 1).await;
+            }
         }
         Ok(CarrierInsert::DuplicateMcNumber(holder_id))
     }
@@ -89,9 +97,13 @@ impl CarrierStore for ScyllaStore {
             ),
         )
         .await?;
-        self.exec(&self.st.put_carrier, (account, carrier.id.as_str(), record))
-            .await
-            .map(|_| ())
+        // Not applied: the carrier was deleted meanwhile, and stays deleted.
+        self.applied(
+            &self.st.update_carrier_row,
+            (record, account, carrier.id.as_str()),
+        )
+        .await
+        .map(|_| ())
     }
 
     /// The claim goes first, then the row: a claim is never left behind to
@@ -106,9 +118,13 @@ impl CarrierStore for ScyllaStore {
             (account.as_str(), carrier.mc_number.as_str(), id.as_str()),
         )
         .await?;
-        self.exec(&self.st.delete_carrier, (account.as_str(), id.as_str()))
+        // Of two racing deletions, one applies, and only it counts.
+        let deleted = self
+            .applied(&self.st.delete_carrier, (account.as_str(), id.as_str()))
             .await?;
-        self.count_carriers(account.as_str(), -1).await;
+        if deleted {
+            self.count_carriers(account.as_str(), -1).await;
+        }
         Ok(true)
     }
 

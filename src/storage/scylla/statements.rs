@@ -96,11 +96,15 @@ statements! {
     // Carriers.
     claim_mc_number = "INSERT INTO carriers_by_mc (account_id, mc_number, carrier_id, record) VALUES (?, ?, ?, ?) IF NOT EXISTS";
     mc_number_claim = "SELECT carrier_id, record FROM carriers_by_mc WHERE account_id = ? AND mc_number = ?";
-    put_carrier = "INSERT INTO carriers (account_id, carrier_id, record) VALUES (?, ?, ?)";
+    // Every write to a carrier's row is conditional: it applies once, so the
+    // carrier list's total moves once, and a change never writes back a
+    // carrier deleted meanwhile.
+    put_carrier = "INSERT INTO carriers (account_id, carrier_id, record) VALUES (?, ?, ?) IF NOT EXISTS";
+    update_carrier_row = "UPDATE carriers SET record = ? WHERE account_id = ? AND carrier_id = ? IF EXISTS";
     get_carrier = "SELECT record FROM carriers WHERE account_id = ? AND carrier_id = ?";
     update_mc_number_claim = "UPDATE carriers_by_mc SET record = ? WHERE account_id = ? AND mc_number = ? IF carrier_id = ?";
     release_mc_number = "DELETE FROM carriers_by_mc WHERE account_id = ? AND mc_number = ? IF carrier_id = ?";
-    delete_carrier = "DELETE FROM carriers WHERE account_id = ? AND carrier_id = ?";
+    delete_carrier = "DELETE FROM carriers WHERE account_id = ? AND carrier_id = ? IF EXISTS";
     list_carriers = "SELECT record FROM carriers WHERE account_id = ? LIMIT ?";
 
 
