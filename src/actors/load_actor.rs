@@ -440,6 +440,15 @@ impl LoadActor {
                             tracked.next_sequence += changed.events.len() as u64;
                         }
                     }
+                    if let Err(LoadError::Storage(error)) = &changed {
+                        // The change may be stored though its write failed (a
+                        // timeout after it landed): the load and the next event
+                        // number held here may be behind. This actor stops; the
+                        // next message starts one from storage.
+                        tracing::warn!(load = %actor.id, error = %error_chain(error), "a change's write failed; the load's actor restarts from storage");
+                        actor.state.lock().state = State::Failed(LoadError::Storage(error.clone()));
+                        actor.stop_after(ctx, Duration::ZERO);
+                    }
                     let mut changed = changed;
                     if let Ok(changed) = &mut changed
                         && !changed.events.is_empty()

@@ -341,3 +341,77 @@ async fn an_actor_whose_lease_renewals_fail_stops_acting_before_the_lease_expire
     let back = registry.send(&load.id, read()).await.unwrap();
     assert!(back.is_ok(), "{back:?}");
 }
+
+/// A change whose write landed but was answered as failed (a timeout): the
+/// actor starts again from storage, so the next change does not number its
+/// events over the ones already stored.
+#[actix_rt::test]
+async fn after_a_failed_change_write_the_next_change_numbers_its_events_from_storage() {
+    let dir = tempfile::tempdir().unwrap();
+    let embedded = Arc::new(
+        EmbeddedStore::open(dir.path())
+            .await
+            .unwrap()
+            .as_if_shared(),
+    );
+    let storage: Arc<dyn Storage> = embedded.clone();
+    let load = load_in(&*storage, LoadStatus::Assigned).await;
+    let registry = registry(storage.clone());
+    let change = |status| super::ChangeStatus {
+        account: load.account_id.clone(),
+        change: crate::domain::load::StatusChange {
+            status,
+            carrier_id: None,
+            location: None,
+            notes: None,
+            source: ChangeSource::Api,
+        },
+    };
+    embedded.fail_load_updates_after_writing(true);
+    let failed = registry
+        .send(&load.id, change(LoadStatus::InTransit))
+        .await
+        .unwrap();
+    assert!(failed.is_err(), "answered as failed: {failed:?}");
+    let stored = storage.last_event_sequence(&load.id).await.unwrap();
+    assert!(stored > 0, "the change and its event landed");
+
+    embedded.fail_load_updates_after_writing(false);
+    // The actor that failed stops; the next one reads the load in transit.
+    let delivered = eventually_ok(|| registry.send(&load.id, change(LoadStatus::Delivered))).await;
+    assert_eq!(delivered.status, LoadStatus::Delivered);
+    let events = storage.unfanned_events(None, 100).await.unwrap();
+    let mut sequences: Vec<u64> = events
+        .iter()
+        .filter(|e| e.load_id == load.id)
+        .map(|e| e.sequence)
+        .collect();
+    let written = sequences.len();
+    sequences.sort_unstable();
+    sequences.dedup();
+    assert_eq!(
+        sequences.len(),
+        written,
+        "event numbers repeated: {sequences:?}"
+    );
+    assert!(sequences.iter().all(|&n| n > 0));
+    assert!(storage.last_event_sequence(&load.id).await.unwrap() > stored);
+}
+
+/// The first `Ok` of `attempt`, tried a few times a few milliseconds apart
+/// while an actor that stopped makes way for a new one.
+async fn eventually_ok<F, Fut>(mut attempt: F) -> Load
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<
+            Output = Result<Result<Load, crate::actors::LoadError>, crate::actors::LoadError>,
+        >,
+{
+    for _ in 0..50 {
+        if let Ok(Ok(load)) = attempt().await {
+            return load;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    panic!("the change was never made");
+}

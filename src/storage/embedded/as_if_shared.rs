@@ -23,9 +23,21 @@ pub(super) struct RoleLeases(
     Mutex<HashMap<String, (String, Instant)>>,
     /// Load leases answer an error (the cluster unreachable) while set.
     std::sync::atomic::AtomicBool,
+    /// A load update that landed answers an error (as after a timeout) while set.
+    std::sync::atomic::AtomicBool,
 );
 
 impl RoleLeases {
+    /// After a load update landed: an error while a test asks for one.
+    pub(super) fn after_load_update(&self) -> crate::storage::StorageResult<()> {
+        if self.2.load(std::sync::atomic::Ordering::SeqCst) {
+            return Err(crate::storage::StorageError::unavailable(
+                std::io::Error::other("timed out after the write reached the store"),
+            ));
+        }
+        Ok(())
+    }
+
     /// As the shared store's load lease: granted, or an error while failing.
     pub(super) fn lease_load(&self) -> crate::storage::StorageResult<bool> {
         if self.1.load(std::sync::atomic::Ordering::SeqCst) {
@@ -63,6 +75,13 @@ impl EmbeddedStore {
     pub fn as_if_shared(mut self) -> Self {
         self.roles = Some(Arc::default());
         self
+    }
+
+    /// Load updates that land answer an error from now on (`true`), or not.
+    pub fn fail_load_updates_after_writing(&self, failing: bool) {
+        if let Some(roles) = &self.roles {
+            roles.2.store(failing, std::sync::atomic::Ordering::SeqCst);
+        }
     }
 
     /// Load leases fail from now on (`true`) or are granted again.

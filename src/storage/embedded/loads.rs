@@ -143,7 +143,12 @@ impl LoadStore for EmbeddedStore {
             s.add_events(&mut batch, events);
             s.commit_durably(batch)
         })
-        .await
+        .await?;
+        // Tests only: a write that landed, answered as failed (a timeout).
+        match self.shared_for_tests() {
+            Some(shared) => shared.after_load_update(),
+            None => Ok(()),
+        }
     }
 
     async fn get_load(&self, id: &LoadId) -> StorageResult<Option<Load>> {
