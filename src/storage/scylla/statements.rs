@@ -16,7 +16,7 @@ use scylla::errors::PrepareError;
 use scylla::serialize::row::{RowSerializationContext, SerializeRow};
 use scylla::serialize::writers::RowWriter;
 use scylla::statement::SerialConsistency;
-use scylla::statement::batch::{Batch, BatchType};
+use scylla::statement::batch::{Batch, BatchStatement, BatchType};
 use scylla::statement::prepared::PreparedStatement;
 
 use super::unavailable;
@@ -283,8 +283,6 @@ pub(super) async fn prepare(
 pub(super) struct LoggedBatch {
     batch: Batch,
     values: Vec<Box<dyn SerializeRow + Send + Sync>>,
-    /// The bound values' serialized size, as the batch's size is judged by.
-    bytes: usize,
 }
 
 /// A logged batch's size at most, in bytes of bound values: ScyllaDB warns
@@ -300,7 +298,6 @@ impl LoggedBatch {
         Self {
             batch,
             values: Vec::new(),
-            bytes: 0,
         }
     }
 
@@ -309,18 +306,28 @@ impl LoggedBatch {
         statement: &PreparedStatement,
         values: impl SerializeRow + Send + Sync + 'static,
     ) {
-        let specs = statement.get_variable_col_specs();
-        let context = RowSerializationContext::from_specs(specs.as_slice());
-        // Serialised once more to be sent; these batches are not the GPS path.
-        let mut serialized = Vec::new();
-        if values
-            .serialize(&context, &mut RowWriter::new(&mut serialized))
-            .is_ok()
-        {
-            self.bytes += serialized.len();
-        }
         self.batch.append_statement(statement.clone());
         self.values.push(Box::new(values));
+    }
+
+    /// The bound values' serialized size, as ScyllaDB judges a batch's size.
+    /// Serialises them (once more than sending does): asked only of the
+    /// groups `BoundedBatches` packs, never on the GPS path.
+    fn bytes(&self) -> usize {
+        let statements = self.batch.statements.iter().zip(&self.values);
+        statements
+            .map(|(statement, values)| match statement {
+                BatchStatement::PreparedStatement(prepared) => {
+                    let specs = prepared.get_variable_col_specs();
+                    let context = RowSerializationContext::from_specs(specs.as_slice());
+                    let mut serialized = Vec::new();
+                    let written = values.serialize(&context, &mut RowWriter::new(&mut serialized));
+                    written.map_or(0, |_| serialized.len())
+                }
+                // Only prepared statements are added (`add`).
+                _ => 0,
+            })
+            .sum()
     }
 
     fn append(&mut self, other: LoggedBatch) {
@@ -328,20 +335,11 @@ impl LoggedBatch {
             self.batch.append_statement(statement);
         }
         self.values.extend(other.values);
-        self.bytes += other.bytes;
     }
 
     pub(super) async fn run(self, session: &Session) -> StorageResult<()> {
         if self.values.is_empty() {
             return Ok(());
-        }
-        if self.bytes > MAX_BATCH_BYTES {
-            // One group that must stay whole: written, but worth knowing of.
-            tracing::warn!(
-                bytes = self.bytes,
-                statements = self.values.len(),
-                "a logged batch over the size freight keeps batches under"
-            );
         }
         session
             .batch(&self.batch, &self.values)
@@ -358,7 +356,7 @@ impl LoggedBatch {
 /// webhook delivery's record, index rows and schedule move), not across them.
 #[derive(Default)]
 pub(super) struct BoundedBatches {
-    batches: Vec<LoggedBatch>,
+    batches: Packed<LoggedBatch>,
 }
 
 impl BoundedBatches {
@@ -366,42 +364,60 @@ impl BoundedBatches {
         if group.values.is_empty() {
             return;
         }
-        match self.batches.last_mut() {
-            Some(last) if fits(last.bytes, group.bytes) => last.append(group),
-            _ => self.batches.push(group),
+        let bytes = group.bytes();
+        if bytes > MAX_BATCH_BYTES {
+            // One group that must stay whole: written, but worth knowing of.
+            tracing::warn!(
+                bytes,
+                statements = group.values.len(),
+                "a logged batch over the size freight keeps batches under"
+            );
         }
+        self.batches.push(bytes, group, LoggedBatch::append);
     }
 
     pub(super) async fn run(self, session: &Session) -> StorageResult<()> {
-        for batch in self.batches {
+        for (_, batch) in self.batches.0 {
             batch.run(session).await?;
         }
         Ok(())
     }
 }
 
-/// Whether a group of `adding` bytes joins a batch of `current` bytes.
-fn fits(current: usize, adding: usize) -> bool {
-    current + adding <= MAX_BATCH_BYTES
+/// Groups packed in order into batches of at most `MAX_BATCH_BYTES`: each
+/// batch with its size.
+struct Packed<G>(Vec<(usize, G)>);
+
+impl<G> Default for Packed<G> {
+    fn default() -> Self {
+        Packed(Vec::new())
+    }
+}
+
+impl<G> Packed<G> {
+    /// Adds a group of `bytes` to the last batch if it fits, else starts one.
+    fn push(&mut self, bytes: usize, group: G, merge: impl FnOnce(&mut G, G)) {
+        match self.0.last_mut() {
+            Some((size, last)) if *size + bytes <= MAX_BATCH_BYTES => {
+                *size += bytes;
+                merge(last, group);
+            }
+            _ => self.0.push((bytes, group)),
+        }
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    /// The batches `sizes` (groups' bytes) are packed into, as group counts.
+    /// The batches groups of `sizes` are packed into, as group counts.
     fn packed(sizes: &[usize]) -> Vec<usize> {
-        let mut batches: Vec<(usize, usize)> = Vec::new();
+        let mut packed = Packed::default();
         for &size in sizes {
-            match batches.last_mut() {
-                Some((bytes, groups)) if fits(*bytes, size) => {
-                    *bytes += size;
-                    *groups += 1;
-                }
-                _ => batches.push((size, 1)),
-            }
+            packed.push(size, 1, |groups, one| *groups += one);
         }
-        batches.into_iter().map(|(_, groups)| groups).collect()
+        packed.0.into_iter().map(|(_, groups)| groups).collect()
     }
 
     #[test]
