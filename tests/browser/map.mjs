@@ -13,10 +13,9 @@
 // LOAD_ID (the load), LINK_PATH (the user's one-time set-password link),
 // FIX_TIME (the timestamp of the fix this script posts: the server's clock is a test's).
 
-import { chromium } from 'playwright-core';
+import { launch, shoot as sharedShoot } from './chromium.mjs';
 import { mkdirSync, readFileSync } from 'node:fs';
 import https from 'node:https';
-import { join } from 'node:path';
 
 const base = process.env.FREIGHT_URL;
 const artifacts = process.env.FREIGHT_ARTIFACTS;
@@ -54,16 +53,7 @@ async function fix(lat, lng, heading) {
 }
 
 /** Saves the page at laptop and phone widths; neither may scroll sideways. */
-async function shoot(page, name) {
-  for (const [label, width] of [['1280', 1280], ['390', 390]]) {
-    await page.setViewportSize({ width, height: width === 390 ? 844 : 800 });
-    await page.waitForTimeout(300); // Leaflet fetches the tiles the new size shows
-    await page.screenshot({ path: join(artifacts, `${name}-${label}.png`), fullPage: true });
-    const wide = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
-    if (wide > 0) fail(`${name} scrolls sideways by ${wide}px at ${width}px`);
-  }
-  await page.setViewportSize({ width: 1280, height: 800 });
-}
+const shoot = (page, name) => sharedShoot(page, artifacts, name, 300);
 
 /** Tiles drawn in `scope`: loaded images, 256 px wide, from the tile server. */
 async function drawnTiles(page, scope) {
@@ -81,12 +71,7 @@ async function waitForTiles(page, scope, atLeast) {
 }
 
 const problems = [];
-const browser = await chromium.launch({
-  executablePath: process.env.FREIGHT_CHROMIUM,
-  headless: true,
-  args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-    '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-});
+const browser = await launch();
 try {
   const context = await browser.newContext({ ignoreHTTPSErrors: true, viewport: { width: 1280, height: 800 } });
   const page = await context.newPage();

@@ -11,9 +11,8 @@
 // browser), FREIGHT_ARTIFACTS (a directory), NODE_EXTRA_CA_CERTS (the server's
 // certificate, so this script's own API calls trust it).
 
-import { chromium } from 'playwright-core';
+import { launch, shoot as sharedShoot } from './chromium.mjs';
 import { mkdirSync } from 'node:fs';
-import { join } from 'node:path';
 import http from 'node:http';
 
 const base = process.env.FREIGHT_URL;
@@ -33,23 +32,10 @@ async function api(method, path, key, body) {
 }
 
 /** Saves the page at laptop and phone widths; neither may scroll sideways. */
-async function shoot(page, name) {
-  for (const [label, width] of [['1280', 1280], ['390', 390]]) {
-    await page.setViewportSize({ width, height: width === 390 ? 844 : 800 });
-    await page.screenshot({ path: join(artifacts, `${name}-${label}.png`), fullPage: true });
-    const wide = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
-    if (wide > 0) fail(`${name} scrolls sideways by ${wide}px at ${width}px`);
-  }
-  await page.setViewportSize({ width: 1280, height: 800 });
-}
+const shoot = (page, name) => sharedShoot(page, artifacts, name);
 
 const problems = [];
-const browser = await chromium.launch({
-  executablePath: process.env.FREIGHT_CHROMIUM,
-  headless: true,
-  args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-    '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-});
+const browser = await launch();
 try {
   const context = await browser.newContext({ ignoreHTTPSErrors: true, viewport: { width: 1280, height: 800 } });
   await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: base });

@@ -26,6 +26,20 @@ async fn store() -> (tempfile::TempDir, Arc<dyn Storage>) {
     (dir, storage)
 }
 
+/// A store acting as several instances share it (`as_if_shared`): the
+/// embedded store with its test switches, and the same as `dyn Storage`.
+async fn shared_store() -> (tempfile::TempDir, Arc<EmbeddedStore>, Arc<dyn Storage>) {
+    let dir = tempfile::tempdir().unwrap();
+    let embedded = Arc::new(
+        EmbeddedStore::open(dir.path())
+            .await
+            .unwrap()
+            .as_if_shared(),
+    );
+    let storage: Arc<dyn Storage> = embedded.clone();
+    (dir, embedded, storage)
+}
+
 fn registry(storage: Arc<dyn Storage>) -> LoadRegistry {
     LoadRegistry::new(ActorDeps {
         storage,
@@ -307,14 +321,7 @@ async fn a_departure_older_than_the_assignment_or_unwanted_leaves_the_load_assig
 #[actix_rt::test]
 async fn an_actor_whose_lease_renewals_fail_stops_acting_before_the_lease_expires() {
     tokio::time::pause();
-    let dir = tempfile::tempdir().unwrap();
-    let embedded = Arc::new(
-        EmbeddedStore::open(dir.path())
-            .await
-            .unwrap()
-            .as_if_shared(),
-    );
-    let storage: Arc<dyn Storage> = embedded.clone();
+    let (_dir, embedded, storage) = shared_store().await;
     let load = load_in(&*storage, LoadStatus::Assigned).await;
     let registry = registry(storage.clone());
     let read = || ReadTracking {
@@ -347,14 +354,7 @@ async fn an_actor_whose_lease_renewals_fail_stops_acting_before_the_lease_expire
 /// events over the ones already stored.
 #[actix_rt::test]
 async fn after_a_failed_change_write_the_next_change_numbers_its_events_from_storage() {
-    let dir = tempfile::tempdir().unwrap();
-    let embedded = Arc::new(
-        EmbeddedStore::open(dir.path())
-            .await
-            .unwrap()
-            .as_if_shared(),
-    );
-    let storage: Arc<dyn Storage> = embedded.clone();
+    let (_dir, embedded, storage) = shared_store().await;
     let load = load_in(&*storage, LoadStatus::Assigned).await;
     let registry = registry(storage.clone());
     let change = |status| super::ChangeStatus {
