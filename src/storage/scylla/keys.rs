@@ -7,7 +7,7 @@ use chrono::{DateTime, Utc};
 use crate::domain::ids::EventId;
 use crate::domain::load::Load;
 use crate::domain::webhook::{Delivery, DeliveryStatus};
-use crate::storage::{LoadFilter, StorageResult};
+use crate::storage::LoadFilter;
 
 const MICROS_PER_DAY: i64 = 86_400_000_000;
 
@@ -89,16 +89,16 @@ pub(super) struct Slot {
 
 /// The partition of an event in `outbox_events`, `unfanned_events` and
 /// `deliveries_by_event`.
-pub(super) fn event_slot(id: &EventId) -> StorageResult<Slot> {
-    Ok(Slot {
+pub(super) fn event_slot(id: &EventId) -> Slot {
+    Slot {
         minute: id.created_millis().div_euclid(MILLIS_PER_MINUTE),
         shard: shard_of(&[id.as_str()]),
-    })
+    }
 }
 
 /// The hour of an event's delivery records in `deliveries`.
-pub(super) fn event_hour(id: &EventId) -> StorageResult<i64> {
-    Ok(id.created_millis().div_euclid(MILLIS_PER_HOUR))
+pub(super) fn event_hour(id: &EventId) -> i64 {
+    id.created_millis().div_euclid(MILLIS_PER_HOUR)
 }
 
 /// A schedule entry: its due time (µs; before 1970 kept as 0, as the embedded
@@ -177,20 +177,20 @@ mod tests {
         let at: DateTime<Utc> = "2026-11-24T07:08:09.123Z".parse().unwrap();
         let floor = EventId::floor_at(at);
         assert_eq!(floor.created_millis(), at.timestamp_millis());
-        let slot = event_slot(&floor).unwrap();
+        let slot = event_slot(&floor);
         assert_eq!(slot.minute, at.timestamp_millis() / 60_000);
         assert!((0..SHARDS).contains(&slot.shard));
         let now = EventId::generate();
         let millis = now.created_millis();
         assert!((Utc::now().timestamp_millis() - millis).abs() < 60_000);
-        assert!(event_hour(&now).unwrap() == millis / 3_600_000);
+        assert!(event_hour(&now) == millis / 3_600_000);
     }
 
     #[test]
     fn minutes_follow_id_order() {
         let ids: Vec<EventId> = (0..100).map(|_| EventId::generate()).collect();
         for pair in ids.windows(2) {
-            assert!(event_slot(&pair[0]).unwrap().minute <= event_slot(&pair[1]).unwrap().minute);
+            assert!(event_slot(&pair[0]).minute <= event_slot(&pair[1]).minute);
         }
     }
 

@@ -26,7 +26,7 @@ pub(super) async fn get_delivery(
     store
         .record(
             &store.wh.get_delivery,
-            (webhook.as_str(), event_hour(event)?, event.as_str()),
+            (webhook.as_str(), event_hour(event), event.as_str()),
         )
         .await
 }
@@ -87,7 +87,7 @@ pub(super) async fn prune_webhook_history(
     // Ids sort by creation time, so "before" is an id bound, and the
     // minutes to look at are those listed up to the bound's.
     let floor = EventId::floor_at(before);
-    let last = event_slot(&floor)?.minute;
+    let last = event_slot(&floor).minute;
     let listed = store
         .listed_slots(&store.wh.outbox_minutes_until, last)
         .await?;
@@ -198,7 +198,7 @@ impl ScyllaStore {
                 kept += 1;
                 continue;
             }
-            let hour = event_hour(&stored_event(event)?)?;
+            let hour = event_hour(&stored_event(event)?);
             records.add(
                 &self.wh.delete_delivery,
                 (webhook.clone(), hour, event.clone()),

@@ -162,7 +162,7 @@ fn by_delivery_partition<'a>(
     let mut groups: BTreeMap<(&str, i64), Vec<String>> = BTreeMap::new();
     for (webhook, event) in keys {
         groups
-            .entry((webhook.as_str(), event_hour(event)?))
+            .entry((webhook.as_str(), event_hour(event)))
             .or_default()
             .push(event.as_str().to_owned());
     }

@@ -24,7 +24,7 @@ pub(super) async fn unfanned_events(
     }
     // Every id is greater than "", so no cursor reads minutes whole.
     let (from, cursor) = match after {
-        Some(id) => (event_slot(id)?.minute, id.as_str()),
+        Some(id) => (event_slot(id).minute, id.as_str()),
         None => (i64::MIN, ""),
     };
     let shards =
@@ -45,7 +45,7 @@ pub(super) async fn unfanned_events(
 }
 
 pub(super) async fn get_event(store: &ScyllaStore, id: &EventId) -> StorageResult<Option<Event>> {
-    let slot = event_slot(id)?;
+    let slot = event_slot(id);
     store
         .record(&store.wh.get_event, (slot.minute, slot.shard, id.as_str()))
         .await
@@ -63,7 +63,7 @@ impl ScyllaStore {
         let mut listed = HashSet::new();
         let mut sequences: HashMap<&LoadId, u64> = HashMap::new();
         for event in events {
-            let slot = event_slot(&event.id)?;
+            let slot = event_slot(&event.id);
             let id = event.id.as_str().to_owned();
             let record = encode(event)?;
             batch.add(

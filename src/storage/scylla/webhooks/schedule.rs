@@ -82,7 +82,7 @@ pub(super) async fn put_deliveries(
         }
     }
     for id in &fanned_out {
-        let slot = event_slot(id)?;
+        let slot = event_slot(id);
         let mut mark = LoggedBatch::new();
         mark.add(
             &store.wh.delete_unfanned,
@@ -110,7 +110,7 @@ pub(super) async fn put_deliveries(
             &store.wh.delete_delivery,
             (
                 delivery.webhook_id.as_str().to_owned(),
-                event_hour(&delivery.event_id)?,
+                event_hour(&delivery.event_id),
                 delivery.event_id.as_str().to_owned(),
             ),
         );
@@ -285,8 +285,8 @@ impl ScyllaStore {
     ) -> StorageResult<()> {
         let webhook = delivery.webhook_id.as_str();
         let event = delivery.event_id.as_str();
-        let hour = event_hour(&delivery.event_id)?;
-        let slot = event_slot(&delivery.event_id)?;
+        let hour = event_hour(&delivery.event_id);
+        let slot = event_slot(&delivery.event_id);
         batch.add(
             &self.wh.put_delivery,
             (
@@ -363,7 +363,7 @@ impl ScyllaStore {
     ) -> StorageResult<()> {
         let webhook = delivery.webhook_id.as_str();
         let event = delivery.event_id.as_str();
-        let slot = event_slot(&delivery.event_id)?;
+        let slot = event_slot(&delivery.event_id);
         writes.add(
             &self.wh.delete_delivery_by_event,
             (
