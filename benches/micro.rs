@@ -156,6 +156,7 @@ fn actor_round_trip(c: &mut Criterion) {
                 threads: 1,
                 idle_timeout: std::time::Duration::from_secs(3600),
                 delivered_linger: std::time::Duration::from_secs(60),
+                lease_ttl: freight::actors::load_actor::LEASE_TTL,
             },
             residents: Arc::default(),
             instance: "bench".into(),

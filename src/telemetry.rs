@@ -153,6 +153,19 @@ pub fn metrics() -> &'static PrometheusHandle {
     })
 }
 
+/// This host's name: `$HOSTNAME`, else `/etc/hostname`.
+pub fn host_name() -> Option<String> {
+    std::env::var("HOSTNAME")
+        .ok()
+        .filter(|h| !h.is_empty())
+        .or_else(|| {
+            std::fs::read_to_string("/etc/hostname")
+                .ok()
+                .map(|h| h.trim().to_owned())
+                .filter(|h| !h.is_empty())
+        })
+}
+
 #[cfg(test)]
 mod tests {
     use std::io::Write;

@@ -16,10 +16,19 @@ pub enum Unavailable {
     #[error("the actor of load {load} stopped {attempts} times in a row")]
     LoadActor { load: LoadId, attempts: usize },
     /// Another instance holds the load's lease (it acts for the load; see
-    /// `Storage::lease_load`): the load balancer sent the request to the wrong
-    /// instance, or the owner died and its lease has not expired yet.
+    /// `Coordination::lease_load`): the request is forwarded to `holder` (an
+    /// instance name) when it is known (`cluster::forward`), and answered 503
+    /// only when it is not, or cannot be reached (it died and its lease has
+    /// not expired yet).
     #[error("load {load} is served by another instance")]
-    LeasedElsewhere { load: LoadId },
+    LeasedElsewhere {
+        load: LoadId,
+        holder: Option<Arc<str>>,
+    },
+    /// The instance holding a load's lease could not be reached, or did not
+    /// answer, when a request was forwarded to it.
+    #[error("instance {instance} acting for the load could not be reached")]
+    HolderUnreachable { instance: Arc<str> },
     /// GPS ingest is more than storage absorbs right now: the committer's queue
     /// is full, and the fixes were refused rather than queued without bound.
     #[error("GPS ingest is over what storage absorbs; the fixes were not taken")]

@@ -31,12 +31,14 @@ pub use super::load_state::RECENT_FIXES;
 const MAILBOX_CAPACITY: usize = 1024;
 /// An actor for a load that does not exist answers "not found" this long, then stops.
 const MISSING_LINGER: Duration = Duration::from_secs(1);
-/// How long a load's lease outlives its last renewal (stores shared by several
-/// instances; see `Storage::lease_load`): how long a dead instance's loads
-/// stay unserved.
+/// An actor for a load another instance acts for says so this long, then
+/// stops: the holder is looked up once per this, not once per request.
+const ELSEWHERE_LINGER: Duration = Duration::from_secs(2);
+/// How long a load's lease outlives its last renewal by default (stores
+/// shared by several instances; see `Coordination::lease_load`): how long a
+/// dead instance's loads stay unserved. A lease is renewed every third of it,
+/// so two renewals can fail before it expires.
 pub const LEASE_TTL: Duration = Duration::from_secs(15);
-/// A lease is renewed this often: two renewals can fail before it expires.
-const LEASE_RENEWAL: Duration = Duration::from_secs(5);
 /// `Retry-After` when another instance holds a load's lease.
 pub const LEASE_RETRY_AFTER_SECS: &str = "5";
 
@@ -108,6 +110,16 @@ pub struct ActorSettings {
     pub idle_timeout: Duration,
     /// A delivered load's actor stops this long after delivery.
     pub delivered_linger: Duration,
+    /// With a shared store: how long a load's lease lasts past its last
+    /// renewal ([`LEASE_TTL`]; shorter in tests).
+    pub lease_ttl: Duration,
+}
+
+impl ActorSettings {
+    /// How often a lease is renewed.
+    fn lease_renewal(&self) -> Duration {
+        self.lease_ttl / 3
+    }
 }
 
 impl Default for ActorSettings {
@@ -116,6 +128,7 @@ impl Default for ActorSettings {
             threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
             idle_timeout: Duration::from_secs(300),
             delivered_linger: Duration::from_secs(30),
+            lease_ttl: LEASE_TTL,
         }
     }
 }
@@ -147,7 +160,7 @@ pub struct LoadActor {
     deps: Arc<ActorDeps>,
     state: SharedState,
     /// When the last lease renewal that succeeded was sent: the lease lives at
-    /// least `LEASE_TTL` from then, and this actor acts for the load no longer.
+    /// least the lease's TTL from then, and this actor acts for the load no longer.
     lease_renewed_at: tokio::time::Instant,
 }
 
@@ -169,7 +182,7 @@ impl LoadActor {
 
     /// Stops acting for the load at once (callers hear `leased_elsewhere`) and stops.
     fn give_up_load(&mut self, ctx: &mut Context<Self>) {
-        self.state.lock().state = State::Failed(self.leased_elsewhere());
+        self.state.lock().state = State::Failed(self.leased_elsewhere(None));
         self.stop_after(ctx, Duration::ZERO);
     }
 
@@ -195,29 +208,34 @@ impl LoadActor {
         });
     }
 
-    /// What callers hear when another instance acts for the load.
-    fn leased_elsewhere(&self) -> LoadError {
+    /// What callers hear when another instance (`holder`, if known) acts for the load.
+    fn leased_elsewhere(&self, holder: Option<Arc<str>>) -> LoadError {
         Unavailable::LeasedElsewhere {
             load: self.id.clone(),
+            holder,
         }
         .into()
     }
 
-    /// Renews the load's lease every `LEASE_RENEWAL`. If it is lost (another
+    /// Renews the load's lease every third of its TTL. If it is lost (another
     /// instance took it), the actor stops acting for the load at once and
     /// stops. If renewals fail or hang, it stops one renewal period before the
     /// lease could expire, so that two instances never act for one load.
     fn keep_lease(&self, ctx: &mut Context<Self>) {
-        ctx.run_interval(LEASE_RENEWAL, |actor, ctx| {
+        let (ttl, renewal) = (
+            self.deps.settings.lease_ttl,
+            self.deps.settings.lease_renewal(),
+        );
+        ctx.run_interval(renewal, move |actor, ctx| {
             let sent = tokio::time::Instant::now();
-            if sent + LEASE_RENEWAL >= actor.lease_renewed_at + LEASE_TTL {
+            if sent + renewal >= actor.lease_renewed_at + ttl {
                 tracing::warn!(load = %actor.id, "the load's lease could not be renewed in time; this instance stops acting for it");
                 return actor.give_up_load(ctx);
             }
             let storage = actor.deps.storage.clone();
             let (id, owner) = (actor.id.clone(), actor.lease_owner());
             ctx.spawn(
-                async move { storage.lease_load(&id, &owner, LEASE_TTL).await }
+                async move { storage.lease_load(&id, &owner, ttl).await }
                     .into_actor(actor)
                     .map(move |renewed, actor, ctx| match renewed {
                         Ok(true) => actor.lease_renewed_at = actor.lease_renewed_at.max(sent),
@@ -293,12 +311,15 @@ impl Actor for LoadActor {
         let storage = self.deps.storage.clone();
         let id = self.id.clone();
         let owner = self.lease_owner();
+        let ttl = self.deps.settings.lease_ttl;
         self.lease_renewed_at = tokio::time::Instant::now();
         // `wait`: no message is handled until the state is loaded.
         ctx.wait(
             async move {
-                if !storage.lease_load(&id, &owner, LEASE_TTL).await? {
-                    return Ok(Err(()));
+                if !storage.lease_load(&id, &owner, ttl).await? {
+                    // Where requests for the load go instead (`cluster::forward`).
+                    let holder = storage.load_lease_holder(&id).await?;
+                    return Ok(Err(holder));
                 }
                 // The load's writer now: a change an earlier writer committed
                 // and did not follow up (list rows, events) is finished here.
@@ -340,9 +361,15 @@ impl Actor for LoadActor {
                     actor.state.lock().state = State::Missing;
                     actor.stop_after(ctx, MISSING_LINGER);
                 }
-                Ok(Err(())) => {
-                    actor.state.lock().state = State::Failed(actor.leased_elsewhere());
-                    actor.stop_after(ctx, MISSING_LINGER);
+                Ok(Err(holder)) => {
+                    let holder = holder
+                        .as_deref()
+                        .and_then(crate::storage::lease_owner_parts)
+                        .map(|(instance, _)| Arc::from(instance));
+                    actor.state.lock().state = State::Failed(actor.leased_elsewhere(holder));
+                    // Meanwhile requests for the load go to the holder without
+                    // asking the store again.
+                    actor.stop_after(ctx, ELSEWHERE_LINGER);
                 }
                 Err(error) => {
                     tracing::error!(load = %actor.id, error = %error_chain(&error), "could not load the load's state");
@@ -616,15 +643,7 @@ impl Handler<ReadTracking> for LoadActor {
 /// This process's name as a lease owner: the host name and a random tag, so
 /// that a restarted instance does not mistake its predecessor's leases for its own.
 pub fn instance_name() -> String {
-    let host = std::env::var("HOSTNAME")
-        .ok()
-        .filter(|h| !h.is_empty())
-        .or_else(|| {
-            std::fs::read_to_string("/etc/hostname")
-                .ok()
-                .map(|h| h.trim().to_owned())
-        })
-        .unwrap_or_else(|| "freight".to_owned());
+    let host = crate::telemetry::host_name().unwrap_or_else(|| "freight".to_owned());
     let tag = crate::domain::ids::new_suffix();
     format!("{host}/{}", &tag[tag.len() - 10..])
 }

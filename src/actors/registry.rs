@@ -52,6 +52,11 @@ impl LoadRegistry {
         }
     }
 
+    /// This instance's name among those sharing the store.
+    pub fn instance(&self) -> &Arc<str> {
+        &self.deps.instance
+    }
+
     /// Actors currently resident.
     pub fn resident(&self) -> usize {
         self.deps.residents.len()

@@ -138,6 +138,12 @@ pub async fn authenticate<B: MessageBody + 'static>(
             return Ok(req.into_response(response).map_into_right_body());
         }
     };
+    // Forwarded by another instance, which counted it and kept its key.
+    if super::forward::is_internal(&req) {
+        req.extensions_mut().insert(principal);
+        let response = next.call(req).await?;
+        return Ok(response.map_into_left_body().map_into_left_body());
+    }
     let quota = services.rate_limits.check(
         principal.account_id(),
         principal.account.requests_per_hour(),

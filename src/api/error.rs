@@ -36,7 +36,16 @@ pub struct ApiError {
     pub details: Box<Value>,
     /// Response headers that belong to this error (`Allow`, `Retry-After`, ...).
     pub headers: Vec<(&'static str, String)>,
+    /// The instance acting for the load, when another one does: the answer
+    /// carries it as a [`LeaseHolder`] extension, and `cluster::forward`
+    /// sends the request there instead of answering it.
+    pub holder: Option<std::sync::Arc<str>>,
 }
+
+/// A response extension: the request is for a load another instance acts
+/// for, named here; never sent to a client.
+#[derive(Debug, Clone)]
+pub struct LeaseHolder(pub std::sync::Arc<str>);
 
 impl ApiError {
     pub fn new(status: StatusCode, code: &'static str, message: impl Into<String>) -> Self {
@@ -46,6 +55,7 @@ impl ApiError {
             message: message.into(),
             details: Box::new(json!({})),
             headers: Vec::new(),
+            holder: None,
         }
     }
 
@@ -130,6 +140,11 @@ impl ResponseError for ApiError {
                 HeaderValue::from_static("Bearer realm=\"freight\""),
             ));
         }
+        if let Some(holder) = &self.holder {
+            response
+                .extensions_mut()
+                .insert(LeaseHolder(holder.clone()));
+        }
         response.json(self.body())
     }
 }
@@ -193,6 +208,10 @@ impl From<Unavailable> for ApiError {
             Unavailable::GpsOverloaded => {
                 tracing::debug!(request_id = %crate::telemetry::request_id(), "GPS ingest shed: the commit queue is full")
             }
+            // Forwarded to the holder, not refused (`cluster::forward`).
+            Unavailable::LeasedElsewhere {
+                holder: Some(_), ..
+            } => {}
             _ => {
                 tracing::warn!(request_id = %crate::telemetry::request_id(), error = %error_chain(&error), "service part unavailable")
             }
@@ -200,17 +219,21 @@ impl From<Unavailable> for ApiError {
         // Another instance's lease ends within its TTL if that instance died;
         // the rest come back at once (an actor restarts on the next message).
         let retry_after = match error {
-            Unavailable::LeasedElsewhere { .. } => {
+            Unavailable::LeasedElsewhere { .. } | Unavailable::HolderUnreachable { .. } => {
                 crate::actors::load_actor::LEASE_RETRY_AFTER_SECS
             }
             _ => "1",
         };
-        ApiError::new(
+        let mut refusal = ApiError::new(
             StatusCode::SERVICE_UNAVAILABLE,
             "SERVICE_UNAVAILABLE",
             "the service cannot take this request right now; nothing was changed, retry shortly",
         )
-        .with_header("retry-after", retry_after)
+        .with_header("retry-after", retry_after);
+        if let Unavailable::LeasedElsewhere { holder, .. } = error {
+            refusal.holder = holder;
+        }
+        refusal
     }
 }
 

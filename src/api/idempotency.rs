@@ -75,7 +75,7 @@ where
             .is_none_or(|known| known.routes(req.method().as_str(), req.path()))
     });
     let Some(raw) = raw else {
-        return Ok(next.call(req).await?.map_into_left_body());
+        return super::forward::serve_or_forward(req, next).await;
     };
     let key = match parse_key(&raw) {
         Ok(key) => key,
@@ -102,10 +102,10 @@ where
         Begin::InUse => return Ok(refuse(req, in_use())),
         Begin::Proceed(claim) => claim,
     };
-    let response = next.call(req).await?;
+    let response = super::forward::serve_or_forward(req, next).await?;
     // A server error is not an answer to keep: the retry should run again.
     if response.status().is_server_error() {
-        return Ok(response.map_into_left_body());
+        return Ok(response);
     }
     Ok(keep_answer(&services, claim, response).await)
 }
@@ -189,11 +189,11 @@ fn in_use() -> ApiError {
 }
 
 /// Keeps the answer for the key, durably, before it is sent.
-async fn keep_answer<B: MessageBody + 'static>(
+async fn keep_answer<B: MessageBody + 'static, Out>(
     services: &Services,
     claim: Claim,
     response: ServiceResponse<B>,
-) -> ServiceResponse<EitherBody<B, BoxBody>> {
+) -> ServiceResponse<EitherBody<Out, BoxBody>> {
     let (http, response) = response.into_parts();
     let (head, body) = response.into_parts();
     let Ok(bytes) = actix_web::body::to_bytes(body).await else {

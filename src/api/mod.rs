@@ -6,6 +6,7 @@ pub mod auth;
 pub mod envelope;
 pub mod error;
 pub mod extract;
+pub mod forward;
 pub mod idempotency;
 pub mod input;
 pub mod path;

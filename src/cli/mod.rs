@@ -227,6 +227,20 @@ pub struct ServeArgs {
     /// token; /metrics, /health and /ready do not. Never expose it publicly.
     #[arg(long, env = "FREIGHT_ADMIN_ALLOW_REMOTE", value_parser = clap::builder::BoolishValueParser::new())]
     pub admin_allow_remote: bool,
+    /// With --storage scylla: the secret all instances of the cluster share
+    /// (32 characters or more, e.g. `openssl rand -hex 32`). Requests one
+    /// instance forwards to another are signed with it.
+    #[arg(long, env = "FREIGHT_CLUSTER_SECRET", hide_env_values = true)]
+    pub cluster_secret: Option<String>,
+    /// With --storage scylla: where this instance takes the requests other
+    /// instances forward to it (plain HTTP, signed; keep it on a private
+    /// network, never the public one).
+    #[arg(long, env = "FREIGHT_INTERNAL_LISTEN", default_value = "0.0.0.0:9445")]
+    pub internal_listen: SocketAddr,
+    /// host:port at which the other instances reach --internal-listen
+    /// [default: this host's name and that port].
+    #[arg(long, env = "FREIGHT_INTERNAL_ADDRESS")]
+    pub internal_address: Option<String>,
 }
 
 /// How operator commands find the server.

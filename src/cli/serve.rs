@@ -11,6 +11,8 @@ use crate::dashboard::map_tiles::MapTiles;
 use crate::domain::webhook::UrlPolicy;
 use crate::server::admin_token;
 use crate::server::bootstrap::{BootstrapKey, FIRST_KEY_FILE};
+use crate::server::cluster::ClusterSettings;
+use crate::server::cluster::signing::ClusterSecret;
 use crate::server::settings::{ApiTransport, Settings};
 use crate::server::startup::Application;
 use crate::server::tls::TlsSource;
@@ -36,6 +38,27 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
             MapSource(Some(MapTiles::parse(template, attribution)?))
         }
         _ => MapSource::default(),
+    };
+    let cluster = match (&args.storage, &args.cluster_secret) {
+        (StorageKind::Scylla, Some(secret)) => Some(ClusterSettings {
+            internal_listen: args.internal_listen,
+            internal_address: match &args.internal_address {
+                Some(address) => address.clone(),
+                None => default_internal_address(args.internal_listen),
+            },
+            secret: ClusterSecret::parse(secret)
+                .map_err(|e| anyhow::anyhow!("--cluster-secret: {e}"))?,
+        }),
+        (StorageKind::Scylla, None) => anyhow::bail!(
+            "--storage scylla needs --cluster-secret (FREIGHT_CLUSTER_SECRET), the same on \
+             every instance: instances forward requests for the loads they do not act for to \
+             the one that does"
+        ),
+        (StorageKind::Embedded, Some(_)) => anyhow::bail!(
+            "--cluster-secret is for instances sharing a ScyllaDB keyspace (--storage scylla); \
+             the embedded store belongs to one process"
+        ),
+        (StorageKind::Embedded, None) => None,
     };
     let settings = Settings {
         data_dir: args.data_dir,
@@ -70,6 +93,7 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
         },
         live: LiveSettings::default(),
         map,
+        cluster,
     };
     let scheme = match settings.transport {
         ApiTransport::Tls(_) => "https",
@@ -176,4 +200,15 @@ fn warn_about_dangerous_switches(settings: &Settings) {
              who can reach it; keep it on a private network behind a firewall"
         );
     }
+}
+
+/// The internal listener's address as other hosts name it: this host's name
+/// (what container platforms resolve between containers) and the port, or
+/// the listen address itself when it names one host.
+fn default_internal_address(listen: std::net::SocketAddr) -> String {
+    if !listen.ip().is_unspecified() {
+        return listen.to_string();
+    }
+    let host = crate::telemetry::host_name().unwrap_or_else(|| "localhost".to_owned());
+    format!("{host}:{}", listen.port())
 }

@@ -5,6 +5,7 @@ pub mod admin;
 pub mod admin_token;
 pub mod admin_users;
 pub mod bootstrap;
+pub mod cluster;
 pub mod data_dir;
 pub mod idle_poll;
 pub mod metrics_catalog;

@@ -51,6 +51,9 @@ pub struct Settings {
     pub live: LiveSettings,
     /// The dashboard's maps: the operator's tile source, or the outline.
     pub map: crate::dashboard::MapSource,
+    /// With a store several instances share: how this one joins the others
+    /// (its internal listener and the cluster secret).
+    pub cluster: Option<crate::server::cluster::ClusterSettings>,
 }
 
 impl Settings {
@@ -79,6 +82,7 @@ impl Settings {
             webhooks: DispatchSettings::default(),
             live: LiveSettings::default(),
             map: crate::dashboard::MapSource::default(),
+            cluster: None,
         }
     }
 }

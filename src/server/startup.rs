@@ -52,6 +52,8 @@ pub struct Application {
     services: Services,
     api: Server,
     admin: Server,
+    /// With a shared store: where other instances forward requests.
+    internal: Option<Server>,
 }
 
 impl Application {
@@ -71,6 +73,12 @@ impl Application {
         }
         super::data_dir::prepare(&settings.data_dir)?;
         let storage = open_storage(&settings).await?;
+        Self::build_over(settings, storage).await
+    }
+
+    /// As [`Self::build`], over a store already open (tests run several
+    /// instances over one store this way).
+    pub async fn build_over(settings: Settings, storage: Arc<dyn Storage>) -> anyhow::Result<Self> {
         let placement = Arc::new(CpuPlacement::plan(settings.cpu_pinning, settings.workers));
         if placement.pins() {
             tracing::info!("{}", placement.describe());
@@ -86,6 +94,15 @@ impl Application {
         )
         .await
         .context("starting the services")?;
+        let cluster = match &settings.cluster {
+            Some(cluster_settings) => Some(join_cluster(&services, cluster_settings).await?),
+            None if services.storage.needs_leases() => bail!(
+                "several instances share this store: give each the cluster secret and its \
+                 internal listener (--cluster-secret, --internal-listen, --internal-address), so \
+                 that any instance can serve any request"
+            ),
+            None => None,
+        };
         let token = admin_token::load_or_create(&settings.data_dir)?;
 
         let api_listener = TcpListener::bind(settings.listen)
@@ -95,8 +112,37 @@ impl Application {
             .with_context(|| format!("binding the admin listener to {}", settings.admin_listen))?;
         let admin_addr = admin_listener.local_addr()?;
 
-        let api = api_server(&settings, &services, api_listener, placement)?;
+        let internal = match (&settings.cluster, &cluster) {
+            (Some(cluster_settings), Some(cluster)) => {
+                let listener =
+                    TcpListener::bind(cluster_settings.internal_listen).with_context(|| {
+                        format!(
+                            "binding the internal listener to {}",
+                            cluster_settings.internal_listen
+                        )
+                    })?;
+                Some((listener, cluster_settings.secret.clone(), cluster.clone()))
+            }
+            _ => None,
+        };
+        let forwarder = cluster
+            .clone()
+            .map(|c| web::Data::from(c as Arc<dyn crate::api::forward::ForwardRequests>));
+        let api = api_server(&settings, &services, api_listener, placement, forwarder)?;
         let admin = admin_server(&services, token, admin_listener)?;
+        let internal = match internal {
+            Some((listener, secret, _)) => Some(super::cluster::internal::server(
+                &services,
+                secret,
+                listener,
+                settings.workers,
+                web::Data::new(crate::api::idempotency::KnownRoutes::new(
+                    routes::all_routes(),
+                )),
+                BodyLimit(settings.body_limit),
+            )?),
+            None => None,
+        };
         // Last, once nothing else can fail: a first-start key that is created but
         // never printed would be lost for good.
         let bootstrap = if settings.bootstrap_key {
@@ -111,6 +157,7 @@ impl Application {
             services,
             api,
             admin,
+            internal,
         })
     }
 
@@ -131,9 +178,12 @@ impl Application {
         &self.services
     }
 
-    /// Handles to stop both listeners (API first).
-    pub fn handles(&self) -> [ServerHandle; 2] {
-        [self.api.handle(), self.admin.handle()]
+    /// Handles to stop the listeners (API first, the internal one last: a
+    /// request forwarded here is answered while this instance drains).
+    pub fn handles(&self) -> Vec<ServerHandle> {
+        let mut handles = vec![self.api.handle(), self.admin.handle()];
+        handles.extend(self.internal.as_ref().map(Server::handle));
+        handles
     }
 
     /// Serves until both listeners stop. SIGINT/SIGTERM stop them gracefully: no
@@ -154,14 +204,20 @@ impl Application {
                 handle.stop(true).await;
             }
         });
-        let (api, admin) = tokio::join!(self.api, self.admin);
+        let internal = async move {
+            match self.internal {
+                Some(internal) => internal.await,
+                None => Ok(()),
+            }
+        };
+        let (api, admin, internal) = tokio::join!(self.api, self.admin, internal);
         signals.abort();
         if !self.services.webhooks.drain(WEBHOOK_DRAIN).await {
             tracing::warn!(
                 "webhook attempts still in flight at shutdown; they are retried after the next start"
             );
         }
-        api.and(admin)
+        api.and(admin).and(internal)
     }
 }
 
@@ -211,6 +267,7 @@ fn api_server(
     services: &Services,
     listener: TcpListener,
     placement: Arc<CpuPlacement>,
+    forwarder: Option<web::Data<dyn crate::api::forward::ForwardRequests>>,
 ) -> anyhow::Result<Server> {
     let live = services.tracking.live().clone();
     let services = services.clone();
@@ -244,6 +301,11 @@ fn api_server(
             .app_data(known_routes.clone())
             .app_data(web::Data::new(body_limit))
             .app_data(web::Data::new(policy))
+            .configure(|config| {
+                if let Some(forwarder) = &forwarder {
+                    config.app_data(forwarder.clone());
+                }
+            })
             // Outermost: every answer, refusals included, gets an id and is
             // counted; plain HTTP is refused here, before routing.
             .wrap(from_fn(super::observe::observe))
@@ -475,6 +537,28 @@ async fn start_services(
         ));
     }
     Ok(services)
+}
+
+/// Joins the other instances: registers this one (where its internal
+/// listener is) and lets GPS ingest forward fixes of loads they act for.
+async fn join_cluster(
+    services: &Services,
+    settings: &super::cluster::ClusterSettings,
+) -> anyhow::Result<Arc<super::cluster::Cluster>> {
+    if !services.storage.needs_leases() {
+        bail!(
+            "the cluster settings (--cluster-secret, --internal-listen) are for instances sharing \
+             a ScyllaDB keyspace; the embedded store is one process's own"
+        );
+    }
+    let cluster = Arc::new(super::cluster::Cluster::new(
+        services.actors.instance().clone(),
+        settings,
+        services.storage.clone(),
+    ));
+    cluster.join().await?;
+    services.tracking.join(cluster.clone());
+    Ok(cluster)
 }
 
 /// With a store shared by several instances, subscriptions changed on another

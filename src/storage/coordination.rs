@@ -33,6 +33,23 @@ pub trait Coordination: Send + Sync {
     /// Gives up `owner`'s lease of `load`, if it holds it.
     async fn release_load(&self, load: &LoadId, owner: &str) -> StorageResult<()>;
 
+    /// Who holds `load`'s lease now (an owner as [`super::lease_owner`]
+    /// names it), if anyone: where a request for the load is forwarded.
+    async fn load_lease_holder(&self, load: &LoadId) -> StorageResult<Option<String>>;
+
+    /// Says, for `ttl`, that `instance` is up and takes forwarded requests
+    /// at `address` (its internal listener); renewed well within `ttl`, so
+    /// a dead instance drops out on its own.
+    async fn register_instance(
+        &self,
+        instance: &str,
+        address: &str,
+        ttl: std::time::Duration,
+    ) -> StorageResult<()>;
+
+    /// Every instance registered and not expired, `(instance, address)`.
+    async fn instances(&self) -> StorageResult<Vec<(String, String)>>;
+
     /// Takes, or renews, the lease that makes `owner` the one instance playing
     /// `role` for all that share the store (the webhook dispatcher) for `ttl`;
     /// `false` if another owner holds it.

@@ -119,6 +119,21 @@ pub fn lease_owner(instance: &str, incarnation: u64) -> String {
     format!("{instance}#{incarnation}")
 }
 
+/// The instance and incarnation of a lease owner named by [`lease_owner`].
+pub fn lease_owner_parts(owner: &str) -> Option<(&str, u64)> {
+    let (instance, n) = owner.rsplit_once('#')?;
+    Some((instance, n.parse().ok()?))
+}
+
+/// Whether `owner` is a later incarnation on the instance that `holder` is on:
+/// it may take the lease over at once.
+pub fn lease_supersedes(owner: &str, holder: &str) -> bool {
+    match (lease_owner_parts(owner), lease_owner_parts(holder)) {
+        (Some((mine, n)), Some((theirs, m))) => mine == theirs && n > m,
+        _ => false,
+    }
+}
+
 #[async_trait]
 pub trait Storage:
     AccountStore

@@ -49,6 +49,7 @@ fn registry(storage: Arc<dyn Storage>) -> LoadRegistry {
             threads: 0,
             idle_timeout: Duration::from_secs(60),
             delivered_linger: Duration::from_secs(5),
+            lease_ttl: super::LEASE_TTL,
         },
         residents: Arc::default(),
         instance: "test-instance".into(),
@@ -333,10 +334,10 @@ async fn an_actor_whose_lease_renewals_fail_stops_acting_before_the_lease_expire
     // The lease table becomes unreachable: the renewal at 5 s fails, and the
     // lease may live until 15 s after the start at the least.
     embedded.fail_load_leases(true);
-    tokio::time::sleep(super::LEASE_RENEWAL + Duration::from_millis(100)).await;
+    tokio::time::sleep((super::LEASE_TTL / 3) + Duration::from_millis(100)).await;
     let still = registry.send(&load.id, read()).await.unwrap();
     assert!(still.is_ok(), "one failed renewal leaves time to retry");
-    tokio::time::sleep(super::LEASE_RENEWAL).await;
+    tokio::time::sleep(super::LEASE_TTL / 3).await;
     // At 10 s the next renewal could not land before 15 s: it has let go.
     let stopped = registry.send(&load.id, read()).await.unwrap();
     assert!(stopped.is_err(), "still acting for the load: {stopped:?}");

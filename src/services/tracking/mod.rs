@@ -25,10 +25,27 @@ use crate::storage::{PointRange, Storage};
 use crate::webhooks::directory::Directory;
 use crate::webhooks::notifier::Notifier;
 
+/// Sends fixes of loads another instance acts for to that instance
+/// (`server::cluster`, with a store several instances share).
+#[async_trait::async_trait]
+pub trait ForwardFixes: Send + Sync {
+    /// Gives the fixes that `outcomes` (of `fixes`, in order) says another
+    /// instance acts for to that instance, and puts its outcomes in their place.
+    async fn forward_fixes(
+        &self,
+        account: &Account,
+        fixes: &[(LoadId, GpsFix)],
+        outcomes: &mut [Result<Appended, LoadError>],
+    );
+}
+
 pub struct TrackingService {
     storage: Arc<dyn Storage>,
     /// What the write path needs, cloned into each detached write.
     writer: Writer,
+    /// With instances sharing the store: where fixes of loads another
+    /// instance acts for are sent (`cluster::forward`).
+    cluster: std::sync::OnceLock<Arc<dyn ForwardFixes>>,
 }
 
 /// One page of a load's history.
@@ -57,7 +74,16 @@ impl TrackingService {
             clock,
             detention: Arc::default(),
         };
-        Self { storage, writer }
+        Self {
+            storage,
+            writer,
+            cluster: std::sync::OnceLock::new(),
+        }
+    }
+
+    /// Forwards fixes of loads other instances act for from now on.
+    pub fn join(&self, cluster: Arc<dyn ForwardFixes>) {
+        let _ = self.cluster.set(cluster);
     }
 
     /// The detention clocks the committed points set (run by `detention::run`).
@@ -93,7 +119,24 @@ impl TrackingService {
     /// was stored before the answer goes out, so a read right after the answer sees
     /// it. Each fix gets its own outcome, in input order, and is stored durably or
     /// not at all.
+    ///
+    /// A fix of a load another instance acts for is recorded there, and its
+    /// outcome is that instance's answer.
     pub async fn record_many(
+        &self,
+        account: &Account,
+        fixes: Vec<(LoadId, GpsFix)>,
+    ) -> Vec<Result<Appended, LoadError>> {
+        let Some(cluster) = self.cluster.get() else {
+            return ingest::record(&self.writer, account, fixes).await;
+        };
+        let mut outcomes = ingest::record(&self.writer, account, fixes.clone()).await;
+        cluster.forward_fixes(account, &fixes, &mut outcomes).await;
+        outcomes
+    }
+
+    /// As [`Self::record_many`], without forwarding: fixes forwarded here.
+    pub async fn record_here(
         &self,
         account: &Account,
         fixes: Vec<(LoadId, GpsFix)>,

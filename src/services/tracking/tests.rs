@@ -52,6 +52,7 @@ fn registry(storage: Arc<dyn Storage>) -> (Arc<LoadRegistry>, TrackingService) {
             threads: 0,
             idle_timeout: IDLE,
             delivered_linger: LINGER,
+            lease_ttl: crate::actors::load_actor::LEASE_TTL,
         },
         residents: Arc::default(),
         instance: "test-instance".into(),

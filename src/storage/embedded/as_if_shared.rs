@@ -1,93 +1,150 @@
-//! Tests only (the switch is `#[cfg(test)]`): the embedded store acting as a store several instances share,
-//! so that what only a shared store (ScyllaDB) exercises, such as one webhook
-//! dispatcher among several, is tested without a cluster: several dispatchers
-//! over one `EmbeddedStore` play the instances. Only role leases are kept;
-//! load leases are granted as by a store one process owns, unless a test makes
-//! their renewals fail (`fail_load_leases`).
+//! Tests only (the switch is `#[cfg(test)]`): the embedded store acting as a
+//! store several instances share, so that what only a shared store (ScyllaDB)
+//! exercises is tested without a cluster: several instances in one process
+//! over one `EmbeddedStore` play the cluster. Role and load leases are kept as
+//! the shared store keeps them (one owner at a time, a TTL, a later
+//! incarnation of the same instance taking over), and so is the registry of
+//! instances; tests can make load leases fail (`fail_load_leases`) or a
+//! landed load update answer an error (`fail_load_updates_after_writing`).
 
 use std::collections::HashMap;
 #[cfg(test)]
 use std::sync::Arc;
 use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use tokio::time::Instant;
 
 #[cfg(test)]
 use super::EmbeddedStore;
+use crate::storage::{StorageError, StorageResult, lease_supersedes};
 
-/// Role leases by role: who holds each, and until when (tokio time, so paused
-/// time moves it).
+/// Names to `(holder, until)`, in tokio time (paused time moves it).
+type Leases = Mutex<HashMap<String, (String, Instant)>>;
+
 #[derive(Default)]
-pub(super) struct RoleLeases(
-    Mutex<HashMap<String, (String, Instant)>>,
+pub(super) struct SharedForTests {
+    roles: Leases,
+    loads: Leases,
+    /// Instances to `(address, until)`.
+    instances: Leases,
     /// Load leases answer an error (the cluster unreachable) while set.
-    std::sync::atomic::AtomicBool,
+    failing_leases: AtomicBool,
     /// A load update that landed answers an error (as after a timeout) while set.
-    std::sync::atomic::AtomicBool,
-);
+    failing_updates: AtomicBool,
+}
 
-impl RoleLeases {
+fn lock(leases: &Leases) -> std::sync::MutexGuard<'_, HashMap<String, (String, Instant)>> {
+    leases.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// As the shared store's conditional insert-or-renew: `owner` holds `name`
+/// if it is free, expired, already `owner`'s, or held by an earlier
+/// incarnation of `owner`'s instance.
+fn take(leases: &Leases, name: &str, owner: &str, ttl: Duration) -> bool {
+    let mut leases = lock(leases);
+    let now = Instant::now();
+    match leases.get(name) {
+        Some((holder, until))
+            if holder != owner && *until > now && !lease_supersedes(owner, holder) =>
+        {
+            false
+        }
+        _ => {
+            leases.insert(name.to_owned(), (owner.to_owned(), now + ttl));
+            true
+        }
+    }
+}
+
+fn release(leases: &Leases, name: &str, owner: &str) {
+    let mut leases = lock(leases);
+    if leases.get(name).is_some_and(|(holder, _)| holder == owner) {
+        leases.remove(name);
+    }
+}
+
+fn unexpired(leases: &Leases, name: &str) -> Option<String> {
+    lock(leases)
+        .get(name)
+        .filter(|(_, until)| *until > Instant::now())
+        .map(|(holder, _)| holder.clone())
+}
+
+impl SharedForTests {
     /// After a load update landed: an error while a test asks for one.
-    pub(super) fn after_load_update(&self) -> crate::storage::StorageResult<()> {
-        if self.2.load(std::sync::atomic::Ordering::SeqCst) {
-            return Err(crate::storage::StorageError::unavailable(
-                std::io::Error::other("timed out after the write reached the store"),
-            ));
+    pub(super) fn after_load_update(&self) -> StorageResult<()> {
+        if self.failing_updates.load(Ordering::SeqCst) {
+            return Err(StorageError::unavailable(std::io::Error::other(
+                "timed out after the write reached the store",
+            )));
         }
         Ok(())
     }
 
-    /// As the shared store's load lease: granted, or an error while failing.
-    pub(super) fn lease_load(&self) -> crate::storage::StorageResult<bool> {
-        if self.1.load(std::sync::atomic::Ordering::SeqCst) {
-            return Err(crate::storage::StorageError::unavailable(
-                std::io::Error::other("the lease table cannot be reached"),
-            ));
+    pub(super) fn lease_load(&self, load: &str, owner: &str, ttl: Duration) -> StorageResult<bool> {
+        if self.failing_leases.load(Ordering::SeqCst) {
+            return Err(StorageError::unavailable(std::io::Error::other(
+                "the lease table cannot be reached",
+            )));
         }
-        Ok(true)
+        Ok(take(&self.loads, load, owner, ttl))
     }
 
-    /// As the shared store's conditional insert-or-renew.
-    pub(super) fn lease(&self, role: &str, owner: &str, ttl: Duration) -> bool {
-        let mut leases = self.0.lock().unwrap_or_else(|p| p.into_inner());
+    pub(super) fn release_load(&self, load: &str, owner: &str) {
+        release(&self.loads, load, owner);
+    }
+
+    pub(super) fn load_lease_holder(&self, load: &str) -> Option<String> {
+        unexpired(&self.loads, load)
+    }
+
+    pub(super) fn lease_role(&self, role: &str, owner: &str, ttl: Duration) -> bool {
+        take(&self.roles, role, owner, ttl)
+    }
+
+    pub(super) fn release_role(&self, role: &str, owner: &str) {
+        release(&self.roles, role, owner);
+    }
+
+    pub(super) fn register_instance(&self, instance: &str, address: &str, ttl: Duration) {
+        lock(&self.instances).insert(
+            instance.to_owned(),
+            (address.to_owned(), Instant::now() + ttl),
+        );
+    }
+
+    pub(super) fn instances(&self) -> Vec<(String, String)> {
         let now = Instant::now();
-        match leases.get(role) {
-            Some((holder, until)) if holder != owner && *until > now => false,
-            _ => {
-                leases.insert(role.to_owned(), (owner.to_owned(), now + ttl));
-                true
-            }
-        }
-    }
-
-    pub(super) fn release(&self, role: &str, owner: &str) {
-        let mut leases = self.0.lock().unwrap_or_else(|p| p.into_inner());
-        if leases.get(role).is_some_and(|(holder, _)| holder == owner) {
-            leases.remove(role);
-        }
+        lock(&self.instances)
+            .iter()
+            .filter(|(_, (_, until))| *until > now)
+            .map(|(instance, (address, _))| (instance.clone(), address.clone()))
+            .collect()
     }
 }
 
 #[cfg(test)]
 impl EmbeddedStore {
-    /// This store, with role leases as several instances sharing it would see.
+    /// This store, with leases and the instance registry as several
+    /// instances sharing it would see them.
     pub fn as_if_shared(mut self) -> Self {
-        self.roles = Some(Arc::default());
+        self.as_if_shared = Some(Arc::default());
         self
     }
 
     /// Load updates that land answer an error from now on (`true`), or not.
     pub fn fail_load_updates_after_writing(&self, failing: bool) {
-        if let Some(roles) = &self.roles {
-            roles.2.store(failing, std::sync::atomic::Ordering::SeqCst);
+        if let Some(shared) = &self.as_if_shared {
+            shared.failing_updates.store(failing, Ordering::SeqCst);
         }
     }
 
     /// Load leases fail from now on (`true`) or are granted again.
     pub fn fail_load_leases(&self, failing: bool) {
-        if let Some(roles) = &self.roles {
-            roles.1.store(failing, std::sync::atomic::Ordering::SeqCst);
+        if let Some(shared) = &self.as_if_shared {
+            shared.failing_leases.store(failing, Ordering::SeqCst);
         }
     }
 }

@@ -147,7 +147,7 @@ pub struct EmbeddedStore {
     secrets: SecretSealing,
     /// Set by tests only: role leases, as a store shared by several instances
     /// keeps them (see `as_if_shared`); `None`, a store one process owns.
-    roles: Option<Arc<as_if_shared::RoleLeases>>,
+    as_if_shared: Option<Arc<as_if_shared::SharedForTests>>,
 }
 
 /// The open store, and what it takes to open it again. After a write fails
@@ -231,7 +231,7 @@ impl EmbeddedStore {
                 recovering: std::sync::atomic::AtomicBool::new(false),
             }),
             secrets: SecretSealing::default(),
-            roles: None,
+            as_if_shared: None,
         })
     }
 }
@@ -519,16 +519,54 @@ impl crate::storage::Coordination for EmbeddedStore {
 
     async fn lease_load(
         &self,
-        _: &crate::domain::ids::LoadId,
-        _: &str,
-        _: std::time::Duration,
+        load: &crate::domain::ids::LoadId,
+        owner: &str,
+        ttl: std::time::Duration,
     ) -> StorageResult<bool> {
-        self.shared_for_tests()
-            .map_or(Ok(true), |shared| shared.lease_load())
+        self.shared_for_tests().map_or(Ok(true), |shared| {
+            shared.lease_load(load.as_str(), owner, ttl)
+        })
     }
 
-    async fn release_load(&self, _: &crate::domain::ids::LoadId, _: &str) -> StorageResult<()> {
+    async fn release_load(
+        &self,
+        load: &crate::domain::ids::LoadId,
+        owner: &str,
+    ) -> StorageResult<()> {
+        if let Some(shared) = self.shared_for_tests() {
+            shared.release_load(load.as_str(), owner);
+        }
         Ok(())
+    }
+
+    /// Only this process acts for loads: no other holder to forward to.
+    async fn load_lease_holder(
+        &self,
+        load: &crate::domain::ids::LoadId,
+    ) -> StorageResult<Option<String>> {
+        Ok(self
+            .shared_for_tests()
+            .and_then(|shared| shared.load_lease_holder(load.as_str())))
+    }
+
+    async fn register_instance(
+        &self,
+        instance: &str,
+        address: &str,
+        ttl: std::time::Duration,
+    ) -> StorageResult<()> {
+        if let Some(shared) = self.shared_for_tests() {
+            shared.register_instance(instance, address, ttl);
+        }
+        Ok(())
+    }
+
+    /// None other than this process.
+    async fn instances(&self) -> StorageResult<Vec<(String, String)>> {
+        Ok(self
+            .shared_for_tests()
+            .map(|shared| shared.instances())
+            .unwrap_or_default())
     }
 
     async fn lease_role(
@@ -539,12 +577,12 @@ impl crate::storage::Coordination for EmbeddedStore {
     ) -> StorageResult<bool> {
         Ok(self
             .shared_for_tests()
-            .is_none_or(|shared| shared.lease(role, owner, ttl)))
+            .is_none_or(|shared| shared.lease_role(role, owner, ttl)))
     }
 
     async fn release_role(&self, role: &str, owner: &str) -> StorageResult<()> {
         if let Some(shared) = self.shared_for_tests() {
-            shared.release(role, owner);
+            shared.release_role(role, owner);
         }
         Ok(())
     }
@@ -568,7 +606,7 @@ impl crate::storage::Coordination for EmbeddedStore {
 
 impl EmbeddedStore {
     /// The leases a test's shared store keeps; `None` outside tests.
-    fn shared_for_tests(&self) -> Option<&as_if_shared::RoleLeases> {
-        self.roles.as_deref()
+    fn shared_for_tests(&self) -> Option<&as_if_shared::SharedForTests> {
+        self.as_if_shared.as_deref()
     }
 }

@@ -14,7 +14,7 @@
 
 use async_trait::async_trait;
 
-use crate::storage::StorageResult;
+use crate::storage::{StorageResult, lease_supersedes};
 
 /// What a conditional write found.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -67,7 +67,7 @@ pub(super) async fn lease<S: LeaseStatements>(
     };
     Ok(match claim {
         Claim::Applied => Lease::Taken,
-        Claim::Held(Some(holder)) if supersedes(owner, &holder) => {
+        Claim::Held(Some(holder)) if lease_supersedes(owner, &holder) => {
             match st.update(name, &holder, owner, ttl).await? {
                 Claim::Applied => Lease::Taken,
                 Claim::Held(_) => Lease::HeldElsewhere,
@@ -75,19 +75,6 @@ pub(super) async fn lease<S: LeaseStatements>(
         }
         Claim::Held(_) => Lease::HeldElsewhere,
     })
-}
-
-/// Whether `owner` is a later incarnation on the instance that `holder` is on
-/// (owners as `storage::lease_owner` names them).
-fn supersedes(owner: &str, holder: &str) -> bool {
-    let parse = |name: &str| {
-        let (instance, n) = name.rsplit_once('#')?;
-        Some((instance.to_owned(), n.parse::<u64>().ok()?))
-    };
-    match (parse(owner), parse(holder)) {
-        (Some((mine, n)), Some((theirs, m))) => mine == theirs && n > m,
-        _ => false,
-    }
 }
 
 #[cfg(test)]
@@ -194,13 +181,13 @@ mod tests {
 
     #[test]
     fn only_a_later_incarnation_of_the_same_instance_supersedes() {
-        assert!(supersedes("h/a#2", "h/a#1"));
-        assert!(!supersedes("h/a#1", "h/a#2"));
-        assert!(!supersedes("h/a#2", "h/b#1"));
+        assert!(lease_supersedes("h/a#2", "h/a#1"));
+        assert!(!lease_supersedes("h/a#1", "h/a#2"));
+        assert!(!lease_supersedes("h/a#2", "h/b#1"));
         assert!(
-            !supersedes("h/a#2", "h/a"),
+            !lease_supersedes("h/a#2", "h/a"),
             "an owner from before incarnations"
         );
-        assert!(!supersedes("dispatcher-host", "dispatcher-host"));
+        assert!(!lease_supersedes("dispatcher-host", "dispatcher-host"));
     }
 }

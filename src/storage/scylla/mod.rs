@@ -481,6 +481,44 @@ impl crate::storage::Coordination for ScyllaStore {
             .map(|_| ())
     }
 
+    async fn load_lease_holder(&self, load: &LoadId) -> StorageResult<Option<String>> {
+        let owners = self
+            .rows(
+                &self.st.lease_holder,
+                (load.as_str(),),
+                |(owner,): (Option<String>,)| Ok(owner),
+            )
+            .await?;
+        Ok(owners.into_iter().flatten().next())
+    }
+
+    async fn register_instance(
+        &self,
+        instance: &str,
+        address: &str,
+        ttl: std::time::Duration,
+    ) -> StorageResult<()> {
+        self.exec(
+            &self.st.register_instance,
+            (instance, address, ttl_secs(ttl)),
+        )
+        .await
+        .map(|_| ())
+    }
+
+    /// The whole (small) table: one row per live instance.
+    async fn instances(&self) -> StorageResult<Vec<(String, String)>> {
+        self.rows(
+            &self.st.all_instances,
+            (),
+            |(instance, address): (String, Option<String>)| {
+                Ok((instance, address.unwrap_or_default()))
+            },
+        )
+        .await
+        .map(|rows| rows.into_iter().filter(|(_, a)| !a.is_empty()).collect())
+    }
+
     /// As [`Self::lease_load`].
     async fn lease_role(
         &self,

@@ -75,6 +75,10 @@ pub const FILES: &[(&str, &str)] = &[
         "014_list_totals.cql",
         include_str!("../../../cql/014_list_totals.cql"),
     ),
+    (
+        "015_instances.cql",
+        include_str!("../../../cql/015_instances.cql"),
+    ),
 ];
 
 /// Earlier texts of schema files that a keyspace may have applied, taken as

@@ -83,6 +83,11 @@ statements! {
     take_lease = "INSERT INTO load_leases (load_id, owner) VALUES (?, ?) IF NOT EXISTS USING TTL ?";
     renew_lease = "UPDATE load_leases USING TTL ? SET owner = ? WHERE load_id = ? IF owner = ?";
     release_lease = "DELETE FROM load_leases WHERE load_id = ? IF owner = ?";
+    lease_holder = "SELECT owner FROM load_leases WHERE load_id = ?";
+
+    // The instances and their internal listeners (cql/015).
+    register_instance = "INSERT INTO instances (instance, address) VALUES (?, ?) USING TTL ?";
+    all_instances = "SELECT instance, address FROM instances";
 
     // Leases: which instance plays a role for all (the webhook dispatcher).
     take_role_lease = "INSERT INTO role_leases (role_id, owner) VALUES (?, ?) IF NOT EXISTS USING TTL ?";
