@@ -597,6 +597,18 @@ impl State {
     }
 }
 
+/// The tracking state of `load` as stored, `recent` its newest fixes (newest
+/// first): what its actor would hold, for a reader on an instance that does
+/// not act for the load.
+pub fn stored_state(load: &Load, recent: Vec<GpsFix>) -> TrackingState {
+    TrackingState {
+        status: load.status,
+        recent,
+        destination: eta_target(&load.destination),
+        delivery_appointment: load.delivery_date,
+    }
+}
+
 /// Where the ETA aims: the delivery's own coordinates when the load gives them
 /// (the centre of its geofence), else its ZIP's centroid.
 fn eta_target(destination: &crate::domain::location::Location) -> Option<(f64, f64)> {

@@ -180,7 +180,11 @@ pub async fn loads(
     let feeds = &feeds;
     let loads: Vec<BoardLoad> = stream::iter(active)
         .map(|load| async move {
-            let state = services.tracking.current(account, &load.id).await.ok();
+            let state = services
+                .tracking
+                .current_anywhere(account, &load.id)
+                .await
+                .ok();
             let device = feeds.get(&load.id).cloned();
             // A stop that cannot be read now shows as none: the board stays up.
             let stops = services.storage.load_stops(&load.id).await.ok().flatten();

@@ -667,6 +667,10 @@ pub fn load_error(error: LoadError) -> PageError {
         | LoadError::ReferenceTaken(_)
         | LoadError::Edit(_) => PageError::BadForm,
         LoadError::Storage(e) => PageError::Unavailable(e.to_string()),
+        LoadError::Unavailable(crate::unavailable::Unavailable::LeasedElsewhere {
+            holder: Some(holder),
+            ..
+        }) => PageError::LeasedElsewhere(holder),
         LoadError::Unavailable(e) => PageError::Unavailable(e.to_string()),
     }
 }

@@ -61,6 +61,10 @@ fn mount(cfg: &mut web::ServiceConfig, map: MapSource) {
     });
     let scope = web::scope("/dashboard")
         .app_data(web::Data::new(map))
+        // A page or form for a load another instance acts for runs there.
+        .wrap(actix_web::middleware::from_fn(
+            crate::api::forward::serve_or_forward,
+        ))
         .wrap_fn(move |req, srv| {
             let answer = srv.call(req);
             let csp = csp.clone();

@@ -123,6 +123,10 @@ pub enum PageError {
     AccountDisabled,
     #[error("{0}")]
     Unavailable(String),
+    /// The load is acted for by this other instance: the request is
+    /// forwarded there (`api::forward`), never shown.
+    #[error("the load is served by instance {0}")]
+    LeasedElsewhere(std::sync::Arc<str>),
 }
 
 impl ResponseError for PageError {
@@ -135,7 +139,9 @@ impl ResponseError for PageError {
             PageError::AccountDisabled => StatusCode::FORBIDDEN,
             PageError::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
             PageError::Throttled { .. } => StatusCode::TOO_MANY_REQUESTS,
-            PageError::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
+            PageError::Unavailable(_) | PageError::LeasedElsewhere(_) => {
+                StatusCode::SERVICE_UNAVAILABLE
+            }
         }
     }
 
@@ -174,6 +180,19 @@ impl ResponseError for PageError {
                 "Too many attempts",
                 format!("Wait {retry_after} seconds, then try again."),
             ),
+            PageError::LeasedElsewhere(holder) => {
+                let mut response = respond(
+                    self.status_code(),
+                    error_page(
+                        "Try again in a moment",
+                        "The service could not do this right now. Nothing was changed.",
+                    ),
+                );
+                response
+                    .extensions_mut()
+                    .insert(crate::api::error::LeaseHolder(holder.clone()));
+                return response;
+            }
             PageError::Unavailable(why) => {
                 // The cause is for the operator's log, not the page.
                 tracing::error!(request_id = %crate::telemetry::request_id(), error = %why, "dashboard request failed");

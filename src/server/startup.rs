@@ -140,6 +140,7 @@ impl Application {
                     routes::all_routes(),
                 )),
                 BodyLimit(settings.body_limit),
+                settings.map.clone(),
             )?),
             None => None,
         };
@@ -558,6 +559,11 @@ async fn join_cluster(
     ));
     cluster.join().await?;
     services.tracking.join(cluster.clone());
+    super::cluster::live_taps::start(
+        cluster.clone(),
+        services.tracking.live(),
+        tokio::runtime::Handle::current(),
+    );
     Ok(cluster)
 }
 

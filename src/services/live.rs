@@ -223,6 +223,13 @@ struct Hub {
     /// How many feeds there are, read without a lock: while it is zero,
     /// publishing is this one load.
     feed_count: AtomicUsize,
+    /// Other instances' taps on accounts' updates stored here (`tap`).
+    taps: SharedMap<AccountId, Vec<Tap>>,
+    tap_count: AtomicUsize,
+    next_tap: AtomicU64,
+    /// Told of every account whose first stream opens here (so that the
+    /// cluster taps the other instances for it; see `on_new_feed`).
+    new_feed: std::sync::OnceLock<NewFeedHook>,
     streams: AtomicUsize,
     dropped: AtomicU64,
     shutdown: watch::Sender<bool>,
@@ -291,28 +298,147 @@ impl Feed {
     }
 }
 
+type NewFeedHook = Box<dyn Fn(&LiveHub, &AccountId) + Send + Sync>;
+
+/// Another instance's tap on an account: the updates stored here, as lines.
+struct Tap {
+    id: u64,
+    lines: mpsc::Sender<Bytes>,
+}
+
+/// The kinds of update a tap carries, by name (a tap line names its kind).
+const KINDS: [&str; 5] = [
+    TRACKING_EVENT,
+    "load.arrived",
+    "load.departed",
+    "load.eta_changed",
+    "load.detention_started",
+];
+
+/// An update as a tap line: `<load>\t<kind>\t<data>\n` (the data is one line).
+fn tap_line(update: &Update) -> Bytes {
+    Bytes::from(format!(
+        "{}\t{}\t{}\n",
+        update.load, update.kind, update.data
+    ))
+}
+
+/// A tap line read back; `None` for a line that is not one.
+pub fn parse_tap_line(line: &str) -> Option<Update> {
+    let mut parts = line.splitn(3, '\t');
+    let load = LoadId::parse(parts.next()?)?;
+    let kind = parts.next()?;
+    let kind = KINDS.into_iter().find(|k| *k == kind)?;
+    let data = parts.next()?.trim_end_matches('\n').to_owned();
+    Some(Update { load, kind, data })
+}
+
 impl LiveHub {
     pub fn new(settings: LiveSettings) -> Self {
         LiveHub(Arc::new(Hub {
             settings,
             feeds: SharedMap::default(),
             feed_count: AtomicUsize::new(0),
+            taps: SharedMap::default(),
+            tap_count: AtomicUsize::new(0),
+            next_tap: AtomicU64::new(0),
+            new_feed: std::sync::OnceLock::new(),
             streams: AtomicUsize::new(0),
             dropped: AtomicU64::new(0),
             shutdown: watch::Sender::new(false),
         }))
     }
 
-    /// Whether anything of the account is streamed (or resumable). The usual
-    /// answer, no, costs one atomic load while no account streams at all.
+    /// Whether anything of the account is streamed (or resumable), here or
+    /// through another instance's tap. The usual answer, no, costs two atomic
+    /// loads while no account streams at all.
     pub fn listening(&self, account: &AccountId) -> bool {
+        self.streaming(account)
+            || (self.0.tap_count.load(Ordering::Acquire) > 0 && self.0.taps.contains_key(account))
+    }
+
+    /// Whether a stream of the account is open here (or in its resume window).
+    pub fn streaming(&self, account: &AccountId) -> bool {
         self.0.feed_count.load(Ordering::Acquire) > 0 && self.0.feeds.contains_key(account)
     }
 
-    /// Sends stored fixes of the account to its streams, in order, and keeps
-    /// them for resuming. Does nothing if the account has no feed.
+    /// Calls `hook` with each account whose first stream opens here.
+    pub fn on_new_feed(&self, hook: impl Fn(&LiveHub, &AccountId) + Send + Sync + 'static) {
+        let _ = self.0.new_feed.set(Box::new(hook));
+    }
+
+    /// Sends fixes stored on this instance to the account's streams, in
+    /// order, keeps them for resuming, and hands them to the other
+    /// instances' taps on the account.
     pub fn publish(&self, account: &AccountId, updates: Vec<Update>) {
-        if updates.is_empty() || !self.listening(account) {
+        if updates.is_empty() {
+            return;
+        }
+        if self.0.tap_count.load(Ordering::Acquire) > 0 {
+            self.feed_taps(account, &updates);
+        }
+        self.publish_relayed(account, updates);
+    }
+
+    /// Hands the updates to the account's taps; a tap that cannot keep up is
+    /// dropped (its instance reconnects).
+    fn feed_taps(&self, account: &AccountId, updates: &[Update]) {
+        let Some(mut taps) = self.0.taps.get_mut(account) else {
+            return;
+        };
+        let lines: Vec<Bytes> = updates.iter().map(tap_line).collect();
+        taps.retain(|tap| {
+            lines
+                .iter()
+                .all(|line| tap.lines.try_send(line.clone()).is_ok())
+        });
+    }
+
+    /// A tap on the account: every update stored on this instance from now
+    /// on, as lines ([`parse_tap_line`]), and an empty line after each
+    /// heartbeat period without one, until the returned stream is dropped,
+    /// falls behind by `buffer` lines, or the hub shuts down.
+    pub fn tap(&self, account: &AccountId, buffer: usize) -> LiveStream {
+        let (lines, receiver) = mpsc::channel(buffer.max(1));
+        let id = self.0.next_tap.fetch_add(1, Ordering::Relaxed);
+        self.0
+            .taps
+            .entry(account.clone())
+            .or_default()
+            .push(Tap { id, lines });
+        self.0.tap_count.fetch_add(1, Ordering::AcqRel);
+        let guard = TapGuard {
+            hub: self.0.clone(),
+            account: account.clone(),
+            id,
+        };
+        let shutdown = self.0.shutdown.subscribe();
+        let heartbeat = self.0.settings.heartbeat.max(Duration::from_millis(1));
+        let mut heartbeat =
+            tokio::time::interval_at(tokio::time::Instant::now() + heartbeat, heartbeat);
+        heartbeat.set_missed_tick_behavior(MissedTickBehavior::Delay);
+        stream::unfold(
+            (receiver, shutdown, heartbeat, guard),
+            |(mut receiver, mut shutdown, mut heartbeat, guard)| async move {
+                let line = tokio::select! {
+                    biased;
+                    _ = shutdown.wait_for(|stopped| *stopped) => None,
+                    line = receiver.recv() => line,
+                    // An empty line now and then: the tapping instance
+                    // notices a connection that died without closing.
+                    _ = heartbeat.tick() => Some(Bytes::from_static(b"\n")),
+                }?;
+                Some((line, (receiver, shutdown, heartbeat, guard)))
+            },
+        )
+        .boxed()
+    }
+
+    /// Sends fixes to the account's streams here, in order, and keeps them
+    /// for resuming (not to taps: fixes stored on another instance, read
+    /// from a tap there, come here). Does nothing if the account has no feed.
+    pub fn publish_relayed(&self, account: &AccountId, updates: Vec<Update>) {
+        if updates.is_empty() || !self.streaming(account) {
             return;
         }
         let Some(feed) = self.0.feeds.get(account).map(|f| f.clone()) else {
@@ -387,6 +513,9 @@ impl LiveHub {
             Entry::Occupied(entry) => entry.into_ref(),
             Entry::Vacant(entry) => {
                 self.0.feed_count.fetch_add(1, Ordering::AcqRel);
+                if let Some(hook) = self.0.new_feed.get() {
+                    hook(self, account);
+                }
                 entry.insert(Arc::new(Feed::new()))
             }
         };
@@ -591,6 +720,23 @@ impl Drop for Open {
         runtime.spawn(async move {
             tokio::time::sleep(window).await;
             expire(hub, &account, epoch, idle_since);
+        });
+    }
+}
+
+/// Removes a tap when its stream is dropped.
+struct TapGuard {
+    hub: Arc<Hub>,
+    account: AccountId,
+    id: u64,
+}
+
+impl Drop for TapGuard {
+    fn drop(&mut self) {
+        self.hub.tap_count.fetch_sub(1, Ordering::AcqRel);
+        self.hub.taps.remove_if_mut(&self.account, |_, taps| {
+            taps.retain(|tap| tap.id != self.id);
+            taps.is_empty()
         });
     }
 }

@@ -172,7 +172,9 @@ impl crate::api::forward::ForwardRequests for Cluster {
             .to_owned();
         let method = reqwest::Method::from_bytes(req.method().as_str().as_bytes())
             .expect("an HTTP method is a method");
-        let mut request = self.signed(holder, method, &path, body).await?;
+        let mut request = self
+            .signed(&self.client, holder, method, &path, body)
+            .await?;
         for (name, value) in req.headers() {
             if !hop_by_hop(name.as_str()) {
                 request = request.header(name.as_str(), value.as_bytes());
@@ -255,7 +257,13 @@ impl Cluster {
     ) -> Result<FixesAnswer, Unavailable> {
         let body = Bytes::from(serde_json::to_vec(request).expect("fixes serialise"));
         let answer = self
-            .signed(holder, reqwest::Method::POST, FIXES_PATH, body)
+            .signed(
+                &self.client,
+                holder,
+                reqwest::Method::POST,
+                FIXES_PATH,
+                body,
+            )
             .await?
             .header("content-type", "application/json")
             .send()
@@ -274,8 +282,9 @@ impl Cluster {
     }
 
     /// A request to `holder`'s internal listener, signed, with `body`.
-    async fn signed(
+    pub(super) async fn signed(
         &self,
+        client: &reqwest::Client,
         holder: &std::sync::Arc<str>,
         method: reqwest::Method,
         path: &str,
@@ -289,8 +298,7 @@ impl Cluster {
         };
         let time = Self::now();
         let signature = self.secret.sign(time, method.as_str(), path, &body);
-        Ok(self
-            .client
+        Ok(client
             .request(method, format!("http://{address}{path}"))
             .header(TIME_HEADER, time.to_string())
             .header(SIGNATURE_HEADER, signature)
@@ -300,7 +308,11 @@ impl Cluster {
             .body(body))
     }
 
-    fn unreachable(&self, holder: &std::sync::Arc<str>, error: &reqwest::Error) -> Unavailable {
+    pub(super) fn unreachable(
+        &self,
+        holder: &std::sync::Arc<str>,
+        error: &reqwest::Error,
+    ) -> Unavailable {
         tracing::warn!(instance = %holder, error = %error_chain(error), "could not forward a request to the instance acting for its load");
         Unavailable::HolderUnreachable {
             instance: holder.clone(),

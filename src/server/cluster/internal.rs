@@ -40,8 +40,10 @@ pub fn server(
     workers: usize,
     known_routes: web::Data<crate::api::idempotency::KnownRoutes>,
     body_limit: BodyLimit,
+    map: crate::dashboard::MapSource,
 ) -> anyhow::Result<Server> {
     let services = services.clone();
+    let dashboard = crate::dashboard::configure(map);
     let internal = web::Data::new(Internal(secret));
     let server = HttpServer::new(move || {
         App::new()
@@ -56,7 +58,12 @@ pub fn server(
             // gave the request carries on in this one's logs.
             .wrap(from_fn(crate::server::observe::observe))
             .route(FIXES_PATH, web::post().to(fixes))
+            .route(
+                super::live_taps::PATH,
+                web::get().to(super::live_taps::serve),
+            )
             .configure(crate::routes::configure)
+            .configure(dashboard.clone())
             .default_service(web::to(crate::routes::not_found))
     })
     .workers(workers)

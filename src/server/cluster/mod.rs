@@ -4,13 +4,15 @@
 //! forwards it there and relays the answer (`forward`), over the holder's
 //! internal listener (`internal`), which takes only requests signed with the
 //! cluster secret (`signing`). Instances find each other through registry
-//! rows with a TTL (`peers`).
+//! rows with a TTL (`peers`), and each account-wide event stream also carries
+//! the fixes stored on the other instances (`live_taps`).
 //!
 //! With the embedded store (one process owns it) none of this runs: every
 //! lease is this process's.
 
 pub mod forward;
 pub mod internal;
+pub mod live_taps;
 pub mod peers;
 pub mod signing;
 #[cfg(test)]
@@ -44,23 +46,32 @@ pub struct Cluster {
     peers: Arc<Peers>,
     secret: ClusterSecret,
     client: reqwest::Client,
+    /// For taps, which last: no overall timeout.
+    tap_client: reqwest::Client,
     storage: Arc<dyn Storage>,
 }
 
 impl Cluster {
     pub fn new(instance: Arc<str>, settings: &ClusterSettings, storage: Arc<dyn Storage>) -> Self {
-        let client = reqwest::Client::builder()
-            .no_proxy()
-            .connect_timeout(CONNECT_TIMEOUT)
+        let builder = || {
+            reqwest::Client::builder()
+                .no_proxy()
+                .connect_timeout(CONNECT_TIMEOUT)
+                .redirect(reqwest::redirect::Policy::none())
+                .user_agent(concat!("freight-cluster/", env!("CARGO_PKG_VERSION")))
+        };
+        let client = builder()
             .timeout(FORWARD_TIMEOUT)
-            .redirect(reqwest::redirect::Policy::none())
-            .user_agent(concat!("freight-cluster/", env!("CARGO_PKG_VERSION")))
+            .build()
+            .expect("the cluster client's settings are valid");
+        let tap_client = builder()
             .build()
             .expect("the cluster client's settings are valid");
         Cluster {
             peers: Arc::new(Peers::new(instance, settings.internal_address.clone())),
             secret: settings.secret.clone(),
             client,
+            tap_client,
             storage,
         }
     }

@@ -22,6 +22,8 @@ const LEASE_TTL: Duration = Duration::from_secs(3);
 
 struct Instance {
     name: Arc<str>,
+    /// The internal listener, `host:port`.
+    internal: String,
     base: String,
     client: reqwest::Client,
     handles: Vec<ServerHandle>,
@@ -74,6 +76,7 @@ async fn start_instance(
     actix_rt::spawn(app.run_until_stopped());
     let instance = Instance {
         name,
+        internal: format!("127.0.0.1:{port}"),
         base,
         client,
         handles,
@@ -398,4 +401,129 @@ async fn a_stopped_instance_loses_no_acknowledged_fix_and_its_loads_move() {
     for at in &acknowledged {
         assert!(stored.contains(at), "acknowledged fix at {at} is lost");
     }
+}
+
+#[actix_rt::test]
+async fn the_account_stream_on_one_instance_carries_fixes_stored_on_the_others() {
+    let cluster = cluster_of(3).await;
+    let carrier = cluster.carrier().await;
+    let on_1 = cluster.assigned_load_on(1, &carrier).await;
+    let on_2 = cluster.assigned_load_on(2, &carrier).await;
+    let mut stream = cluster.instances[0]
+        .client
+        .get(format!("{}/tracking/stream", cluster.instances[0].base))
+        .bearer_auth(&cluster.key)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(stream.status(), 200);
+    let start = Utc::now().trunc_subsecs(0) - chrono::Duration::minutes(5);
+    let mut seen = String::new();
+    // Posted through the instance holding each load (no forwarding): the
+    // fixes are stored there and reach instance 0 only through its taps. A
+    // tap opens just after the stream does; fixes go on until one arrives.
+    for n in 0..40 {
+        for (via, load) in [(1, &on_1), (2, &on_2)] {
+            let (status, body) = cluster
+                .call(
+                    via,
+                    reqwest::Method::POST,
+                    &format!("/loads/{load}/tracking"),
+                    Some(json!({"lat": 33.0, "lng": -97.0, "timestamp": (start + chrono::Duration::seconds(n)).to_rfc3339()})),
+                )
+                .await;
+            assert_eq!(status, 201, "{body}");
+        }
+        let deadline = tokio::time::Instant::now() + Duration::from_millis(500);
+        while let Ok(Ok(Some(chunk))) = tokio::time::timeout_at(deadline, stream.chunk()).await {
+            seen.push_str(&String::from_utf8_lossy(&chunk));
+        }
+        if seen.contains(on_1.as_str()) && seen.contains(on_2.as_str()) {
+            break;
+        }
+    }
+    for load in [&on_1, &on_2] {
+        let event = seen
+            .split("\n\n")
+            .find(|frame| frame.contains(load.as_str()))
+            .unwrap_or_else(|| panic!("no event of {load} on instance 0's stream: {seen}"));
+        assert!(event.contains("event: tracking.updated"), "{event}");
+        assert!(
+            event.contains("\nid: ") || event.starts_with("id: "),
+            "{event}"
+        );
+    }
+}
+
+#[actix_rt::test]
+async fn the_internal_listener_takes_only_requests_signed_with_the_cluster_secret() {
+    let cluster = cluster_of(1).await;
+    let internal = &cluster.instances[0].internal;
+    let plain = reqwest::Client::new();
+    let path = "/v1/loads";
+    let now = Utc::now().timestamp();
+    let wrong = ClusterSecret::parse("another-secret-of-32-characters!!!!").unwrap();
+    let right = ClusterSecret::parse("a-cluster-secret-of-32-characters!!").unwrap();
+    for (what, headers) in [
+        ("unsigned", vec![]),
+        (
+            "signed with another secret",
+            vec![
+                ("x-freight-cluster-time", now.to_string()),
+                (
+                    "x-freight-cluster-signature",
+                    wrong.sign(now, "GET", path, b""),
+                ),
+            ],
+        ),
+        (
+            "signed for another request",
+            vec![
+                ("x-freight-cluster-time", now.to_string()),
+                (
+                    "x-freight-cluster-signature",
+                    right.sign(now, "GET", "/v1/carriers", b""),
+                ),
+            ],
+        ),
+        (
+            "signed too long ago",
+            vec![
+                ("x-freight-cluster-time", (now - 600).to_string()),
+                (
+                    "x-freight-cluster-signature",
+                    right.sign(now - 600, "GET", path, b""),
+                ),
+            ],
+        ),
+    ] {
+        let mut request = plain
+            .get(format!("http://{internal}{path}"))
+            .bearer_auth(&cluster.key)
+            .header("x-forwarded-proto", "https");
+        for (name, value) in headers {
+            request = request.header(name, value);
+        }
+        let response = request.send().await.unwrap();
+        assert_eq!(response.status(), 401, "{what}");
+        let refusal: Value = response.json().await.unwrap();
+        assert_eq!(
+            refusal["error"]["code"], "CLUSTER_SIGNATURE_INVALID",
+            "{what}: {refusal}"
+        );
+    }
+    // Signed right, the same request is served (with the client's own key).
+    let response = plain
+        .get(format!("http://{internal}{path}"))
+        .bearer_auth(&cluster.key)
+        .header("x-forwarded-proto", "https")
+        .header("x-freight-cluster-time", now.to_string())
+        .header(
+            "x-freight-cluster-signature",
+            right.sign(now, "GET", path, b""),
+        )
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 200, "{}", response.text().await.unwrap());
 }

@@ -153,6 +153,36 @@ impl TrackingService {
         self.writer.registry.read_tracking(load, account).await
     }
 
+    /// As [`Self::current`], and for a load another instance acts for, as
+    /// stored (for views over many loads, which are not forwarded: the
+    /// dashboard's board). Fixes are stored before they are acknowledged, so
+    /// the stored state is as new as the actor's.
+    pub async fn current_anywhere(
+        &self,
+        account: &AccountId,
+        load: &LoadId,
+    ) -> Result<TrackingState, LoadError> {
+        match self.current(account, load).await {
+            Err(LoadError::Unavailable(crate::unavailable::Unavailable::LeasedElsewhere {
+                ..
+            })) => {
+                let stored = self.storage.get_load(load).await?;
+                let Some(stored) = stored.filter(|l| l.account_id == *account) else {
+                    return Err(LoadError::NotFound);
+                };
+                let recent = self
+                    .storage
+                    .load_points(
+                        load,
+                        PointRange::latest(crate::actors::load_actor::RECENT_FIXES),
+                    )
+                    .await?;
+                Ok(crate::actors::load_state::stored_state(&stored, recent))
+            }
+            other => other,
+        }
+    }
+
     /// The load's live view as `render` writes it, rendered once per change of
     /// its state rather than once per read.
     pub async fn current_view<E>(

@@ -1,0 +1,165 @@
+//! The account-wide event stream on any instance carries the fixes of the
+//! account's loads wherever they are stored. While an account has a stream
+//! open on this instance (or is in its resume window), this instance taps
+//! every other instance for the account (`GET /internal/v1/taps/{account}`
+//! on its internal listener): each sends the updates stored there as lines,
+//! which this instance publishes to its own streams (never on to its own
+//! taps, so nothing loops). A tap that fails is opened again after
+//! [`RECONNECT`]; instances that join are tapped within [`PEER_SCAN`].
+//!
+//! What a client may miss: updates stored on another instance while its
+//! tap was being (re)opened; a stream carries what arrives, as on one
+//! instance a client that fell behind does.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use actix_web::{HttpResponse, web};
+use futures_util::StreamExt;
+
+use super::Cluster;
+use crate::api::error::ApiError;
+use crate::domain::ids::AccountId;
+use crate::services::Services;
+use crate::services::live::{LiveHub, parse_tap_line};
+use crate::telemetry::error_chain;
+
+pub const PATH: &str = "/internal/v1/taps/{account_id}";
+/// Lines a tap may have waiting; one more and it is dropped (and reopened).
+const TAP_BUFFER: usize = 4096;
+/// A failed tap is opened again after this.
+const RECONNECT: Duration = Duration::from_secs(1);
+/// The registry is looked at for new instances this often.
+const PEER_SCAN: Duration = Duration::from_secs(5);
+/// A tap silent this long (no line, no heartbeat) is taken for dead.
+const SILENCE: Duration = Duration::from_secs(45);
+
+/// `GET /internal/v1/taps/{account_id}`: the account's updates stored here.
+pub async fn serve(
+    services: web::Data<Services>,
+    account: web::Path<String>,
+) -> Result<HttpResponse, ApiError> {
+    let Some(account) = AccountId::parse(&account) else {
+        return Err(ApiError::new(
+            actix_web::http::StatusCode::NOT_FOUND,
+            "NOT_FOUND",
+            "not an account id",
+        ));
+    };
+    let lines = services.tracking.live().tap(&account, TAP_BUFFER);
+    Ok(HttpResponse::Ok()
+        .content_type("text/plain; charset=utf-8")
+        .streaming(lines.map(Ok::<_, std::convert::Infallible>)))
+}
+
+/// Taps the other instances for each account whose first stream opens here.
+pub fn start(cluster: Arc<Cluster>, hub: &LiveHub, runtime: tokio::runtime::Handle) {
+    hub.on_new_feed(move |hub, account| {
+        runtime.spawn(tap_account(cluster.clone(), hub.clone(), account.clone()));
+    });
+}
+
+/// Keeps a tap open on every other instance while the account streams here.
+async fn tap_account(cluster: Arc<Cluster>, hub: LiveHub, account: AccountId) {
+    let mut taps: HashMap<String, tokio::task::JoinHandle<()>> = HashMap::new();
+    while hub.streaming(&account) {
+        let others = cluster.peers().others();
+        taps.retain(|instance, tap| {
+            let keep = others.iter().any(|(other, _)| other == instance);
+            if !keep {
+                tap.abort();
+            }
+            keep
+        });
+        for (instance, _) in others {
+            taps.entry(instance.clone()).or_insert_with(|| {
+                tokio::spawn(tap_instance(
+                    cluster.clone(),
+                    hub.clone(),
+                    account.clone(),
+                    instance.into(),
+                ))
+            });
+        }
+        tokio::time::sleep(PEER_SCAN).await;
+    }
+    for tap in taps.into_values() {
+        tap.abort();
+    }
+}
+
+/// Reads one instance's tap on the account, reopening it when it fails.
+async fn tap_instance(cluster: Arc<Cluster>, hub: LiveHub, account: AccountId, instance: Arc<str>) {
+    let path = PATH.replace("{account_id}", account.as_str());
+    while hub.streaming(&account) {
+        match cluster.open_tap(&instance, &path).await {
+            Ok(response) => {
+                if let Err(error) = read_tap(response, &hub, &account).await {
+                    tracing::info!(%instance, error = %error, "a tap on another instance ended; reopening it");
+                }
+            }
+            Err(error) => {
+                tracing::debug!(%instance, error = %error_chain(&error), "could not tap another instance; retrying");
+            }
+        }
+        tokio::time::sleep(RECONNECT).await;
+    }
+}
+
+async fn read_tap(
+    mut response: reqwest::Response,
+    hub: &LiveHub,
+    account: &AccountId,
+) -> Result<(), String> {
+    let mut pending = Vec::new();
+    loop {
+        let chunk = tokio::time::timeout(SILENCE, response.chunk())
+            .await
+            .map_err(|_| "silent past its heartbeat".to_owned())?
+            .map_err(|e| error_chain(&e).to_string())?;
+        let Some(chunk) = chunk else {
+            return Err("closed".into());
+        };
+        pending.extend_from_slice(&chunk);
+        let Some(end) = pending.iter().rposition(|b| *b == b'\n') else {
+            continue;
+        };
+        let complete: Vec<u8> = pending.drain(..=end).collect();
+        let updates: Vec<_> = String::from_utf8_lossy(&complete)
+            .lines()
+            .filter(|line| !line.is_empty())
+            .filter_map(parse_tap_line)
+            .collect();
+        hub.publish_relayed(account, updates);
+    }
+}
+
+impl Cluster {
+    /// Opens a tap on `instance` (no overall timeout: it lasts).
+    async fn open_tap(
+        &self,
+        instance: &Arc<str>,
+        path: &str,
+    ) -> Result<reqwest::Response, crate::unavailable::Unavailable> {
+        let response = self
+            .signed(
+                &self.tap_client,
+                instance,
+                reqwest::Method::GET,
+                path,
+                bytes::Bytes::new(),
+            )
+            .await?
+            .send()
+            .await
+            .map_err(|error| self.unreachable(instance, &error))?;
+        if !response.status().is_success() {
+            tracing::warn!(%instance, status = %response.status(), "another instance refused a tap");
+            return Err(crate::unavailable::Unavailable::HolderUnreachable {
+                instance: instance.clone(),
+            });
+        }
+        Ok(response)
+    }
+}
