@@ -47,6 +47,7 @@ macro_rules! conformance_tests {
             leases_give_a_load_one_owner_at_a_time,
             idempotency_keys_are_claimed_by_one_instance,
             request_counts_add_up_across_instances,
+            instances_register_and_leases_name_their_holder,
             answers_ping,
         );
     };

@@ -184,6 +184,17 @@ impl crate::api::forward::ForwardRequests for Cluster {
             .send()
             .await
             .map_err(|error| self.unreachable(holder, &error))?;
+        if answer
+            .headers()
+            .contains_key(super::internal::REFUSED_HEADER)
+        {
+            // Not the client's fault: a secret or clock that differs between
+            // the instances (during a rotation of the secret, say).
+            tracing::error!(instance = %holder, "another instance refused this one's signature; check that every instance has the same --cluster-secret and a synchronised clock");
+            return Err(Unavailable::HolderUnreachable {
+                instance: holder.clone(),
+            });
+        }
         let status = StatusCode::from_u16(answer.status().as_u16())
             .unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
         let mut relayed = HttpResponse::build(status);

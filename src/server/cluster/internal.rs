@@ -28,6 +28,10 @@ use crate::api::forward::InternalListener;
 use crate::domain::ids::AccountId;
 use crate::services::Services;
 
+/// On a refusal of the signature: the instance that forwarded the request
+/// has another secret (mid-rotation) or clock.
+pub const REFUSED_HEADER: &str = "x-freight-cluster-refused";
+
 /// The secret requests here must be signed with (app data).
 #[derive(Clone)]
 struct Internal(ClusterSecret);
@@ -126,9 +130,14 @@ async fn verify<B: MessageBody + 'static>(
             "CLUSTER_SIGNATURE_INVALID",
             format!("this listener takes requests from other instances only: {reason}"),
         );
-        return Ok(req
-            .into_response(refusal.error_response())
-            .map_into_right_body());
+        let mut response = refusal.error_response();
+        // Tells the forwarding instance the refusal is the cluster's, not the
+        // client's (it answers 503 rather than pass a 401 on).
+        response.headers_mut().insert(
+            actix_web::http::header::HeaderName::from_static(REFUSED_HEADER),
+            actix_web::http::header::HeaderValue::from_static("signature"),
+        );
+        return Ok(req.into_response(response).map_into_right_body());
     }
     Ok(next.call(req).await?.map_into_left_body())
 }

@@ -103,3 +103,51 @@ pub async fn request_counts_add_up_across_instances(store: &dyn Storage) {
             .is_empty()
     );
 }
+
+pub async fn instances_register_and_leases_name_their_holder(store: &dyn Storage) {
+    let load = LoadId::generate();
+    let ttl = Duration::from_secs(30);
+    // Owners as the service names them: `<instance>#<incarnation>`.
+    let (a, b) = (
+        format!("host-a/{}", LoadId::generate().as_str()),
+        format!("host-b/{}", LoadId::generate().as_str()),
+    );
+    let owner = format!("{a}#1");
+    assert_eq!(store.load_lease_holder(&load).await.unwrap(), None);
+    assert!(store.lease_load(&load, &owner, ttl).await.unwrap());
+    let holder = store.load_lease_holder(&load).await.unwrap();
+    store
+        .register_instance(&a, "10.0.0.1:9445", ttl)
+        .await
+        .unwrap();
+    store
+        .register_instance(&b, "10.0.0.2:9445", ttl)
+        .await
+        .unwrap();
+    // Registering again moves the address (a restart on another port).
+    store
+        .register_instance(&b, "10.0.0.3:9445", ttl)
+        .await
+        .unwrap();
+    let registered = store.instances().await.unwrap();
+    let address_of = |name: &str| {
+        registered
+            .iter()
+            .find(|(instance, _)| instance == name)
+            .map(|(_, address)| address.as_str())
+    };
+    if store.needs_leases() {
+        assert_eq!(
+            holder.as_deref(),
+            Some(owner.as_str()),
+            "the lease names its holder"
+        );
+        assert_eq!(address_of(&a), Some("10.0.0.1:9445"));
+        assert_eq!(address_of(&b), Some("10.0.0.3:9445"));
+        store.release_load(&load, &owner).await.unwrap();
+        assert_eq!(store.load_lease_holder(&load).await.unwrap(), None);
+    } else {
+        assert_eq!(holder, None, "a store one process owns has no other holder");
+        assert!(registered.is_empty(), "nor other instances");
+    }
+}

@@ -29,8 +29,8 @@ pub use dashboard::{
 pub use devices::devices_and_their_loads;
 pub use idempotency::idempotency_answers_are_kept_and_purged;
 pub use instances::{
-    idempotency_keys_are_claimed_by_one_instance, leases_give_a_load_one_owner_at_a_time,
-    request_counts_add_up_across_instances,
+    idempotency_keys_are_claimed_by_one_instance, instances_register_and_leases_name_their_holder,
+    leases_give_a_load_one_owner_at_a_time, request_counts_add_up_across_instances,
 };
 pub use loads::{load_lists_filter_order_and_paginate, loads_round_trip_and_move_between_indexes};
 pub use references::{
