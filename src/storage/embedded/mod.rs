@@ -15,6 +15,8 @@ mod accounts;
 mod as_if_shared;
 mod carriers;
 mod codec;
+#[cfg(test)]
+mod compaction_stall;
 mod dashboard;
 mod devices;
 mod group_sync;
