@@ -22,6 +22,7 @@ const LEASE_TTL: Duration = Duration::from_secs(3);
 
 struct Instance {
     name: Arc<str>,
+    services: crate::services::Services,
     /// The internal listener, `host:port`.
     internal: String,
     base: String,
@@ -66,6 +67,7 @@ async fn start_instance(
         .expect("instance starts");
     let key = app.bootstrap_key().map(|k| k.token.clone());
     let name = app.services().actors.instance().clone();
+    let services = app.services().clone();
     let base = format!("https://{}/v1", app.api_addr());
     let pem = std::fs::read(dir.path().join("tls/cert.pem")).unwrap();
     let client = reqwest::Client::builder()
@@ -76,6 +78,7 @@ async fn start_instance(
     actix_rt::spawn(app.run_until_stopped());
     let instance = Instance {
         name,
+        services,
         internal: format!("127.0.0.1:{port}"),
         base,
         client,
@@ -526,4 +529,54 @@ async fn the_internal_listener_takes_only_requests_signed_with_the_cluster_secre
         .await
         .unwrap();
     assert_eq!(response.status(), 200, "{}", response.text().await.unwrap());
+}
+
+/// Views over many loads (the dashboard's board) are not forwarded: a load
+/// held elsewhere is read as stored, as new as its actor's state.
+#[actix_rt::test]
+async fn a_load_held_elsewhere_is_read_as_stored_where_not_forwarded() {
+    let cluster = cluster_of(2).await;
+    let carrier = cluster.carrier().await;
+    let load = cluster.assigned_load_on(0, &carrier).await;
+    let at = Utc::now().trunc_subsecs(0) - chrono::Duration::minutes(1);
+    let (status, body) = cluster
+        .call(
+            0,
+            reqwest::Method::POST,
+            &format!("/loads/{load}/tracking"),
+            Some(json!({"lat": 34.5, "lng": -95.5, "timestamp": at.to_rfc3339()})),
+        )
+        .await;
+    assert_eq!(status, 201, "{body}");
+    let id = crate::domain::ids::LoadId::parse(&load).unwrap();
+    let tracking = &cluster.instances[1].services.tracking;
+    let account = cluster.instances[1]
+        .services
+        .storage
+        .get_load(&id)
+        .await
+        .unwrap()
+        .unwrap()
+        .account_id;
+    match tracking.current(&account, &id).await {
+        Err(crate::actors::LoadError::Unavailable(
+            crate::unavailable::Unavailable::LeasedElsewhere {
+                holder: Some(holder),
+                ..
+            },
+        )) => assert_eq!(holder, cluster.instances[0].name),
+        other => panic!("instance 1 does not act for the load: {other:?}"),
+    }
+    let state = tracking.current_anywhere(&account, &id).await.unwrap();
+    assert_eq!(state.status, crate::domain::load::LoadStatus::Assigned);
+    assert_eq!(
+        state.recent.first().map(|f| (f.lat, f.timestamp)),
+        Some((34.5, at))
+    );
+    // Another account's load is not found, held elsewhere or not.
+    let stranger = crate::domain::ids::AccountId::generate();
+    assert!(matches!(
+        tracking.current_anywhere(&stranger, &id).await,
+        Err(crate::actors::LoadError::NotFound)
+    ));
 }

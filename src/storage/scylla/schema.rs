@@ -681,8 +681,10 @@ mod tests {
     /// tables kept small by TTL (idempotency answers, stop timers, sessions),
     /// the start-up loads of what every instance keeps in memory (accounts,
     /// devices, webhook subscriptions: one row per customer or device, not per
-    /// load or fix), and the health probe.
+    /// load or fix), the instance registry (one row per running instance),
+    /// and the health probe.
     const WHOLE_TABLE_SCANS: &[&str] = &[
+        "all_instances",
         "all_idempotent",
         "all_stop_timers",
         "all_sessions",
