@@ -9,7 +9,7 @@
 //! other CPU ran the client or nothing. Measured with wrk at 1 worker on 2
 //! CPUs, 32 connections of single fixes (`benches/wrk/compare.sh`, the same
 //! build with `FREIGHT_CPU_PINNING=off` and without, alternating): ingest at a
-//! median 0.40 of the bare handler pinned, 0.365 unpinned (BENCHMARKS.md).
+//! median 0.40 of the bare handler pinned, 0.365 unpinned (docs/perf-notes.md, "CPU placement").
 //!
 //! With as many workers as CPUs (the default worker count) nothing is pinned:
 //! every CPU has a worker and the committer has no CPU of its own to go to.

@@ -11,7 +11,10 @@
 #   benches/wrk/stalls.sh          # about 90 s; needs wrk (apt-get install wrk)
 #
 # Knobs (environment): FREIGHT (the binary, default target/release/freight),
-# WINDOWS (default 14), WINDOW_SECONDS (default 5), LOADS (default 1000).
+# WINDOWS (default 14), WINDOW_SECONDS (default 5), LOADS (default 1000),
+# BARE=durable (the same profile of the bare handler made durable, in place of
+# freight: what this machine's fsyncs and shared CPUs cost any durable handler;
+# builds benches/bare_handler.rs).
 # At 30,000 fixes/s the GPS keyspace flushes a memtable every 18 s or so, so
 # the default 70 s sees three or four flushes.
 set -euo pipefail
@@ -28,12 +31,29 @@ trap 'kill $(jobs -p) 2>/dev/null || true; wait 2>/dev/null || true; rm -rf "$WO
 
 source benches/wrk/freight.sh
 start_freight 1
+SUBJECT=freight
+if [ "${BARE:-}" = durable ]; then
+  # freight made the certificate and the seeded loads; the bare handler takes
+  # its place on them, answering each fix once it is appended and fdatasynced.
+  BUILT_BARE=$(cargo build --profile bench --bench bare_handler --message-format=json 2>/dev/null \
+    | python3 -c 'import json,sys
+for line in sys.stdin:
+    m = json.loads(line)
+    if m.get("reason") == "compiler-artifact" and m.get("executable") and m["target"]["name"] == "bare_handler":
+        print(m["executable"])')
+  [ -n "$BUILT_BARE" ] || { echo "the build failed; run: cargo build --profile bench --bench bare_handler" >&2; exit 1; }
+  kill "$FREIGHT_PID"; wait "$FREIGHT_PID" 2>/dev/null || true
+  API_PORT=$(free_port)
+  BARE_SYNC_DIR=$(mktemp -d -p "$WORK") "$BUILT_BARE" serve "127.0.0.1:$API_PORT" "$DATA/tls/cert.pem" "$DATA/tls/key.pem" 1 &
+  sleep 0.5
+  SUBJECT="the durable bare handler"
+fi
 mkdir -p target/stalls
 python3 benches/wrk/stall_probe.py "$API_PORT" "$DATA/tls/cert.pem" "$KEY" "$(head -n 1 "$WORK/loads")" \
   "$DATA" $((WINDOWS * WINDOW_SECONDS + 1)) target/stalls/probe.log >"$WORK/probe.out" &
 PROBE=$!
 
-echo "freight, 1 worker, wrk -t1 -c32, fresh fixes, ${WINDOWS} runs of ${WINDOW_SECONDS} s:"
+echo "$SUBJECT, 1 worker, wrk -t1 -c32, fresh fixes, ${WINDOWS} runs of ${WINDOW_SECONDS} s:"
 for window in $(seq "$WINDOWS"); do
   WRK_LOADS="$WORK/loads" WRK_KEY="$KEY" wrk --latency -t1 -c32 -d"${WINDOW_SECONDS}s" \
     -s benches/wrk/fix.lua "https://localhost:$API_PORT" >"$WORK/wrk.out"

@@ -9,7 +9,7 @@
 //! µs of CPU per fix against 16-18 µs with the guest kernel's own halt polling
 //! turned on, and freight answered 0.45 of the bare handler's fixes against
 //! 0.39-0.41; with this poller (250 µs) a median 0.40 against 0.34 without,
-//! over nine alternating rounds each (BENCHMARKS.md). This does for the
+//! over nine alternating rounds each (docs/perf-notes.md, 26 November). This does for the
 //! worker what that kernel setting does for the whole machine, and only while
 //! the worker is busy: once the window passes with no request beginning or
 //! ending, the worker sleeps as before, so an idle server costs nothing.

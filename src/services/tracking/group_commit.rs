@@ -13,7 +13,7 @@
 //! through a sync, so the writer waited anyway, and the hand-over between the
 //! threads cost wake-ups and kept batches small (a median of two fixes): with
 //! one thread freight spends about a tenth less CPU per fix at 1 HTTP worker
-//! and a seventh less at 2, with a shorter ingest tail (BENCHMARKS.md). While
+//! and a seventh less at 2, with a shorter ingest tail (docs/perf-notes.md, 26 November). While
 //! the thread is busy, submitting wakes nobody.
 
 use std::sync::Arc;

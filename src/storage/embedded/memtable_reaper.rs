@@ -7,7 +7,7 @@
 //! memtable (a skiplist of some millions of nodes) took 130 ms on a 2-core VM,
 //! so every flush of the GPS keyspace (every 18 s or so at 30,000 fixes/s)
 //! stopped all ingest for that long: the committer waited on the lock while a
-//! fjall worker freed nodes (BENCHMARKS.md, "Write stalls at memtable flushes").
+//! fjall worker freed nodes (docs/perf-notes.md, "Write stalls at memtable flushes").
 //!
 //! The reaper holds a reference to each keyspace's memtable from shortly after
 //! it becomes the one written to, so fjall's drop only lets go of its own
