@@ -58,13 +58,8 @@ trap 'kill $(jobs -p) 2>/dev/null || true; wait 2>/dev/null || true; rm -rf "$WO
 echo "building (release)..." >&2
 # One cargo invocation for both, so the library is compiled once (a bench target
 # brings dev-dependency features; two invocations would build it twice).
-BUILT_BARE=$(cargo build --profile bench --bin freight --bench bare_handler --message-format=json 2>/dev/null \
-  | python3 -c 'import json,sys
-for line in sys.stdin:
-    m = json.loads(line)
-    if m.get("reason") == "compiler-artifact" and m.get("executable") and m["target"]["name"] == "bare_handler":
-        print(m["executable"])')
-[ -n "$BUILT_BARE" ] || { echo "the build failed; run: cargo build --profile bench --bin freight --bench bare_handler" >&2; exit 1; }
+source benches/wrk/freight.sh
+BUILT_BARE=$(build_bare --bin freight)
 case "${BARE:-}" in
   "") BARE=$BUILT_BARE ;;
   durable) BARE=$BUILT_BARE BARE_DURABLE=1 ;;
@@ -77,8 +72,6 @@ FREIGHT=${FREIGHT:-target/release/freight}
 # What the ratios are against, as the rounds print it.
 REFERENCE=bare
 [ -z "${BASELINE:-}" ] || REFERENCE=baseline
-
-source benches/wrk/freight.sh
 
 # Starts freight with $1 workers on fresh storage, seeds it, and starts the bare
 # handler with as many workers on the same certificate.

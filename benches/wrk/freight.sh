@@ -4,6 +4,21 @@
 
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 
+# Builds benches/bare_handler.rs (bench profile; extra cargo arguments, such as
+# `--bin freight`, build in the same invocation) and prints its path, or fails
+# saying what to run.
+build_bare() {
+  local built
+  built=$(cargo build --profile bench "$@" --bench bare_handler --message-format=json 2>/dev/null \
+    | python3 -c 'import json,sys
+for line in sys.stdin:
+    m = json.loads(line)
+    if m.get("reason") == "compiler-artifact" and m.get("executable") and m["target"]["name"] == "bare_handler":
+        print(m["executable"])')
+  [ -n "$built" ] || { echo "the build failed; run: cargo build --profile bench $* --bench bare_handler" >&2; return 1; }
+  echo "$built"
+}
+
 # Starts freight with $1 workers in $WORK/data-$1, creates an enterprise account
 # and a read/write key ($KEY), and $LOADS assigned loads with ten fixes each,
 # whose ids go to $WORK/loads. Sets DATA, API_PORT, ADMIN_PORT, FREIGHT_PID.

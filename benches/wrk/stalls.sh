@@ -35,13 +35,7 @@ SUBJECT=freight
 if [ "${BARE:-}" = durable ]; then
   # freight made the certificate and the seeded loads; the bare handler takes
   # its place on them, answering each fix once it is appended and fdatasynced.
-  BUILT_BARE=$(cargo build --profile bench --bench bare_handler --message-format=json 2>/dev/null \
-    | python3 -c 'import json,sys
-for line in sys.stdin:
-    m = json.loads(line)
-    if m.get("reason") == "compiler-artifact" and m.get("executable") and m["target"]["name"] == "bare_handler":
-        print(m["executable"])')
-  [ -n "$BUILT_BARE" ] || { echo "the build failed; run: cargo build --profile bench --bench bare_handler" >&2; exit 1; }
+  BUILT_BARE=$(build_bare)
   kill "$FREIGHT_PID"; wait "$FREIGHT_PID" 2>/dev/null || true
   API_PORT=$(free_port)
   BARE_SYNC_DIR=$(mktemp -d -p "$WORK") "$BUILT_BARE" serve "127.0.0.1:$API_PORT" "$DATA/tls/cert.pem" "$DATA/tls/key.pem" 1 &

@@ -73,6 +73,34 @@ impl FromRequest for JsonBytes {
     }
 }
 
+/// Reads a request's whole body in a middleware and puts it back for the
+/// handler: the request and its body, or the request and the refusal (413,
+/// unreadable). The cap is the largest any route allows; a route's own cap
+/// applies when its handler reads the body again.
+pub async fn buffer_body(
+    req: actix_web::dev::ServiceRequest,
+) -> Result<(actix_web::dev::ServiceRequest, web::Bytes), (actix_web::dev::ServiceRequest, ApiError)>
+{
+    use actix_web::dev::ServiceRequest;
+    let limit = req
+        .app_data::<web::Data<BodyLimit>>()
+        .map_or(DEFAULT_BODY_LIMIT, |l| l.0)
+        .max(BATCH_BODY_LIMIT);
+    let declared = req
+        .headers()
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<usize>().ok());
+    let (http, mut payload) = req.into_parts();
+    match read_capped(&mut payload, declared, limit).await {
+        Ok(body) => Ok((
+            ServiceRequest::from_parts(http, Payload::from(body.clone())),
+            body,
+        )),
+        Err(error) => Err((ServiceRequest::from_parts(http, payload), error)),
+    }
+}
+
 /// Reads a whole body of at most `limit` bytes (413 beyond it).
 pub async fn read_capped(
     payload: &mut Payload,

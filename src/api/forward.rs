@@ -7,14 +7,14 @@
 //! reads or writes anything.
 
 use actix_web::body::{BoxBody, EitherBody, MessageBody};
-use actix_web::dev::{Payload, ServiceRequest, ServiceResponse};
-use actix_web::http::{Method, header};
+use actix_web::dev::{ServiceRequest, ServiceResponse};
+use actix_web::http::Method;
 use actix_web::middleware::Next;
 use actix_web::{HttpRequest, HttpResponse, ResponseError, web};
 use bytes::Bytes;
 
 use super::error::{ApiError, LeaseHolder};
-use super::extract::{BATCH_BODY_LIMIT, BodyLimit, DEFAULT_BODY_LIMIT, read_capped};
+use super::extract::buffer_body;
 use crate::unavailable::Unavailable;
 
 /// Names the instance a request was forwarded from (logs; never trusted).
@@ -66,27 +66,11 @@ where
     if matches!(*req.method(), Method::GET | Method::HEAD | Method::OPTIONS) {
         return run_or_forward(forwarder.get_ref(), req, next, Bytes::new()).await;
     }
-    let limit = req
-        .app_data::<web::Data<BodyLimit>>()
-        .map_or(DEFAULT_BODY_LIMIT, |l| l.0)
-        .max(BATCH_BODY_LIMIT);
-    let declared = req
-        .headers()
-        .get(header::CONTENT_LENGTH)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.parse::<usize>().ok());
-    let (http, mut payload) = req.into_parts();
-    match read_capped(&mut payload, declared, limit).await {
-        Ok(body) => {
-            let req = ServiceRequest::from_parts(http, Payload::from(body.clone()));
-            run_or_forward(forwarder.get_ref(), req, next, body).await
-        }
-        Err(error) => {
-            let req = ServiceRequest::from_parts(http, payload);
-            Ok(req
-                .into_response(error.error_response())
-                .map_into_right_body())
-        }
+    match buffer_body(req).await {
+        Ok((req, body)) => run_or_forward(forwarder.get_ref(), req, next, body).await,
+        Err((req, error)) => Ok(req
+            .into_response(error.error_response())
+            .map_into_right_body()),
     }
 }
 

@@ -6,14 +6,14 @@
 //! authentication (keys are per account) and reads the body itself to compare it.
 
 use actix_web::body::{BoxBody, EitherBody, MessageBody};
-use actix_web::dev::{Payload, ServiceRequest, ServiceResponse};
+use actix_web::dev::{ServiceRequest, ServiceResponse};
 use actix_web::http::header::{self, HeaderValue};
 use actix_web::http::{Method, StatusCode};
 use actix_web::middleware::Next;
 use actix_web::{HttpResponse, ResponseError, web};
 
 use super::error::ApiError;
-use super::extract::{BATCH_BODY_LIMIT, BodyLimit, DEFAULT_BODY_LIMIT, read_capped};
+use super::extract::buffer_body;
 use crate::domain::idempotency::StoredResponse;
 use crate::domain::idempotency::{check_key, fingerprint};
 use crate::services::Services;
@@ -134,29 +134,9 @@ fn parse_key(raw: &HeaderValue) -> Result<String, ApiError> {
 async fn read_and_fingerprint(
     req: ServiceRequest,
 ) -> Result<(ServiceRequest, String), (ServiceRequest, ApiError)> {
-    // The route's own cap applies when its handler reads the body again; this is
-    // the largest any route allows.
-    let limit = req
-        .app_data::<web::Data<BodyLimit>>()
-        .map_or(DEFAULT_BODY_LIMIT, |l| l.0)
-        .max(BATCH_BODY_LIMIT);
-    let declared = req
-        .headers()
-        .get(header::CONTENT_LENGTH)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.parse::<usize>().ok());
-    let (http, mut payload) = req.into_parts();
-    let body = match read_capped(&mut payload, declared, limit).await {
-        Ok(body) => body,
-        Err(error) => return Err((ServiceRequest::from_parts(http, payload), error)),
-    };
-    let print = fingerprint(
-        http.method().as_str(),
-        http.path(),
-        http.query_string(),
-        &body,
-    );
-    Ok((ServiceRequest::from_parts(http, Payload::from(body)), print))
+    let (req, body) = buffer_body(req).await?;
+    let print = fingerprint(req.method().as_str(), req.path(), req.query_string(), &body);
+    Ok((req, print))
 }
 
 /// The first answer to a key, sent again.

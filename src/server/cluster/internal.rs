@@ -14,8 +14,8 @@ use std::net::TcpListener;
 
 use actix_server::Server;
 use actix_web::body::{BoxBody, EitherBody, MessageBody};
-use actix_web::dev::{Payload, ServiceRequest, ServiceResponse};
-use actix_web::http::{StatusCode, header};
+use actix_web::dev::{ServiceRequest, ServiceResponse};
+use actix_web::http::StatusCode;
 use actix_web::middleware::{Next, from_fn};
 use actix_web::{App, HttpResponse, HttpServer, ResponseError, web};
 
@@ -23,7 +23,7 @@ use super::forward::{FIXES_PATH, FixesAnswer, FixesRequest, WireOutcome};
 use super::signing::{ClusterSecret, SIGNATURE_HEADER, TIME_HEADER};
 use crate::api::auth::TransportPolicy;
 use crate::api::error::ApiError;
-use crate::api::extract::{BATCH_BODY_LIMIT, BodyLimit, read_capped};
+use crate::api::extract::{BodyLimit, buffer_body};
 use crate::api::forward::InternalListener;
 use crate::domain::ids::AccountId;
 use crate::services::Services;
@@ -100,12 +100,9 @@ async fn verify<B: MessageBody + 'static>(
         .map_or(req.path(), |p| p.as_str())
         .to_owned();
     let method = req.method().as_str().to_owned();
-    let declared = header(header::CONTENT_LENGTH.as_str()).and_then(|v| v.parse().ok());
-    let (http, mut payload) = req.into_parts();
-    let body = match read_capped(&mut payload, declared, BATCH_BODY_LIMIT.max(2 << 20)).await {
-        Ok(body) => body,
-        Err(error) => {
-            let req = ServiceRequest::from_parts(http, payload);
+    let (req, body) = match buffer_body(req).await {
+        Ok(read) => read,
+        Err((req, error)) => {
             return Ok(req
                 .into_response(error.error_response())
                 .map_into_right_body());
@@ -122,7 +119,6 @@ async fn verify<B: MessageBody + 'static>(
         ),
         _ => Err("the request is not signed"),
     };
-    let req = ServiceRequest::from_parts(http, Payload::from(body));
     if let Err(reason) = checked {
         tracing::warn!(peer = ?req.peer_addr(), reason, "refused an unsigned or wrongly signed request on the internal listener");
         let refusal = ApiError::new(
