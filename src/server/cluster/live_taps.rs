@@ -53,24 +53,55 @@ pub async fn serve(
         .streaming(lines.map(Ok::<_, std::convert::Infallible>)))
 }
 
+/// The accounts whose taps are kept (one task each).
+type Tapping = Arc<std::sync::Mutex<std::collections::HashSet<AccountId>>>;
+
 /// Taps the other instances for each account whose first stream opens here.
 pub fn start(cluster: Arc<Cluster>, hub: &LiveHub, runtime: tokio::runtime::Handle) {
+    let tapping = Tapping::default();
     hub.on_new_feed(move |hub, account| {
-        runtime.spawn(tap_account(cluster.clone(), hub.clone(), account.clone()));
+        // A feed that expired and came back while its task still runs keeps
+        // that task: two would publish every update twice.
+        if lock(&tapping).insert(account.clone()) {
+            runtime.spawn(tap_account(
+                cluster.clone(),
+                hub.clone(),
+                account.clone(),
+                tapping.clone(),
+            ));
+        }
     });
 }
 
+fn lock(tapping: &Tapping) -> std::sync::MutexGuard<'_, std::collections::HashSet<AccountId>> {
+    tapping.lock().unwrap_or_else(|p| p.into_inner())
+}
+
 /// Keeps a tap open on every other instance while the account streams here.
-async fn tap_account(cluster: Arc<Cluster>, hub: LiveHub, account: AccountId) {
+async fn tap_account(cluster: Arc<Cluster>, hub: LiveHub, account: AccountId, tapping: Tapping) {
+    loop {
+        keep_taps(&cluster, &hub, &account).await;
+        lock(&tapping).remove(&account);
+        // A stream that opened between the last look and the removal found
+        // this task still listed and started none: carry on for it.
+        if !hub.streaming(&account) || !lock(&tapping).insert(account.clone()) {
+            return;
+        }
+    }
+}
+
+async fn keep_taps(cluster: &Arc<Cluster>, hub: &LiveHub, account: &AccountId) {
     let mut taps: HashMap<String, tokio::task::JoinHandle<()>> = HashMap::new();
-    while hub.streaming(&account) {
+    while hub.streaming(account) {
         let others = cluster.peers().others();
+        // Instances gone from the registry are let go; a tap that ended (it
+        // saw no stream for a moment) is opened again below.
         taps.retain(|instance, tap| {
             let keep = others.iter().any(|(other, _)| other == instance);
             if !keep {
                 tap.abort();
             }
-            keep
+            keep && !tap.is_finished()
         });
         for (instance, _) in others {
             taps.entry(instance.clone()).or_insert_with(|| {
