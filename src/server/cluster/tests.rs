@@ -50,12 +50,14 @@ async fn start_instance(
     storage: &Arc<dyn Storage>,
     secret: &ClusterSecret,
     first: bool,
+    adjust: fn(&mut Settings),
 ) -> (Instance, Option<String>) {
     crate::telemetry::install_crypto_provider();
     let dir = tempfile::tempdir().unwrap();
     let mut settings = Settings::ephemeral(dir.path().to_owned());
     settings.bootstrap_key = first;
     settings.actors.lease_ttl = LEASE_TTL;
+    adjust(&mut settings);
     let port = free_port();
     settings.cluster = Some(ClusterSettings {
         internal_listen: format!("127.0.0.1:{port}").parse().unwrap(),
@@ -89,6 +91,10 @@ async fn start_instance(
 }
 
 async fn cluster_of(n: usize) -> Cluster {
+    cluster_with(n, |_| {}).await
+}
+
+async fn cluster_with(n: usize, adjust: fn(&mut Settings)) -> Cluster {
     let store_dir = tempfile::tempdir().unwrap();
     let storage: Arc<dyn Storage> = Arc::new(
         EmbeddedStore::open(store_dir.path())
@@ -100,7 +106,7 @@ async fn cluster_of(n: usize) -> Cluster {
     let mut instances = Vec::new();
     let mut key = None;
     for i in 0..n {
-        let (instance, first_key) = start_instance(&storage, &secret, i == 0).await;
+        let (instance, first_key) = start_instance(&storage, &secret, i == 0, adjust).await;
         key = key.or(first_key);
         instances.push(instance);
     }
@@ -579,4 +585,84 @@ async fn a_load_held_elsewhere_is_read_as_stored_where_not_forwarded() {
         tracking.current_anywhere(&stranger, &id).await,
         Err(crate::actors::LoadError::NotFound)
     ));
+}
+
+/// An account whose stream closed, and whose feed expired, streams again:
+/// each update from another instance arrives once, not once per tapping task.
+#[actix_rt::test]
+async fn a_stream_opened_again_after_its_feed_expired_gets_each_fix_once() {
+    let cluster = cluster_with(2, |settings| {
+        settings.live.resume_window = Duration::from_millis(100);
+    })
+    .await;
+    let carrier = cluster.carrier().await;
+    let load = cluster.assigned_load_on(1, &carrier).await;
+    let open = || {
+        cluster.instances[0]
+            .client
+            .get(format!("{}/tracking/stream", cluster.instances[0].base))
+            .bearer_auth(&cluster.key)
+            .send()
+    };
+    let account = cluster.instances[0]
+        .services
+        .storage
+        .get_load(&crate::domain::ids::LoadId::parse(&load).unwrap())
+        .await
+        .unwrap()
+        .unwrap()
+        .account_id;
+    let hub = cluster.instances[0].services.tracking.live().clone();
+    drop(open().await.unwrap());
+    // The feed goes once the stream is gone and its resume window passed.
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+    while hub.streaming(&account) {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the feed never expired"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let mut stream = open().await.unwrap();
+    let start = Utc::now().trunc_subsecs(0) - chrono::Duration::minutes(5);
+    let mut seen = String::new();
+    let mut posted = Vec::new();
+    for n in 0..40 {
+        let at = (start + chrono::Duration::seconds(n))
+            .to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
+        let (status, body) = cluster
+            .call(
+                1,
+                reqwest::Method::POST,
+                &format!("/loads/{load}/tracking"),
+                Some(json!({"lat": 33.0, "lng": -97.0, "timestamp": at})),
+            )
+            .await;
+        assert_eq!(status, 201, "{body}");
+        posted.push(at);
+        let deadline = tokio::time::Instant::now() + Duration::from_millis(300);
+        while let Ok(Ok(Some(chunk))) = tokio::time::timeout_at(deadline, stream.chunk()).await {
+            seen.push_str(&String::from_utf8_lossy(&chunk));
+        }
+        if posted
+            .iter()
+            .filter(|at| seen.contains(at.as_str()))
+            .count()
+            >= 3
+        {
+            break;
+        }
+    }
+    let delivered: Vec<&String> = posted
+        .iter()
+        .filter(|at| seen.contains(at.as_str()))
+        .collect();
+    assert!(delivered.len() >= 3, "fixes reach the stream again: {seen}");
+    for at in delivered {
+        assert_eq!(
+            seen.matches(at.as_str()).count(),
+            1,
+            "{at} arrived more than once: {seen}"
+        );
+    }
 }
