@@ -666,3 +666,101 @@ async fn a_stream_opened_again_after_its_feed_expired_gets_each_fix_once() {
         );
     }
 }
+
+/// A dashboard form for a load another instance acts for runs there: the
+/// session and its form token hold on any instance (they are stored).
+#[actix_rt::test]
+async fn a_dashboard_form_for_a_load_held_elsewhere_runs_on_its_holder() {
+    let mut cluster = cluster_of(2).await;
+    let users = &cluster.instances[0].services.users;
+    let email = "dispatch@lonestar.example";
+    let password = "correct horse battery staple 42".to_owned();
+    users
+        .register(
+            crate::services::users::Registration {
+                company: "Lone Star Hauling".into(),
+                email: email.into(),
+                password: password.clone(),
+            },
+            "127.0.0.1",
+        )
+        .await
+        .unwrap();
+    let signed_in = users.sign_in(email, password, "127.0.0.1").await.unwrap();
+    let issued = cluster.instances[0]
+        .services
+        .accounts
+        .create_key(crate::services::accounts::KeyRequest {
+            account_id: signed_in.session.account_id.to_string(),
+            permissions: vec!["read".into(), "write".into()],
+            expires_at: None,
+            description: None,
+        })
+        .await
+        .unwrap();
+    cluster.key = issued.token;
+    let carrier = cluster.carrier().await;
+    let load = cluster.assigned_load_on(0, &carrier).await;
+
+    // The form, posted to instance 1, which does not act for the load (the
+    // redirect it answers is looked at, not followed).
+    let pem = std::fs::read(cluster.instances[1]._dir.path().join("tls/cert.pem")).unwrap();
+    let browser = reqwest::Client::builder()
+        .tls_certs_only([reqwest::Certificate::from_pem(&pem).unwrap()])
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap();
+    let response = browser
+        .post(format!(
+            "{}/dashboard/loads/{load}/status",
+            cluster.instances[1].base.trim_end_matches("/v1")
+        ))
+        .header(
+            "cookie",
+            format!("__Host-freight_session={}", signed_in.token),
+        )
+        .header("origin", cluster.instances[1].base.trim_end_matches("/v1"))
+        .header("content-type", "application/x-www-form-urlencoded")
+        .body(
+            serde_urlencoded::to_string([
+                ("csrf", signed_in.session.csrf_token.as_str()),
+                ("status", "in_transit"),
+            ])
+            .unwrap(),
+        )
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 303, "{}", response.text().await.unwrap());
+    assert_eq!(
+        response.headers()["location"],
+        format!("/dashboard/loads/{load}").as_str()
+    );
+    // Moved by its holder, whose actor knows it.
+    assert_eq!(cluster.holder(&load).await, Some(0));
+    let (_, live) = cluster
+        .call(
+            0,
+            reqwest::Method::GET,
+            &format!("/loads/{load}/tracking"),
+            None,
+        )
+        .await;
+    assert_eq!(live["data"]["status"], "in_transit", "{live}");
+    // And the load's page, read through instance 1, renders.
+    let page = browser
+        .get(format!(
+            "{}/dashboard/loads/{load}",
+            cluster.instances[1].base.trim_end_matches("/v1")
+        ))
+        .header(
+            "cookie",
+            format!("__Host-freight_session={}", signed_in.token),
+        )
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(page.status(), 200);
+    let html = page.text().await.unwrap();
+    assert!(html.contains(load.as_str()), "the load's page: {html}");
+}
