@@ -28,6 +28,9 @@ use crate::api::forward::InternalListener;
 use crate::domain::ids::AccountId;
 use crate::services::Services;
 
+/// The largest body taken here (forwarded fixes included).
+const INTERNAL_BODY_LIMIT: usize = 16 << 20;
+
 /// On a refusal of the signature: the instance that forwarded the request
 /// has another secret (mid-rotation) or clock.
 pub const REFUSED_HEADER: &str = "x-freight-cluster-refused";
@@ -55,7 +58,13 @@ pub fn server(
             .app_data(internal.clone())
             .app_data(web::Data::new(InternalListener))
             .app_data(known_routes.clone())
-            .app_data(web::Data::new(body_limit))
+            // The instance that forwarded a request held it to the public
+            // caps already; a batch of fixes of several loads can grow a
+            // little in forwarding (a device attached to several loads).
+            .app_data(web::Data::new(BodyLimit(
+                body_limit.0.max(INTERNAL_BODY_LIMIT),
+            )))
+            .app_data(web::PayloadConfig::new(INTERNAL_BODY_LIMIT))
             .app_data(web::Data::new(TransportPolicy::TrustForwardedProto))
             .wrap(from_fn(verify))
             // Inside the signature check: the request id the first instance
