@@ -2,14 +2,9 @@
 //! worker stays on a CPU of its own and the GPS committer on the CPUs no worker
 //! has (`--cpu-pinning auto`, the default).
 //!
-//! Why: the committer sleeps and wakes a few thousand times a second (each
-//! fdatasync, and each batch after an empty queue), and the scheduler puts a
-//! woken thread next to the thread that woke it. Left to itself, the committer
-//! kept landing on the busy worker's CPU and preempting it there, while the
-//! other CPU ran the client or nothing. Measured with wrk at 1 worker on 2
-//! CPUs, 32 connections of single fixes (`benches/wrk/compare.sh`, the same
-//! build with `FREIGHT_CPU_PINNING=off` and without, alternating): ingest at a
-//! median 0.40 of the bare handler pinned, 0.365 unpinned (docs/perf-notes.md, "CPU placement").
+//! Why: the committer wakes thousands of times a second, and left to the
+//! scheduler it lands on the busy worker's CPU and preempts it (measured:
+//! docs/perf-notes.md, "CPU placement").
 //!
 //! With as many workers as CPUs (the default worker count) nothing is pinned:
 //! every CPU has a worker and the committer has no CPU of its own to go to.

@@ -1,27 +1,20 @@
 //! Keeps an HTTP worker awake for a short while after its last request began
 //! or ended, polling for work instead of sleeping at once (`--idle-poll-us`).
 //!
-//! Why: a worker that runs out of work while its requests wait for the GPS
-//! group commit goes to sleep, and the commit's answers then have to wake it.
-//! On a virtual machine an idle virtual CPU halts, and waking it costs the
-//! waker and the woken tens of microseconds each time: measured with wrk at 1
-//! worker on 2 CPUs (32 connections of single fixes), the worker spent 20-25
-//! µs of CPU per fix against 16-18 µs with the guest kernel's own halt polling
-//! turned on, and freight answered 0.45 of the bare handler's fixes against
-//! 0.39-0.41; with this poller (250 µs) a median 0.40 against 0.34 without,
-//! over nine alternating rounds each (docs/perf-notes.md, 26 November). This does for the
-//! worker what that kernel setting does for the whole machine, and only while
-//! the worker is busy: once the window passes with no request beginning or
-//! ending, the worker sleeps as before, so an idle server costs nothing.
+//! Why: a worker whose requests wait for the GPS group commit goes to sleep,
+//! and on a virtual machine waking its halted virtual CPU costs tens of
+//! microseconds per answer; polling a short while avoids it (measured:
+//! docs/perf-notes.md, 26 November, "A worker that polls before it sleeps").
+//! Once the window passes with no request beginning or ending, the worker
+//! sleeps as before, so an idle server costs nothing.
 //!
 //! While it polls, the worker's runtime checks its sockets (a non-blocking
 //! `epoll_wait`) between every two polls of its tasks, so nothing waits on it,
 //! and the thread yields its CPU to any other thread ready to run there.
 //!
 //! The server polls only where a worker has a CPU of its own (`--cpu-pinning`
-//! placed it: fewer workers than CPUs). With a worker on every CPU, polling
-//! workers took the CPU the GPS committer and the actors need: 2 workers on 2
-//! CPUs answered 0.43 of the bare handler's fixes polling against 0.49 not.
+//! placed it): with a worker on every CPU, polling takes the CPU the GPS
+//! committer and the actors need (same notes).
 
 use std::cell::Cell;
 use std::rc::Rc;

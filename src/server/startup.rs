@@ -272,10 +272,7 @@ fn api_server(
 ) -> anyhow::Result<Server> {
     let live = services.tracking.live().clone();
     let services = services.clone();
-    // Polling pays only on a CPU of the worker's own: with a worker on every
-    // CPU, a polling worker takes the CPU the GPS committer and the actors need
-    // (2 workers on 2 CPUs, wrk -c256: 0.43 of the bare handler polling against
-    // 0.49 not, docs/perf-notes.md, 26 November).
+    // Polling pays only on a CPU of the worker's own (see `idle_poll`).
     let idle_poll = match placement.pins() {
         true => settings.idle_poll,
         false => std::time::Duration::ZERO,

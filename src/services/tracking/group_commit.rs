@@ -7,14 +7,10 @@
 //! during one sync (highest throughput).
 //!
 //! One thread writes a batch, waits for its sync and answers its callers, then
-//! takes everything that arrived meanwhile as the next batch. Writing and
-//! syncing were once two threads' work, so that the next batch could be written
-//! while the last one synced; but the embedded store holds its journal's lock
-//! through a sync, so the writer waited anyway, and the hand-over between the
-//! threads cost wake-ups and kept batches small (a median of two fixes): with
-//! one thread freight spends about a tenth less CPU per fix at 1 HTTP worker
-//! and a seventh less at 2, with a shorter ingest tail (docs/perf-notes.md, 26 November). While
-//! the thread is busy, submitting wakes nobody.
+//! takes everything that arrived meanwhile as the next batch. (A second thread
+//! writing while the other synced gained nothing: the store holds its
+//! journal's lock through a sync; docs/perf-notes.md, 26 November.) While the
+//! thread is busy, submitting wakes nobody.
 
 use std::sync::Arc;
 

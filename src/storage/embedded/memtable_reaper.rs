@@ -1,13 +1,10 @@
 //! Frees the store's flushed memtables on a thread of their own, never under
 //! the lock every write takes.
 //!
-//! Why: once fjall (3.1, with lsm-tree 3.1) has written a full memtable out as
-//! a table, it drops the memtable while it still holds that keyspace's version
-//! lock, and every write to the keyspace takes that lock. Freeing a full 64 MiB
-//! memtable (a skiplist of some millions of nodes) took 130 ms on a 2-core VM,
-//! so every flush of the GPS keyspace (every 18 s or so at 30,000 fixes/s)
-//! stopped all ingest for that long: the committer waited on the lock while a
-//! fjall worker freed nodes (docs/perf-notes.md, "Write stalls at memtable flushes").
+//! Why: fjall drops a flushed memtable while it holds the keyspace's version
+//! lock, which every write takes, and freeing a full 64 MiB skiplist stopped
+//! all GPS ingest for ~130 ms at each flush (docs/perf-notes.md, "Write stalls
+//! at memtable flushes").
 //!
 //! The reaper holds a reference to each keyspace's memtable from shortly after
 //! it becomes the one written to, so fjall's drop only lets go of its own
