@@ -267,7 +267,7 @@ impl Cluster {
         request: &FixesRequest,
     ) -> Result<FixesAnswer, Unavailable> {
         let body = Bytes::from(serde_json::to_vec(request).expect("fixes serialise"));
-        let answer = self
+        let request = self
             .signed(
                 &self.client,
                 holder,
@@ -276,20 +276,33 @@ impl Cluster {
                 body,
             )
             .await?
-            .header("content-type", "application/json")
-            .send()
-            .await
-            .map_err(|error| self.unreachable(holder, &error))?;
-        if !answer.status().is_success() {
-            tracing::warn!(instance = %holder, status = %answer.status(), "another instance refused forwarded fixes");
-            return Err(Unavailable::HolderUnreachable {
-                instance: holder.clone(),
-            });
-        }
+            .header("content-type", "application/json");
+        let answer = self.answered(holder, request, "forwarded fixes").await?;
         answer
             .json()
             .await
             .map_err(|error| self.unreachable(holder, &error))
+    }
+
+    /// Sends one of this service's own internal requests (`what`, for the
+    /// log) to `holder`; anything but a success is the holder's failure.
+    pub(super) async fn answered(
+        &self,
+        holder: &std::sync::Arc<str>,
+        request: reqwest::RequestBuilder,
+        what: &str,
+    ) -> Result<reqwest::Response, Unavailable> {
+        let answer = request
+            .send()
+            .await
+            .map_err(|error| self.unreachable(holder, &error))?;
+        if !answer.status().is_success() {
+            tracing::warn!(instance = %holder, status = %answer.status(), "another instance refused {what}");
+            return Err(Unavailable::HolderUnreachable {
+                instance: holder.clone(),
+            });
+        }
+        Ok(answer)
     }
 
     /// A request to `holder`'s internal listener, signed, with `body`.

@@ -173,7 +173,7 @@ impl Cluster {
         instance: &Arc<str>,
         path: &str,
     ) -> Result<reqwest::Response, crate::unavailable::Unavailable> {
-        let response = self
+        let request = self
             .signed(
                 &self.tap_client,
                 instance,
@@ -181,16 +181,7 @@ impl Cluster {
                 path,
                 bytes::Bytes::new(),
             )
-            .await?
-            .send()
-            .await
-            .map_err(|error| self.unreachable(instance, &error))?;
-        if !response.status().is_success() {
-            tracing::warn!(%instance, status = %response.status(), "another instance refused a tap");
-            return Err(crate::unavailable::Unavailable::HolderUnreachable {
-                instance: instance.clone(),
-            });
-        }
-        Ok(response)
+            .await?;
+        self.answered(instance, request, "a tap").await
     }
 }
