@@ -118,10 +118,11 @@ pub struct MigrateArgs {
     /// fixes written from then on.
     #[arg(long, env = "FREIGHT_GPS_RETENTION_DAYS", value_parser = clap::value_parser!(u32).range(0..=36_500))]
     pub gps_retention_days: Option<u32>,
-    /// Set every load list's total to its list's count (totals kept as
-    /// counters drift by one after some failures; docs/design.md). Reads every
-    /// list once; run again, it changes nothing. Run it when writes are quiet:
-    /// a load that changes lists during the recount can leave its lists off by one.
+    /// Set every load and carrier list's total, and every webhook delivery
+    /// log's, to its count (totals kept as counters drift after some failures;
+    /// docs/design.md). Reads every list and log once; run again, it changes
+    /// nothing. Run it when writes are quiet: a list that changes during the
+    /// recount can be left off by those changes.
     #[arg(long)]
     pub recount_list_totals: bool,
 }

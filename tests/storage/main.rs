@@ -38,6 +38,7 @@ macro_rules! conformance_tests {
             idempotency_answers_are_kept_and_purged,
             webhook_history_is_pruned_but_nothing_pending,
             webhook_secrets_come_back_as_put,
+            delivery_log_pages_across_hours_and_keeps_its_total,
             users_are_unique_by_email_and_bring_their_account,
             sessions_end_and_expire,
             users_are_changed_and_removed_with_their_sessions,

@@ -79,6 +79,10 @@ pub const FILES: &[(&str, &str)] = &[
         "015_instances.cql",
         include_str!("../../../cql/015_instances.cql"),
     ),
+    (
+        "016_delivery_totals.cql",
+        include_str!("../../../cql/016_delivery_totals.cql"),
+    ),
 ];
 
 /// Earlier texts of schema files that a keyspace may have applied, taken as
@@ -228,7 +232,83 @@ pub async fn migrate(
             "load list totals: {moved} set to their lists' counts"
         ));
     }
+    let delivery_totals_new = done.applied.iter().any(|f| f == "016_delivery_totals.cql");
+    if delivery_totals_new || recount_list_totals {
+        let moved = recount_delivery_totals(&session).await?;
+        done.notes.push(format!(
+            "delivery log totals: {moved} set to their logs' counts"
+        ));
+    }
     Ok(done)
+}
+
+/// Sets every subscription's delivery total (`delivery_totals`) to its log's
+/// record count by adding the difference, as `recount_load_totals` does for
+/// lists: idempotent, so it fills the totals in when cql/016 is applied and
+/// repairs them later. Totals of deleted subscriptions are left alone (they
+/// are never read). The number of totals it changed.
+async fn recount_delivery_totals(session: &Session) -> anyhow::Result<u64> {
+    use futures_util::TryStreamExt;
+    let mut current: BTreeMap<String, i64> = BTreeMap::new();
+    let mut kept = session
+        .query_iter("SELECT webhook_id, n FROM delivery_totals", ())
+        .await
+        .context("reading delivery_totals")?
+        .rows_stream::<(String, Option<scylla::value::Counter>)>()?;
+    while let Some((webhook, n)) = kept.try_next().await? {
+        current.insert(webhook, n.map_or(0, |n| n.0));
+    }
+    let mut webhooks = Vec::new();
+    let mut subscriptions = session
+        .query_iter("SELECT webhook_id FROM webhooks", ())
+        .await
+        .context("reading the subscriptions")?
+        .rows_stream::<(String,)>()?;
+    while let Some((webhook,)) = subscriptions.try_next().await? {
+        webhooks.push(webhook);
+    }
+    let mut changed = 0;
+    for webhook in webhooks {
+        let mut hours = session
+            .query_iter(
+                "SELECT hour FROM delivery_hours WHERE webhook_id = ?",
+                (webhook.as_str(),),
+            )
+            .await
+            .with_context(|| format!("reading {webhook}'s delivery hours"))?
+            .rows_stream::<(i64,)>()?;
+        let mut listed = Vec::new();
+        while let Some((hour,)) = hours.try_next().await? {
+            listed.push(hour);
+        }
+        let mut count = 0i64;
+        for hour in listed {
+            // Paged, as the list recount is: no COUNT(*) of a busy hour.
+            let mut rows = session
+                .query_iter(
+                    "SELECT event_id FROM deliveries WHERE webhook_id = ? AND hour = ?",
+                    (webhook.as_str(), hour),
+                )
+                .await
+                .with_context(|| format!("reading {webhook}'s deliveries"))?
+                .rows_stream::<(String,)>()?;
+            while rows.try_next().await?.is_some() {
+                count += 1;
+            }
+        }
+        let delta = count - current.get(&webhook).copied().unwrap_or(0);
+        if delta != 0 {
+            session
+                .query_unpaged(
+                    "UPDATE delivery_totals SET n = n + ? WHERE webhook_id = ?",
+                    (scylla::value::Counter(delta), webhook.as_str()),
+                )
+                .await
+                .with_context(|| format!("setting {webhook}'s delivery total"))?;
+            changed += 1;
+        }
+    }
+    Ok(changed)
 }
 
 /// Sets every list's total (`list_totals`: load lists, carrier lists) to its

@@ -239,7 +239,6 @@ statements! {
     deliveries_in = "SELECT record FROM deliveries WHERE webhook_id = ? AND hour = ? AND event_id IN ?";
     recorded_in = "SELECT event_id FROM deliveries WHERE webhook_id = ? AND hour = ? AND event_id IN ?";
     deliveries_of_hour = "SELECT record FROM deliveries WHERE webhook_id = ? AND hour = ? LIMIT ?";
-    count_deliveries_of_hour = "SELECT COUNT(*) FROM deliveries WHERE webhook_id = ? AND hour = ?";
     any_delivery_of_hour = "SELECT event_id FROM deliveries WHERE webhook_id = ? AND hour = ? LIMIT 1";
     delete_delivery = "DELETE FROM deliveries WHERE webhook_id = ? AND hour = ? AND event_id = ?";
     delete_deliveries_of_hour = "DELETE FROM deliveries WHERE webhook_id = ? AND hour = ?";
@@ -247,6 +246,10 @@ statements! {
     delivery_hours = "SELECT hour FROM delivery_hours WHERE webhook_id = ?";
     unlist_delivery_hour = "DELETE FROM delivery_hours USING TIMESTAMP ? WHERE webhook_id = ? AND hour = ?";
     delete_delivery_hours = "DELETE FROM delivery_hours WHERE webhook_id = ?";
+    // A subscription's maintained delivery total (cql/016).
+    add_delivery_total = "UPDATE delivery_totals SET n = n + ? WHERE webhook_id = ?";
+    delivery_total = "SELECT n FROM delivery_totals WHERE webhook_id = ?";
+    delete_delivery_total = "DELETE FROM delivery_totals WHERE webhook_id = ?";
 
     // Deliveries by event (for pruning).
     put_delivery_by_event = "INSERT INTO deliveries_by_event (minute, shard, event_id, webhook_id, pending) VALUES (?, ?, ?, ?, ?)";

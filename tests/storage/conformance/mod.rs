@@ -43,8 +43,9 @@ pub use tracking::{
     stop_timers_follow_their_points,
 };
 pub use webhooks::{
-    outbox_fan_out_and_delivery_schedule, outbox_reads_waiting_events_near_and_far_apart,
-    webhook_history_is_pruned_but_nothing_pending, webhook_secrets_come_back_as_put,
+    delivery_log_pages_across_hours_and_keeps_its_total, outbox_fan_out_and_delivery_schedule,
+    outbox_reads_waiting_events_near_and_far_apart, webhook_history_is_pruned_but_nothing_pending,
+    webhook_secrets_come_back_as_put,
 };
 
 use freight::domain::account::{Account, PlanKind, StopSettings};

@@ -3,9 +3,9 @@
 
 use chrono::{DateTime, Duration, Utc};
 use freight::domain::event::{Event, EventType};
-use freight::domain::ids::WebhookId;
+use freight::domain::ids::{EventId, WebhookId};
 use freight::domain::webhook::{Delivery, DeliveryStatus, Subscription};
-use freight::storage::Storage;
+use freight::storage::{PageRequest, Storage};
 
 use super::{ALL, account};
 use crate::fixtures::{delivered_at, sample_load};
@@ -382,4 +382,88 @@ pub async fn webhook_history_is_pruned_but_nothing_pending(store: &dyn Storage) 
         .await
         .unwrap();
     assert_eq!(more, 0, "nothing left to forget");
+}
+
+/// A subscription's delivery log pages newest first across the hours its
+/// events were made in, and its total follows first records (not later
+/// outcomes), pruning and the subscription's deletion.
+pub async fn delivery_log_pages_across_hours_and_keeps_its_total(store: &dyn Storage) {
+    let now = crate::fixtures::now();
+    let (webhook, _) = webhook_and_loads(store, 0, now).await;
+    // Seven events made over three hours: three 3 hours ago, one 2 hours
+    // ago, three now; their ids carry those times.
+    let made = |hours_ago: i64, ms: i64| {
+        EventId::floor_at(now - Duration::hours(hours_ago) + Duration::milliseconds(ms))
+    };
+    let ids = [
+        made(3, 0),
+        made(3, 1),
+        made(3, 2),
+        made(2, 0),
+        made(0, 0),
+        made(0, 1),
+        made(0, 2),
+    ];
+    let deliveries: Vec<Delivery> = ids
+        .iter()
+        .map(|id| Delivery::new(webhook.id.clone(), id.clone(), EventType::LoadCreated, now))
+        .collect();
+    store
+        .put_deliveries(
+            deliveries.iter().map(|d| (None, d.clone())).collect(),
+            Vec::new(),
+        )
+        .await
+        .unwrap();
+    let newest_first: Vec<EventId> = ids.iter().rev().cloned().collect();
+    let webhook_id = webhook.id.clone();
+    let page_of = |offset: u64, limit: u32| {
+        let webhook_id = webhook_id.clone();
+        async move {
+            let page = store
+                .list_deliveries(&webhook_id, PageRequest { offset, limit })
+                .await
+                .unwrap();
+            let ids: Vec<EventId> = page.items.into_iter().map(|d| d.event_id).collect();
+            (ids, page.total)
+        }
+    };
+    for (offset, limit) in [(0, 3), (2, 3), (3, 2), (6, 3), (7, 3), (0, 100)] {
+        let want: Vec<EventId> = newest_first
+            .iter()
+            .skip(offset as usize)
+            .take(limit as usize)
+            .cloned()
+            .collect();
+        assert_eq!(
+            page_of(offset, limit).await,
+            (want, 7),
+            "offset {offset}, limit {limit}"
+        );
+    }
+
+    // The four old ones delivered: still seven records.
+    store
+        .put_deliveries(
+            deliveries[..4]
+                .iter()
+                .map(|d| (Some(d.clone()), delivered_at(d, now)))
+                .collect(),
+            Vec::new(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(page_of(0, 2).await.1, 7);
+
+    // Pruned before 90 minutes ago: the four old ones go.
+    let gone = store
+        .prune_webhook_history(now - Duration::minutes(90), 100)
+        .await
+        .unwrap();
+    assert_eq!(gone, 4);
+    assert_eq!(page_of(0, 2).await, (newest_first[..2].to_vec(), 3));
+    assert_eq!(page_of(0, 100).await, (newest_first[..3].to_vec(), 3));
+
+    store.delete_webhook(&webhook).await.unwrap();
+    assert_eq!(page_of(0, 100).await, (Vec::new(), 0));
 }

@@ -15,7 +15,12 @@ pub(super) async fn delete_webhook(
     store
         .exec(&store.wh.delete_webhook, (webhook.id.as_str(),))
         .await?;
-    store.purge_deliveries(&webhook.id, true).await
+    store.purge_deliveries(&webhook.id, true).await?;
+    // Last: a total is only read through its subscription.
+    store
+        .exec(&store.wh.delete_delivery_total, (webhook.id.as_str(),))
+        .await
+        .map(|_| ())
 }
 
 pub(super) async fn get_delivery(
@@ -36,44 +41,7 @@ pub(super) async fn list_deliveries(
     webhook: &WebhookId,
     page: PageRequest,
 ) -> StorageResult<Page<Delivery>> {
-    let id = webhook.as_str();
-    // Newest hour first; `total` counts every hour (as the embedded store
-    // counts every record), then the page is read from the hour it starts in.
-    let hours = store
-        .rows(&store.wh.delivery_hours, (id,), |(hour,): (i64,)| Ok(hour))
-        .await?;
-    let counts = each(hours.iter().copied(), |hour| async move {
-        let count = store
-            .first::<(i64,)>(&store.wh.count_deliveries_of_hour, (id, hour))
-            .await?
-            .map_or(0, |(count,)| count);
-        u64::try_from(count).map_err(|_| StorageError::corrupt("a negative count"))
-    })
-    .await?;
-    let total = counts.iter().sum();
-    let limit = page.limit as usize;
-    let mut skip = page.offset;
-    let mut items = Vec::with_capacity(limit.min(1_000));
-    for (hour, count) in hours.into_iter().zip(counts) {
-        if items.len() >= limit {
-            break;
-        }
-        if skip >= count {
-            skip -= count;
-            continue;
-        }
-        let skipped = usize::try_from(skip).unwrap_or(usize::MAX);
-        let room = limit - items.len();
-        let found: Vec<Delivery> = store
-            .records(
-                &store.wh.deliveries_of_hour,
-                (id, hour, cql_limit(skipped.saturating_add(room))),
-            )
-            .await?;
-        items.extend(found.into_iter().skip(skipped).take(room));
-        skip = 0;
-    }
-    Ok(Page { items, total })
+    delivery_log::page(store, webhook.as_str(), page).await
 }
 
 pub(super) async fn prune_webhook_history(
@@ -191,7 +159,7 @@ impl ScyllaStore {
         let mut gone = 0;
         let mut kept = 0;
         let mut records = Writes::default();
-        let mut index = Writes::default();
+        let mut index = Vec::new();
         let mut hours = BTreeSet::new();
         for (event, webhook, pending) in &deliveries {
             if *pending || gone >= budget {
@@ -203,10 +171,7 @@ impl ScyllaStore {
                 &self.wh.delete_delivery,
                 (webhook.clone(), hour, event.clone()),
             );
-            index.add(
-                &self.wh.delete_delivery_by_event,
-                (slot.minute, slot.shard, event.clone(), webhook.clone()),
-            );
+            index.push((slot.minute, slot.shard, event.clone(), webhook.clone()));
             hours.insert((webhook.as_str(), hour));
             gone += 1;
         }
@@ -222,9 +187,10 @@ impl ScyllaStore {
             gone += 1;
         }
         // Records before the rows that find them, so that a failure half-way
-        // leaves nothing a later pruning cannot find.
+        // leaves nothing a later pruning cannot find; the subscriptions'
+        // totals move as those rows go (see `delivery_log`).
         records.run(self).await?;
-        index.run(self).await?;
+        delivery_log::forget_by_event(self, index).await?;
         if whole && kept == 0 {
             self.unlist(
                 &self.wh.unlist_outbox_minute,

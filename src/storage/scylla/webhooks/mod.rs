@@ -89,10 +89,11 @@
 //! - A write that becomes visible more than [`SLACK`] after it was sent, into a
 //!   minute a reader had found empty and unlisted, is not found by outbox
 //!   passes or schedule reads (it is still found by id).
-//! - `list_deliveries` counts and reads in separate queries, not from one
-//!   snapshot: under concurrent writes `total` may differ from the items by
-//!   the writes in between. `count_due_deliveries` likewise counts minute by
-//!   minute (see there).
+//! - `list_deliveries` answers a maintained total (`delivery_log`), which a
+//!   failed or ambiguous write can leave off until recounted, and reads it
+//!   apart from the records: under concurrent writes `total` may differ from
+//!   the items by the writes in between. `count_due_deliveries` counts minute
+//!   by minute (see there).
 //! - `prune_webhook_history` and `delete_webhook` delete in many writes, not
 //!   one: a failure half-way leaves part done (an error is returned, and the
 //!   next call finishes it; the order of the deletes keeps every remaining
@@ -101,6 +102,7 @@
 //!   subscription's deliveries first: which records a limited call forgets
 //!   differs, not how many nor what is kept.
 
+mod delivery_log;
 mod history;
 mod outbox;
 mod schedule;

@@ -78,7 +78,7 @@ pub(super) async fn put_deliveries(
             let mut group = LoggedBatch::new();
             store.add_delivery(&mut group, &mut listed, previous.as_ref(), &delivery)?;
             batches.push(group);
-            written.push(delivery);
+            written.push((previous.is_none(), delivery));
         }
     }
     for id in &fanned_out {
@@ -98,13 +98,24 @@ pub(super) async fn put_deliveries(
         .existing_webhooks(
             written
                 .iter()
-                .map(|delivery| &delivery.webhook_id)
+                .map(|(_, delivery)| &delivery.webhook_id)
                 .collect::<HashSet<_>>(),
         )
         .await?;
+    // First records join their subscriptions' totals (see `delivery_log`).
+    let mut new: BTreeMap<&str, i64> = BTreeMap::new();
+    for (first, delivery) in &written {
+        if *first && still.contains(&delivery.webhook_id) {
+            *new.entry(delivery.webhook_id.as_str()).or_default() += 1;
+        }
+    }
+    for (webhook, count) in new {
+        delivery_log::count_deliveries(store, webhook, count).await;
+    }
     let mut undo = Writes::default();
     let mut records = Writes::default();
-    for delivery in written.iter().filter(|d| !still.contains(&d.webhook_id)) {
+    let gone = written.iter().map(|(_, delivery)| delivery);
+    for delivery in gone.filter(|d| !still.contains(&d.webhook_id)) {
         store.forget_around(&mut undo, delivery)?;
         records.add(
             &store.wh.delete_delivery,
