@@ -229,8 +229,12 @@ statements! {
     get_webhook = "SELECT record FROM webhooks WHERE webhook_id = ?";
     webhook_exists = "SELECT webhook_id FROM webhooks WHERE webhook_id = ?";
     all_webhooks = "SELECT record FROM webhooks";
-    // Seals a secret stored plain, unless the record changed since it was read.
-    reseal_webhook = "UPDATE webhooks SET record = ? WHERE webhook_id = ? IF record = ?";
+    all_webhooks_written = "SELECT record, WRITETIME(record) FROM webhooks";
+    // Seals a secret stored plain, timestamped a microsecond after the write
+    // it read: any later write of the subscription (a change, a delete) wins
+    // over it. Not `IF record = ?`: every other write of this row is plain,
+    // and a lightweight transaction must not mix with those (issue 38, 2).
+    reseal_webhook = "UPDATE webhooks USING TIMESTAMP ? SET record = ? WHERE webhook_id = ?";
     delete_webhook = "DELETE FROM webhooks WHERE webhook_id = ?";
 
     // Delivery records, per subscription and hour of their event.

@@ -342,22 +342,25 @@ impl WebhookStore for ScyllaStore {
     }
 
     async fn reseal_webhook_secrets(&self) -> StorageResult<u64> {
-        let stored: Vec<String> = self
-            .rows(&self.wh.all_webhooks, (), |(record,): (String,)| Ok(record))
+        let stored: Vec<(String, i64)> = self
+            .rows(
+                &self.wh.all_webhooks_written,
+                (),
+                |(record, written): (String, Option<i64>)| Ok((record, written.unwrap_or(0))),
+            )
             .await?;
         let mut resealed = 0u64;
-        for record in stored {
+        for (record, written) in stored {
             let (webhook, plain) = self.secrets.reseal(decode(&record)?)?;
             if !plain {
                 continue;
             }
-            // Conditional: another instance may have changed the subscription
-            // since it was read (then it wrote it sealed already).
+            // Just after the write read: a change another instance made
+            // since (which wrote it sealed already) has a later timestamp.
             let sealed = encode(&self.secrets.seal(&webhook))?;
-            let values = (sealed, webhook.id.as_str(), record.as_str());
-            if self.applied(&self.wh.reseal_webhook, values).await? {
-                resealed += 1;
-            }
+            let values = (written.saturating_add(1), sealed, webhook.id.as_str());
+            self.exec(&self.wh.reseal_webhook, values).await?;
+            resealed += 1;
         }
         Ok(resealed)
     }
