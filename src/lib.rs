@@ -6,7 +6,7 @@
 //! # Layout
 //!
 //! Floors, bottom first (each imports only those below it; docs/design.md,
-//! checked by `tests/api/layering.rs`): `domain`, `ingest`, `views`, `loadgen`,
+//! checked by `tests/api/layering.rs`): `domain`, `ingest`, `views`,
 //! `storage`, `webhooks`, `actors`, `services`, `api`, `openapi`/`routes`,
 //! `dashboard`, `server`, `cli`; leaf utilities (`clock`, `geo`, `telemetry`,
 //! …) from anywhere.
@@ -40,7 +40,6 @@ pub mod dashboard;
 pub mod domain;
 pub mod geo;
 pub mod ingest;
-pub mod loadgen;
 pub mod openapi;
 pub mod routes;
 pub mod server;

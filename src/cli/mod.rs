@@ -44,7 +44,7 @@ pub enum Command {
     /// Simulate a fleet against a running service (trucks posting GPS fixes,
     /// dashboards polling, clients moving loads) and report throughput and
     /// latency; `--ramp` finds the highest fix rate whose p99 stays under a bound.
-    Loadgen(crate::loadgen::LoadgenArgs),
+    Loadgen(freight_loadgen::LoadgenArgs),
 }
 
 /// Which store `serve` keeps its data in.
@@ -421,7 +421,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Keys(command) => operator::keys(command).await,
         Command::Users(command) => operator::users(command).await,
         Command::Migrate(args) => migrate::run(args).await,
-        Command::Loadgen(args) => crate::loadgen::run(args).await,
+        Command::Loadgen(args) => freight_loadgen::run(args).await,
     }
 }
 

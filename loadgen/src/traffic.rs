@@ -496,7 +496,7 @@ async fn send_fix(
             state.truck.drive(scenario.fix_every_secs);
             let (lat, lng, heading) = state.truck.position();
             let previous = state.last.as_ref().map(|(_, at)| *at);
-            let now = crate::clock::Clock::system().now();
+            let now = Utc::now();
             let late =
                 previous.is_some() && roll < scenario.duplicate_share + scenario.out_of_order_share;
             let at = match previous {
@@ -512,7 +512,7 @@ async fn send_fix(
             // fix, and the generator's CPU is taken from the server's.
             let fields = format!(
                 r#""lat":{lat},"lng":{lng},"timestamp":"{}","speed":{},"heading":{}}}"#,
-                crate::domain::timestamp::format(&at),
+                timestamp(&at),
                 (state.truck.speed_mph * 10.0).round() / 10.0,
                 (heading * 10.0).round() / 10.0,
             );
@@ -638,6 +638,18 @@ async fn lifecycle(target: &Target, fleet: &Arc<Fleet>, recorder: &Arc<Recorder>
     }
 }
 
+/// A fix's timestamp as the API writes them (RFC 3339, UTC, to the
+/// microsecond at most).
+fn timestamp(at: &DateTime<Utc>) -> String {
+    use chrono::{SecondsFormat, Timelike};
+    let digits = match at.nanosecond() {
+        0 => SecondsFormat::Secs,
+        n if n % 1_000_000 == 0 => SecondsFormat::Millis,
+        _ => SecondsFormat::Micros,
+    };
+    at.to_rfc3339_opts(digits, true)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -646,7 +658,7 @@ mod tests {
     fn events_split_anywhere_are_read_whole_and_only_positions_count() {
         let recorder = Recorder::default();
         let mut events = EventStream::default();
-        let at = crate::domain::timestamp::format(&Utc::now());
+        let at = timestamp(&Utc::now());
         let text = format!(
             "retry: 2000\n\n: keep-alive\n\nid: e-1\r\nevent: tracking.updated\r\ndata: {{\"load_id\":\"load_1\",\"position\":{{\"timestamp\":\"{at}\"}}}}\r\n\r\n\
              id: e-2\nevent: reset\ndata: {{\"reason\":\"too_old\"}}\n\n\

@@ -81,7 +81,7 @@ fn point(city: usize) -> (f64, f64) {
 
 fn miles_between(a: usize, b: usize) -> f64 {
     let ((lat1, lng1), (lat2, lng2)) = (point(a), point(b));
-    crate::geo::haversine_miles(lat1, lng1, lat2, lng2).max(1.0)
+    haversine_miles(lat1, lng1, lat2, lng2).max(1.0)
 }
 
 /// The point `fraction` of the way from `a` to `b` along the great circle.
@@ -113,6 +113,16 @@ fn bearing(a: (f64, f64), b: (f64, f64)) -> f64 {
     if degrees >= 360.0 { 0.0 } else { degrees }
 }
 
+/// Great-circle distance in statute miles (the server's `geo::haversine_miles`;
+/// this crate does not depend on the service it drives).
+fn haversine_miles(lat1: f64, lng1: f64, lat2: f64, lng2: f64) -> f64 {
+    const EARTH_RADIUS_MILES: f64 = 3958.8;
+    let (phi1, phi2) = (lat1.to_radians(), lat2.to_radians());
+    let (dphi, dlambda) = ((lat2 - lat1).to_radians(), (lng2 - lng1).to_radians());
+    let a = (dphi / 2.0).sin().powi(2) + phi1.cos() * phi2.cos() * (dlambda / 2.0).sin().powi(2);
+    2.0 * EARTH_RADIUS_MILES * a.sqrt().asin()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -134,7 +144,7 @@ mod tests {
         );
         truck.drive(3600.0);
         let (lat, lng, _) = truck.position();
-        let moved = crate::geo::haversine_miles(lat0, lng0, lat, lng);
+        let moved = haversine_miles(lat0, lng0, lat, lng);
         assert!((moved - 60.0).abs() < 0.5, "an hour at 60 mph: {moved}");
         truck.drive(3600.0 * 24.0);
         assert_eq!((truck.from, truck.to), (1, 0), "turned back at Atlanta");

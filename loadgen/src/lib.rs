@@ -170,7 +170,7 @@ struct Ramp {
 }
 
 pub async fn run(args: LoadgenArgs) -> anyhow::Result<()> {
-    crate::telemetry::install_crypto_provider();
+    let _ = rustls::crypto::ring::default_provider().install_default();
     let scenario = args.scenario()?;
     // Closed loop: one connection per request in flight, as wrk.
     let connections = match scenario.closed_loop {
