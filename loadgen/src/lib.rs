@@ -87,6 +87,18 @@ pub struct LoadgenArgs {
     /// Print one JSON object (the report) instead of text and progress.
     #[arg(long)]
     pub json: bool,
+    /// Skip the set-up (a carrier, and a load per truck, assigned and in
+    /// transit) and post each truck's fixes to a made-up load id: for a
+    /// reference server that only takes fixes (benches/bare_handler.rs), so a
+    /// ramp can find its capacity in the same shape as freight's. Fixes only:
+    /// a ramp, or no dashboards, streams or clients. No key is needed.
+    #[arg(long)]
+    pub invent_loads: bool,
+    /// Seconds to wait between the set-up and the measured run, so that the
+    /// server's own work after creating the fleet's loads (flushes,
+    /// compactions) is not measured as the first step's latency.
+    #[arg(long, default_value_t = 0)]
+    pub settle: u64,
 }
 
 impl LoadgenArgs {
@@ -177,22 +189,45 @@ pub async fn run(args: LoadgenArgs) -> anyhow::Result<()> {
         true => scenario.concurrency.max(scenario.connections),
         false => scenario.connections,
     };
+    let fixes_only = scenario.ramp
+        || (scenario.dashboards == 0 && scenario.streams == 0 && scenario.clients == 0);
+    if args.invent_loads && !fixes_only {
+        return Err(anyhow!(
+            "--invent-loads sends fixes only: use --ramp, or --dashboards 0 --streams 0 --clients 0"
+        ));
+    }
+    let key = match args.invent_loads {
+        true => args.key().unwrap_or_else(|_| "none".into()),
+        false => args.key()?,
+    };
     let target = Target::connect(
         &args.base_url,
-        &args.key()?,
+        &key,
         (args.cacert.as_deref(), args.insecure),
         connections as usize,
     )?;
-    target.check_key().await?;
+    if !args.invent_loads {
+        target.check_key().await?;
+    }
     let recorder = Arc::new(Recorder::default());
     let progress = Progress::new(!args.json);
 
-    progress.say(&format!(
-        "setting up {} trucks on loads of their own…",
-        scenario.trucks
-    ));
     let started = Instant::now();
-    let fleet = Arc::new(traffic::Fleet::set_up(&target, &scenario).await?);
+    let fleet = match args.invent_loads {
+        true => traffic::Fleet::invented(&scenario),
+        false => {
+            progress.say(&format!(
+                "setting up {} trucks on loads of their own…",
+                scenario.trucks
+            ));
+            traffic::Fleet::set_up(&target, &scenario).await?
+        }
+    };
+    let fleet = Arc::new(fleet);
+    if args.settle > 0 {
+        progress.say(&format!("settling for {} s…", args.settle));
+        tokio::time::sleep(Duration::from_secs(args.settle)).await;
+    }
     let setup_seconds = started.elapsed().as_secs_f64();
     let echo = scenario_echo(&scenario);
 

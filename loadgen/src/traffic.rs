@@ -231,6 +231,36 @@ impl Fleet {
         })
     }
 
+    /// A fleet on made-up load ids, nothing created (`--invent-loads`): each
+    /// id is shaped as freight's (`load_` and 26 Crockford characters).
+    pub fn invented(scenario: &Scenario) -> Self {
+        const CROCKFORD: &[u8] = b"0123456789ABCDEFGHJKMNPQRSTVWXYZ";
+        let mut rng = rand::rng();
+        let trucks = (0..scenario.trucks)
+            .map(|_| {
+                let suffix: String = (0..26)
+                    .map(|i| {
+                        // The first character carries 3 bits of a 128-bit id.
+                        let range = if i == 0 { 8 } else { 32 };
+                        char::from(CROCKFORD[rng.random_range(0..range)])
+                    })
+                    .collect();
+                Mutex::new(TruckState {
+                    truck: Truck::new(&mut rng),
+                    load_id: format!("load_{suffix}"),
+                    last: None,
+                    buffered: Vec::new(),
+                    offline_left: 0,
+                })
+            })
+            .collect();
+        Fleet {
+            trucks,
+            next: AtomicU64::new(0),
+            carrier_id: String::new(),
+        }
+    }
+
     fn any_load(&self) -> usize {
         rand::rng().random_range(0..self.trucks.len())
     }
