@@ -450,3 +450,55 @@ impl Progress {
         self.0.finish_and_clear();
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use super::*;
+
+    #[derive(Parser)]
+    struct Command {
+        #[command(flatten)]
+        args: LoadgenArgs,
+    }
+
+    #[tokio::test]
+    async fn invented_loads_are_refused_beside_dashboards_streams_or_clients() {
+        let args = |extra: &[&str]| {
+            let mut argv = vec![
+                "loadgen",
+                "--invent-loads",
+                "--base-url",
+                "https://127.0.0.1:9",
+            ];
+            argv.extend_from_slice(extra);
+            Command::parse_from(argv).args
+        };
+        // The default scenario has dashboards and a client: refused before
+        // anything is sent (nothing listens on port 9).
+        let refused = run(args(&[])).await.unwrap_err().to_string();
+        assert!(
+            refused.contains("--invent-loads sends fixes only"),
+            "{refused}"
+        );
+        // Fixes only, it goes on to connect, and fails there instead.
+        let fixes_only = [
+            "--dashboards",
+            "0",
+            "--clients",
+            "0",
+            "--duration",
+            "1",
+            "--json",
+        ];
+        let connected = run(args(&fixes_only)).await;
+        assert!(
+            connected
+                .as_ref()
+                .err()
+                .is_none_or(|e| !e.to_string().contains("fixes only")),
+            "{connected:?}"
+        );
+    }
+}

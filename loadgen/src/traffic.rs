@@ -685,6 +685,32 @@ mod tests {
     use super::*;
 
     #[test]
+    fn invented_loads_are_distinct_and_shaped_as_freights_ids() {
+        let scenario = Scenario {
+            trucks: 500,
+            ..Scenario::default()
+        };
+        let fleet = Fleet::invented(&scenario);
+        let ids: std::collections::HashSet<String> = fleet
+            .trucks
+            .iter()
+            .map(|t| t.lock().unwrap().load_id.clone())
+            .collect();
+        assert_eq!(ids.len(), 500);
+        for id in &ids {
+            let suffix = id.strip_prefix("load_").expect("a load id");
+            assert_eq!(suffix.len(), 26, "{id}");
+            assert!(suffix.as_bytes()[0] <= b'7', "{id}: over 128 bits");
+            assert!(
+                suffix
+                    .bytes()
+                    .all(|b| b"0123456789ABCDEFGHJKMNPQRSTVWXYZ".contains(&b)),
+                "{id}"
+            );
+        }
+    }
+
+    #[test]
     fn events_split_anywhere_are_read_whole_and_only_positions_count() {
         let recorder = Recorder::default();
         let mut events = EventStream::default();
