@@ -80,7 +80,7 @@ pub struct Client {
     /// Written before each request's path.
     path_prefix: String,
     /// The `Host` header (the base URL's authority).
-    host: String,
+    host: HeaderValue,
     authorization: HeaderValue,
     idle: Mutex<Vec<Connection>>,
     timeout: Duration,
@@ -148,7 +148,8 @@ impl Client {
             address,
             tls,
             path_prefix: path.trim_end_matches('/').to_owned(),
-            host: authority.to_owned(),
+            host: HeaderValue::from_str(authority)
+                .with_context(|| format!("{authority} cannot be sent as a Host header"))?,
             authorization: HeaderValue::from_str(authorization)
                 .context("the API key cannot be sent in a header")?,
             idle: Mutex::new(Vec::new()),
@@ -158,18 +159,23 @@ impl Client {
 
     /// A request for `path` below the base URL, with the headers every request
     /// carries.
-    fn build(&self, method: Method, path: &str, body: Bytes) -> Request<Full<Bytes>> {
+    fn build(
+        &self,
+        method: Method,
+        path: &str,
+        body: Bytes,
+    ) -> Result<Request<Full<Bytes>>, Failure> {
         let mut request = Request::new(Full::new(body));
         *request.method_mut() = method;
         let uri = format!("{}{path}", self.path_prefix);
-        *request.uri_mut() = uri.parse().unwrap_or_else(|_| hyper::Uri::from_static("/"));
+        *request.uri_mut() = uri
+            .parse()
+            .map_err(|_| Failure::Transport(format!("{uri} is not a request path")))?;
         let headers = request.headers_mut();
-        if let Ok(host) = HeaderValue::from_str(&self.host) {
-            headers.insert(HOST, host);
-        }
+        headers.insert(HOST, self.host.clone());
         headers.insert(AUTHORIZATION, self.authorization.clone());
         headers.insert(USER_AGENT, HeaderValue::from_static("freight-loadgen"));
-        request
+        Ok(request)
     }
 
     /// Sends `method path` (the path below the base URL) with a JSON `body`,
@@ -186,7 +192,7 @@ impl Client {
             method,
             path,
             Bytes::copy_from_slice(body.unwrap_or_default()),
-        );
+        )?;
         if body.is_some() {
             let json = HeaderValue::from_static("application/json");
             request.headers_mut().insert(CONTENT_TYPE, json);
@@ -232,7 +238,7 @@ impl Client {
         until: Instant,
         mut each: impl FnMut(&[u8]),
     ) -> Result<u16, Failure> {
-        let mut request = self.build(Method::GET, path, Bytes::new());
+        let mut request = self.build(Method::GET, path, Bytes::new())?;
         let headers = request.headers_mut();
         headers.insert(ACCEPT, HeaderValue::from_static("text/event-stream"));
         if let Some(id) = last_event_id.and_then(|id| HeaderValue::from_str(id).ok()) {
@@ -499,6 +505,11 @@ mod tests {
         let tls = client("https://localhost").unwrap();
         assert_eq!(tls.address, "localhost:443");
         assert_eq!(tls.host, "localhost");
+        let sent = tls
+            .build(Method::GET, "/v1/loads?limit=5", Bytes::new())
+            .unwrap();
+        assert_eq!(sent.uri(), "/v1/loads?limit=5");
+        assert!(tls.build(Method::GET, "/v1/a path", Bytes::new()).is_err());
         let v6 = client("https://[::1]:8443").unwrap();
         assert_eq!(v6.address, "[::1]:8443");
         assert!(client("ftp://host").is_err());
