@@ -503,10 +503,17 @@ pub fn free_port() -> u16 {
         .port()
 }
 
-/// Waits (at most 10 s) until the admin listener at `admin_url` answers
+/// How long a started `freight` process may take to answer its health check,
+/// and to write its first key. A start takes well under a second alone, but
+/// with the whole suite's servers and browsers on two cores, the crash test's
+/// SIGTERM run once found no key after 10 s + 10 s. Only a failing start waits
+/// this long.
+const START_DEADLINE: std::time::Duration = std::time::Duration::from_secs(60);
+
+/// Waits (at most [`START_DEADLINE`]) until the admin listener at `admin_url` answers
 /// `/health`; false if it never did.
 pub async fn until_healthy(admin_url: &str) -> bool {
-    within_deadline(std::time::Duration::from_secs(10), || async {
+    within_deadline(START_DEADLINE, || async {
         match reqwest::get(format!("{admin_url}/health")).await {
             Ok(r) if r.status().is_success() => Ok(()),
             Ok(r) => Err(r.status().to_string()),
@@ -518,11 +525,11 @@ pub async fn until_healthy(admin_url: &str) -> bool {
 }
 
 /// The key a first start of the `freight` binary wrote into `data_dir` (its
-/// standard output, in a test, is not a terminal); waits (at most 10 s) for
+/// standard output, in a test, is not a terminal); waits (at most [`START_DEADLINE`]) for
 /// the file, which is written once the server is built.
 pub async fn first_key_in(data_dir: &Path) -> Option<String> {
     let path = data_dir.join(freight::server::bootstrap::FIRST_KEY_FILE);
-    within_deadline(std::time::Duration::from_secs(10), || async {
+    within_deadline(START_DEADLINE, || async {
         match std::fs::read_to_string(&path) {
             Ok(text) if text.ends_with('\n') => Ok(text.trim().to_owned()),
             Ok(_) => Err("written in part".to_owned()),
