@@ -242,59 +242,90 @@ pub async fn migrate(
     Ok(done)
 }
 
+/// Every row a query answers, read a page at a time (`what` names them in an
+/// error).
+async fn all_rows<R>(
+    session: &Session,
+    cql: &str,
+    values: impl scylla::serialize::row::SerializeRow,
+    what: &str,
+) -> anyhow::Result<Vec<R>>
+where
+    R: for<'f, 'm> scylla::deserialize::row::DeserializeRow<'f, 'm> + 'static,
+{
+    use futures_util::TryStreamExt;
+    let rows = session
+        .query_iter(cql, values)
+        .await
+        .with_context(|| format!("reading {what}"))?
+        .rows_stream::<R>()?;
+    Ok(rows.try_collect().await?)
+}
+
+/// How many rows a query answers, counted a page at a time: a `COUNT(*)` of
+/// a long partition in one request is what the maintained totals replace,
+/// and it times out.
+async fn count_rows(
+    session: &Session,
+    cql: &str,
+    values: impl scylla::serialize::row::SerializeRow,
+    what: &str,
+) -> anyhow::Result<i64> {
+    use futures_util::TryStreamExt;
+    let mut rows = session
+        .query_iter(cql, values)
+        .await
+        .with_context(|| format!("reading {what}"))?
+        .rows_stream::<(String,)>()?;
+    let mut count = 0;
+    while rows.try_next().await?.is_some() {
+        count += 1;
+    }
+    Ok(count)
+}
+
 /// Sets every subscription's delivery total (`delivery_totals`) to its log's
 /// record count by adding the difference, as `recount_load_totals` does for
 /// lists: idempotent, so it fills the totals in when cql/016 is applied and
 /// repairs them later. Totals of deleted subscriptions are left alone (they
 /// are never read). The number of totals it changed.
 async fn recount_delivery_totals(session: &Session) -> anyhow::Result<u64> {
-    use futures_util::TryStreamExt;
-    let mut current: BTreeMap<String, i64> = BTreeMap::new();
-    let mut kept = session
-        .query_iter("SELECT webhook_id, n FROM delivery_totals", ())
-        .await
-        .context("reading delivery_totals")?
-        .rows_stream::<(String, Option<scylla::value::Counter>)>()?;
-    while let Some((webhook, n)) = kept.try_next().await? {
-        current.insert(webhook, n.map_or(0, |n| n.0));
-    }
-    let mut webhooks = Vec::new();
-    let mut subscriptions = session
-        .query_iter("SELECT webhook_id FROM webhooks", ())
-        .await
-        .context("reading the subscriptions")?
-        .rows_stream::<(String,)>()?;
-    while let Some((webhook,)) = subscriptions.try_next().await? {
-        webhooks.push(webhook);
-    }
+    let kept: Vec<(String, Option<scylla::value::Counter>)> = all_rows(
+        session,
+        "SELECT webhook_id, n FROM delivery_totals",
+        (),
+        "delivery_totals",
+    )
+    .await?;
+    let current: BTreeMap<String, i64> = kept
+        .into_iter()
+        .map(|(webhook, n)| (webhook, n.map_or(0, |n| n.0)))
+        .collect();
+    let webhooks: Vec<(String,)> = all_rows(
+        session,
+        "SELECT webhook_id FROM webhooks",
+        (),
+        "the subscriptions",
+    )
+    .await?;
     let mut changed = 0;
-    for webhook in webhooks {
-        let mut hours = session
-            .query_iter(
-                "SELECT hour FROM delivery_hours WHERE webhook_id = ?",
-                (webhook.as_str(),),
+    for (webhook,) in webhooks {
+        let hours: Vec<(i64,)> = all_rows(
+            session,
+            "SELECT hour FROM delivery_hours WHERE webhook_id = ?",
+            (webhook.as_str(),),
+            &format!("{webhook}'s delivery hours"),
+        )
+        .await?;
+        let mut count = 0;
+        for (hour,) in hours {
+            count += count_rows(
+                session,
+                "SELECT event_id FROM deliveries WHERE webhook_id = ? AND hour = ?",
+                (webhook.as_str(), hour),
+                &format!("{webhook}'s deliveries"),
             )
-            .await
-            .with_context(|| format!("reading {webhook}'s delivery hours"))?
-            .rows_stream::<(i64,)>()?;
-        let mut listed = Vec::new();
-        while let Some((hour,)) = hours.try_next().await? {
-            listed.push(hour);
-        }
-        let mut count = 0i64;
-        for hour in listed {
-            // Paged, as the list recount is: no COUNT(*) of a busy hour.
-            let mut rows = session
-                .query_iter(
-                    "SELECT event_id FROM deliveries WHERE webhook_id = ? AND hour = ?",
-                    (webhook.as_str(), hour),
-                )
-                .await
-                .with_context(|| format!("reading {webhook}'s deliveries"))?
-                .rows_stream::<(String,)>()?;
-            while rows.try_next().await?.is_some() {
-                count += 1;
-            }
+            .await?;
         }
         let delta = count - current.get(&webhook).copied().unwrap_or(0);
         if delta != 0 {
@@ -354,33 +385,28 @@ async fn recount_load_totals(session: &Session) -> anyhow::Result<u64> {
     }
     let mut changed = 0;
     for ((account, list), _) in lists {
-        // Counted here, a page at a time: a COUNT(*) of a long list in one
-        // request is what the totals replace, and it times out.
-        let rows =
-            match list.strip_prefix(LOAD_LISTS) {
-                Some(filter) => session
-                    .query_iter(
-                        "SELECT load_id FROM loads_by_account WHERE account_id = ? AND filter = ?",
-                        (account.clone(), filter.to_owned()),
-                    )
-                    .await,
-                None if list == CARRIER_LIST => {
-                    session
-                        .query_iter(
-                            "SELECT carrier_id FROM carriers WHERE account_id = ?",
-                            (account.clone(),),
-                        )
-                        .await
-                }
-                None => continue,
-            };
-        let mut rows = rows
-            .with_context(|| format!("reading {account}'s list {list}"))?
-            .rows_stream::<(String,)>()?;
-        let mut count = 0i64;
-        while rows.try_next().await?.is_some() {
-            count += 1;
-        }
+        let what = format!("{account}'s list {list}");
+        let count = match list.strip_prefix(LOAD_LISTS) {
+            Some(filter) => {
+                count_rows(
+                    session,
+                    "SELECT load_id FROM loads_by_account WHERE account_id = ? AND filter = ?",
+                    (account.as_str(), filter),
+                    &what,
+                )
+                .await?
+            }
+            None if list == CARRIER_LIST => {
+                count_rows(
+                    session,
+                    "SELECT carrier_id FROM carriers WHERE account_id = ?",
+                    (account.as_str(),),
+                    &what,
+                )
+                .await?
+            }
+            None => continue,
+        };
         let delta = count
             - current
                 .get(&(account.clone(), list.clone()))
