@@ -108,7 +108,8 @@ thread_ns() { for t in /proc/"$1"/task/*; do echo "${t##*/} $(awk '{print $1}' "
 # busiest-thread-us client-us cpus-busy", the last as each CPU's busy percentage
 # over the run, slash-separated (a worker's idle polling counts as busy).
 run() {
-  local before after
+  local before after duplicates_before=""
+  [ "$5" != "$FREIGHT_PID" ] || duplicates_before=$(duplicate_fixes)
   thread_ns "$5" >"$WORK/threads.before"
   cpu_times >"$WORK/cpus.before"
   before=$(cpu_ticks "$5")
@@ -131,6 +132,9 @@ run() {
   [ -z "$perf_pid" ] || wait "$perf_pid"
   if grep -q "Non-2xx" "$WORK/wrk.out"; then
     echo "wrk saw refusals:" >&2; cat "$WORK/wrk.out" >&2; exit 1
+  fi
+  if [ -n "$duplicates_before" ] && [ "$(duplicate_fixes)" != "$duplicates_before" ]; then
+    echo "freight answered some of $2's fixes as duplicates: the script repeats (load, timestamp)" >&2; exit 1
   fi
   local busiest
   busiest=$(join "$WORK/threads.before" "$WORK/threads.after" | awk '{d = $3 - $2; if (d > m) m = d} END {printf "%.0f", m}')

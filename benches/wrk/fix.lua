@@ -6,7 +6,10 @@
 local loads = {}
 local counter = 0
 local base = 0
-local thread_index = 0
+-- A global, not a local: setup() sets it in each thread's state with
+-- thread:set, which a local of the same name would hide (every thread was
+-- thread 0, and half of a two-thread run's fixes were duplicates).
+thread_index = 0
 
 local next_thread = 0
 function setup(thread)

@@ -41,3 +41,10 @@ start_freight() {
     | python3 -c 'import json,sys; print(json.load(sys.stdin)["key"])')
   python3 benches/wrk/setup.py "$API_PORT" "$DATA/tls/cert.pem" "$KEY" "$LOADS" >"$WORK/loads${name:+-$name}"
 }
+
+# Fixes the freight on $ADMIN_PORT has answered as duplicates so far: a run of
+# fresh fixes that adds to it measured the cheaper duplicate path, not ingest.
+duplicate_fixes() {
+  curl -s "http://127.0.0.1:$ADMIN_PORT/metrics" \
+    | awk '/^freight_gps_points_total\{outcome="duplicate"\}/ {print $2}'
+}
