@@ -124,7 +124,7 @@ run() {
   # A baseline freight has loads and a key of its own.
   local loads="$WORK/loads" key="$KEY"
   if [ -n "${BASELINE:-}" ] && [ "$5" = "$BARE_PID" ]; then loads="$WORK/loads-baseline" key="$BARE_KEY"; fi
-  { TIMEFORMAT='%U %S'; time WRK_LOADS="$loads" WRK_KEY="$key" ${WRK_CPUS:+taskset -c "$WRK_CPUS"} \
+  { TIMEFORMAT='%U %S'; time WRK_LOADS="$loads" WRK_KEY="$key" WRK_THREADS="$3" ${WRK_CPUS:+taskset -c "$WRK_CPUS"} \
     wrk --latency -t"$3" -c"$4" -d"${SECONDS_PER_RUN}s" -s "benches/wrk/$2" "https://localhost:$1" >"$WORK/wrk.out"; } 2>"$WORK/wrk.time"
   after=$(cpu_ticks "$5")
   cpu_times >"$WORK/cpus.after"

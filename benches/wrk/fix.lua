@@ -1,7 +1,11 @@
 -- wrk: POST a fresh GPS fix per request (never a duplicate, which freight
 -- answers more cheaply), spread round-robin over the loads listed in the file
--- named by $WRK_LOADS. Each wrk thread takes its own slice of the loads and
--- its own microsecond offsets, so (load, timestamp) never repeats.
+-- named by $WRK_LOADS. With $WRK_THREADS set to wrk's -t, each thread takes its
+-- own slice of the loads (every $WRK_THREADS-th), as each device of a fleet
+-- posts its own fixes in time order; threads also take their own microsecond
+-- offsets, so (load, timestamp) never repeats. Without it, threads share the
+-- loads and a load's fixes arrive out of order, which costs freight a lookup
+-- each (a fix older than the load's newest may be a duplicate).
 
 local loads = {}
 local counter = 0
@@ -18,9 +22,15 @@ function setup(thread)
 end
 
 function init(args)
+  local threads = tonumber(os.getenv("WRK_THREADS") or "1")
+  local n = 0
   for line in io.lines(os.getenv("WRK_LOADS")) do
-    if line ~= "" then loads[#loads + 1] = line end
+    if line ~= "" then
+      if n % threads == thread_index % threads then loads[#loads + 1] = line end
+      n = n + 1
+    end
   end
+  if #loads == 0 then error("no loads for thread " .. thread_index .. " in $WRK_LOADS") end
   -- Ten minutes ago: fixes may be up to 30 days old, at most 5 minutes ahead.
   base = os.time() - 600
 end
