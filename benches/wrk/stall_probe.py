@@ -4,8 +4,9 @@ each table file the store gains (a memtable flush), for benches/wrk/stalls.sh.
 Usage: stall_probe.py PORT CERT KEY LOAD DATA_DIR SECONDS LOG
 Writes every request ("P <unix time> <ms> <status>") and every new table file
 ("F <unix time> <path>") to LOG, then prints, for each flush, the slowest probe
-request within a second before to half a second after it, and the probe's
-overall p99.9 and worst."""
+request within a second before to half a second after it, the probe's p99 and
+worst in each minute, and over the whole run its p99.9, worst, the requests
+over 10, 20, 50 and 100 ms and the number of new table files."""
 
 import datetime
 import http.client
@@ -78,5 +79,16 @@ for at, path in flushes:
     near = [ms for sent, ms in requests if at - 1.0 <= sent <= at + 0.5]
     print(f"  flush ({path}): slowest probe request near it {max(near, default=0):.1f} ms")
 latencies = sorted(ms for _, ms in requests)
+# Per minute of the run: the probe's p99 and worst (a minute with a
+# compaction in it against one without).
+if requests:
+    first = requests[0][0]
+    minutes = {}
+    for sent, ms in requests:
+        minutes.setdefault(int((sent - first) // 60), []).append(ms)
+    print("  probe per minute (p99/worst ms): " + ", ".join(
+        f"{sorted(v)[int(len(v) * 0.99)]:.1f}/{max(v):.1f}" for _, v in sorted(minutes.items())))
+over = {limit: sum(ms > limit for ms in latencies) for limit in (10, 20, 50, 100)}
 print(f"  probe: {len(latencies)} requests, p99.9 {latencies[int(len(latencies) * 0.999)]:.1f} ms, "
-      f"worst {latencies[-1]:.1f} ms")
+      f"worst {latencies[-1]:.1f} ms; over 10/20/50/100 ms: "
+      f"{over[10]}/{over[20]}/{over[50]}/{over[100]}; {len(flushes)} new table files")

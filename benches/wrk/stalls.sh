@@ -5,7 +5,7 @@
 # fix every 10 ms on a connection of its own, timing each, and notes every
 # table file the store gains (a memtable flush). Prints each run's p99 and
 # worst, and for each flush the slowest probe request around it; the probe's
-# log, with every request's time, is kept in target/stalls/probe.log.
+# log, with every request's time, is kept in target/stalls/probe-<subject>.log.
 #
 #   cargo build --profile bench --bin freight
 #   benches/wrk/stalls.sh          # about 90 s; needs wrk (apt-get install wrk)
@@ -14,7 +14,9 @@
 # WINDOWS (default 14), WINDOW_SECONDS (default 5), LOADS (default 1000),
 # BARE=durable (the same profile of the bare handler made durable, in place of
 # freight: what this machine's fsyncs and shared CPUs cost any durable handler;
-# builds benches/bare_handler.rs).
+# builds benches/bare_handler.rs), BARE=also (freight's profile, then the
+# durable bare handler's on the same certificate and loads: both in one run),
+# BARE_HANDLER (with BARE: a bare handler already built, instead of building it).
 # At 30,000 fixes/s the GPS keyspace flushes a memtable every 18 s or so, so
 # the default 70 s sees three or four flushes.
 set -euo pipefail
@@ -30,30 +32,41 @@ trap 'kill $(jobs -p) 2>/dev/null || true; wait 2>/dev/null || true; rm -rf "$WO
 [ -x "$FREIGHT" ] || { echo "no $FREIGHT; build it: cargo build --profile bench --bin freight" >&2; exit 1; }
 
 source benches/wrk/freight.sh
+[ -z "${BARE:-}" ] || BUILT_BARE=${BARE_HANDLER:-$(build_bare)}
 start_freight 1
-SUBJECT=freight
-if [ "${BARE:-}" = durable ]; then
-  # freight made the certificate and the seeded loads; the bare handler takes
-  # its place on them, answering each fix once it is appended and fdatasynced.
-  BUILT_BARE=$(build_bare)
+mkdir -p target/stalls
+
+# profile NAME: wrk's windows and the probe against the server on $API_PORT.
+profile() {
+  local name=$1
+  python3 benches/wrk/stall_probe.py "$API_PORT" "$DATA/tls/cert.pem" "$KEY" "$(head -n 1 "$WORK/loads")" \
+    "$DATA" $((WINDOWS * WINDOW_SECONDS + 1)) "target/stalls/probe-${name// /-}.log" >"$WORK/probe.out" &
+  local probe=$!
+  echo "$name, 1 worker, wrk -t1 -c32, fresh fixes, ${WINDOWS} runs of ${WINDOW_SECONDS} s:"
+  for window in $(seq "$WINDOWS"); do
+    WRK_LOADS="$WORK/loads" WRK_KEY="$KEY" wrk --latency -t1 -c32 -d"${WINDOW_SECONDS}s" \
+      -s benches/wrk/fix.lua "https://localhost:$API_PORT" >"$WORK/wrk.out"
+    read -r rate _ p99 worst < <(python3 benches/wrk/wrk_figures.py "$WORK/wrk.out")
+    printf '  run %2d: %6.0f fixes/s, p99 %6.2f ms, worst %6.2f ms\n' "$window" "$rate" "$p99" "$worst"
+  done
+  wait "$probe"
+  echo "the probe (one fix every 10 ms besides wrk's):"
+  cat "$WORK/probe.out"
+}
+
+# The durable bare handler in freight's place: freight made the certificate
+# and the seeded loads; the handler answers each fix once it is appended and
+# fdatasynced (its journal on the same disk).
+start_bare() {
   kill "$FREIGHT_PID"; wait "$FREIGHT_PID" 2>/dev/null || true
   API_PORT=$(free_port)
   BARE_SYNC_DIR=$(mktemp -d -p "$WORK") "$BUILT_BARE" serve "127.0.0.1:$API_PORT" "$DATA/tls/cert.pem" "$DATA/tls/key.pem" 1 &
   sleep 0.5
-  SUBJECT="the durable bare handler"
-fi
-mkdir -p target/stalls
-python3 benches/wrk/stall_probe.py "$API_PORT" "$DATA/tls/cert.pem" "$KEY" "$(head -n 1 "$WORK/loads")" \
-  "$DATA" $((WINDOWS * WINDOW_SECONDS + 1)) target/stalls/probe.log >"$WORK/probe.out" &
-PROBE=$!
+}
 
-echo "$SUBJECT, 1 worker, wrk -t1 -c32, fresh fixes, ${WINDOWS} runs of ${WINDOW_SECONDS} s:"
-for window in $(seq "$WINDOWS"); do
-  WRK_LOADS="$WORK/loads" WRK_KEY="$KEY" wrk --latency -t1 -c32 -d"${WINDOW_SECONDS}s" \
-    -s benches/wrk/fix.lua "https://localhost:$API_PORT" >"$WORK/wrk.out"
-  read -r rate _ p99 worst < <(python3 benches/wrk/wrk_figures.py "$WORK/wrk.out")
-  printf '  run %2d: %6.0f fixes/s, p99 %6.2f ms, worst %6.2f ms\n' "$window" "$rate" "$p99" "$worst"
-done
-wait "$PROBE"
-echo "the probe (one fix every 10 ms besides wrk's):"
-cat "$WORK/probe.out"
+case "${BARE:-}" in
+  "") profile freight ;;
+  durable) start_bare; profile "the durable bare handler" ;;
+  also) profile freight; sync; start_bare; profile "the durable bare handler" ;;
+  *) echo "BARE is durable, also or unset" >&2; exit 1 ;;
+esac
