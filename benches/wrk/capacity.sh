@@ -13,7 +13,8 @@
 #
 # Knobs: FREIGHT (default target/release/freight), TRUCKS (default
 # "2000 20000"), CONNECTIONS (default 256), WORKERS (default 2), SETTLE
-# (default 30 s).
+# (default 30 s), BARE_HANDLER (a bare handler already built, instead of
+# building it).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 FREIGHT=${FREIGHT:-target/release/freight}
@@ -29,7 +30,7 @@ WORK=$(mktemp -d)
 trap 'kill $(jobs -p) 2>/dev/null || true; wait 2>/dev/null || true; rm -rf "$WORK"' EXIT
 [ -x "$FREIGHT" ] || { echo "no $FREIGHT; build it: cargo build --profile bench --bin freight" >&2; exit 1; }
 source benches/wrk/freight.sh
-BUILT_BARE=$(build_bare)
+BUILT_BARE=${BARE_HANDLER:-$(build_bare)}
 mkdir -p target/capacity
 
 # ramp NAME PORT CERT [loadgen flags…]: prints "capacity top-offered top-achieved
