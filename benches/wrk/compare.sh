@@ -109,7 +109,7 @@ thread_ns() { for t in /proc/"$1"/task/*; do echo "${t##*/} $(awk '{print $1}' "
 # over the run, slash-separated (a worker's idle polling counts as busy).
 run() {
   local before after duplicates_before=""
-  [ "$5" != "$FREIGHT_PID" ] || duplicates_before=$(duplicate_fixes)
+  [ "$5" != "$FREIGHT_PID" ] || duplicates_before=$(gps_points duplicate)
   thread_ns "$5" >"$WORK/threads.before"
   cpu_times >"$WORK/cpus.before"
   before=$(cpu_ticks "$5")
@@ -133,7 +133,7 @@ run() {
   if grep -q "Non-2xx" "$WORK/wrk.out"; then
     echo "wrk saw refusals:" >&2; cat "$WORK/wrk.out" >&2; exit 1
   fi
-  if [ -n "$duplicates_before" ] && [ "$(duplicate_fixes)" != "$duplicates_before" ]; then
+  if [ -n "$duplicates_before" ] && [ "$(gps_points duplicate)" != "$duplicates_before" ]; then
     echo "freight answered some of $2's fixes as duplicates: the script repeats (load, timestamp)" >&2; exit 1
   fi
   local busiest

@@ -39,11 +39,6 @@ streams = 0
 clients = 0
 EOF
 
-stored() {
-  curl -s "http://127.0.0.1:$ADMIN_PORT/metrics" \
-    | awk '/^freight_gps_points_total\{outcome="stored"\}/ {print $2}'
-}
-
 echo "freight, 2 workers, 256 connections, $RATE fixes/s offered for ${SECONDS_MEASURED} s:"
 for trucks in $TRUCKS; do
   start_freight 2
@@ -56,7 +51,7 @@ for trucks in $TRUCKS; do
   # loadgen ends; the measured part is its last SECONDS_MEASURED of them.
   : >"$WORK/samples"
   while kill -0 "$loadgen" 2>/dev/null; do
-    echo "$(awk '{print $14 + $15}' "/proc/$FREIGHT_PID/stat") $(stored)" >>"$WORK/samples"
+    echo "$(awk '{print $14 + $15}' "/proc/$FREIGHT_PID/stat") $(gps_points stored)" >>"$WORK/samples"
     sleep 1
   done
   wait "$loadgen"

@@ -42,9 +42,10 @@ start_freight() {
   python3 benches/wrk/setup.py "$API_PORT" "$DATA/tls/cert.pem" "$KEY" "$LOADS" >"$WORK/loads${name:+-$name}"
 }
 
-# Fixes the freight on $ADMIN_PORT has answered as duplicates so far: a run of
-# fresh fixes that adds to it measured the cheaper duplicate path, not ingest.
-duplicate_fixes() {
+# Fixes the freight on $ADMIN_PORT has answered with outcome $1 so far
+# (stored, duplicate or refused). A run of fresh fixes that adds to the
+# duplicates measured the cheaper duplicate path, not ingest.
+gps_points() {
   curl -s "http://127.0.0.1:$ADMIN_PORT/metrics" \
-    | awk '/^freight_gps_points_total\{outcome="duplicate"\}/ {print $2}'
+    | awk -v outcome="$1" '$1 == "freight_gps_points_total{outcome=\"" outcome "\"}" {print $2}'
 }
