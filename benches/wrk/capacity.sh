@@ -26,10 +26,8 @@ WORKERS=${WORKERS:-2}
 # not the first steps' latency.
 SETTLE=${SETTLE:-30}
 LOADS=1
-WORK=$(mktemp -d)
-trap 'kill $(jobs -p) 2>/dev/null || true; wait 2>/dev/null || true; rm -rf "$WORK"' EXIT
-[ -x "$FREIGHT" ] || { echo "no $FREIGHT; build it: cargo build --profile bench --bin freight" >&2; exit 1; }
 source benches/wrk/freight.sh
+scratch_and_freight
 BUILT_BARE=${BARE_HANDLER:-$(build_bare)}
 mkdir -p target/capacity
 

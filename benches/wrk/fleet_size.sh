@@ -22,10 +22,8 @@ RATE=${RATE:-8000}
 SECONDS_MEASURED=${MEASURE_SECONDS:-40}
 SETTLE=${SETTLE:-30}
 LOADS=1
-WORK=$(mktemp -d)
-trap 'kill $(jobs -p) 2>/dev/null || true; wait 2>/dev/null || true; rm -rf "$WORK"' EXIT
-[ -x "$FREIGHT" ] || { echo "no $FREIGHT; build it: cargo build --profile bench --bin freight" >&2; exit 1; }
 source benches/wrk/freight.sh
+scratch_and_freight
 
 cat >"$WORK/fixes-only.toml" <<EOF
 trucks = 2000

@@ -2,6 +2,15 @@
 # fresh storage and seeds it the same way for each of them.
 # Needs FREIGHT (the binary), WORK (a scratch directory) and LOADS.
 
+# A scratch directory ($WORK) removed on exit, with every background job of
+# the script stopped; and the freight binary ($FREIGHT) checked, so a script
+# fails before it starts anything when the build is missing.
+scratch_and_freight() {
+  WORK=$(mktemp -d)
+  trap 'kill $(jobs -p) 2>/dev/null || true; wait 2>/dev/null || true; rm -rf "$WORK"' EXIT
+  [ -x "$FREIGHT" ] || { echo "no $FREIGHT; build it: cargo build --profile bench --bin freight" >&2; exit 1; }
+}
+
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 
 # Builds benches/bare_handler.rs (bench profile; extra cargo arguments, such as
