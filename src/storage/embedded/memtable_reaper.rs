@@ -19,11 +19,11 @@
 
 use std::any::Any;
 use std::sync::Arc;
-use std::sync::mpsc::{self, RecvTimeoutError};
-use std::thread::JoinHandle;
 use std::time::Duration;
 
 use fjall::{AbstractTree, Database, Keyspace, KeyspaceCreateOptions};
+
+use super::watcher_thread::WatcherThread;
 
 /// How often the reaper looks. A memtable fills in seconds at the least (64 MiB
 /// at the fastest bulk ingest), so each is seen while it is still small.
@@ -38,8 +38,7 @@ type Held = Arc<dyn Any + Send + Sync>;
 
 /// The running reaper; dropping it stops the thread (freeing what it holds).
 pub(super) struct MemtableReaper {
-    stop: Option<mpsc::Sender<()>>,
-    thread: Option<JoinHandle<()>>,
+    _thread: WatcherThread,
 }
 
 impl MemtableReaper {
@@ -52,37 +51,12 @@ impl MemtableReaper {
             .map(|name| db.keyspace(name, KeyspaceCreateOptions::default))
             .collect::<Result<Vec<Keyspace>, _>>()
             .map_err(std::io::Error::other)?;
-        let (stop, stopped) = mpsc::channel();
-        let thread = std::thread::Builder::new()
-            .name("freight-memtables".into())
-            .spawn(move || {
-                lower_priority();
-                run(&keyspaces, &stopped);
+        let mut held: Vec<Held> = Vec::new();
+        let thread =
+            WatcherThread::spawn("freight-memtables", LOOK_EVERY, lower_priority, move || {
+                look(&keyspaces, &mut held)
             })?;
-        Ok(MemtableReaper {
-            stop: Some(stop),
-            thread: Some(thread),
-        })
-    }
-}
-
-impl Drop for MemtableReaper {
-    fn drop(&mut self) {
-        drop(self.stop.take());
-        if let Some(thread) = self.thread.take() {
-            let _ = thread.join();
-        }
-    }
-}
-
-fn run(keyspaces: &[Keyspace], stopped: &mpsc::Receiver<()>) {
-    let mut held: Vec<Held> = Vec::new();
-    loop {
-        look(keyspaces, &mut held);
-        match stopped.recv_timeout(LOOK_EVERY) {
-            Err(RecvTimeoutError::Timeout) => {}
-            Ok(()) | Err(RecvTimeoutError::Disconnected) => return,
-        }
+        Ok(MemtableReaper { _thread: thread })
     }
 }
 

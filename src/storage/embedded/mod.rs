@@ -21,12 +21,14 @@ mod dashboard;
 mod devices;
 mod group_sync;
 mod idempotency;
+mod journal_pacer;
 mod keys;
 mod loads;
 mod memtable_reaper;
 mod references;
 mod share_links;
 mod tracking;
+mod watcher_thread;
 mod webhooks;
 
 use std::path::{Path, PathBuf};
@@ -49,6 +51,9 @@ struct Inner {
     /// which keep the data directory locked.
     #[expect(dead_code, reason = "held for its thread, which its drop stops")]
     memtable_reaper: memtable_reaper::MemtableReaper,
+    /// Likewise.
+    #[expect(dead_code, reason = "held for its thread, which its drop stops")]
+    journal_pacer: journal_pacer::JournalPacer,
     db: Database,
     group_sync: GroupSync,
 
@@ -243,6 +248,7 @@ fn open_inner(path: &Path) -> StorageResult<Inner> {
     std::fs::create_dir_all(path).map_err(unavailable)?;
     let dir = || path.parent().unwrap_or(path).display().to_string();
     let db = Database::builder(path)
+        .max_journaling_size(journal_pacer::JOURNAL_LIMIT)
         .open()
         .map_err(|error| match error {
             fjall::Error::Locked => unavailable(DirectoryInUse(dir())),
@@ -298,6 +304,7 @@ fn open_inner(path: &Path) -> StorageResult<Inner> {
         carrier_insert: std::sync::Mutex::new(()),
         // Every keyspace is open by now: the reaper watches them all.
         memtable_reaper: memtable_reaper::MemtableReaper::start(&db).map_err(unavailable)?,
+        journal_pacer: journal_pacer::JournalPacer::start(&db, POINTS).map_err(unavailable)?,
         db,
     };
     Ok(inner)

@@ -1,0 +1,245 @@
+//! Flushes the small keyspaces one at a time, well before the journal reaches
+//! its size limit, so fjall never flushes them all at once.
+//!
+//! Why: fjall deletes a journal file only once every keyspace that wrote to it
+//! has flushed. The GPS keyspace flushes every 64 MiB; the small ones (loads,
+//! events, accounts, ...) may hold a few writes for hours. When the sealed
+//! journals reach `max_journaling_size`, fjall asks every such keyspace to
+//! flush at the same moment, and those flushes each take the journal's lock to
+//! sync it: GPS writes stopped for 100-174 ms once every few minutes of
+//! sustained ingest (docs/perf-notes.md, "the 13-keyspace flush").
+//!
+//! Once two sealed journals wait to be deleted, the pacer flushes the small
+//! keyspace whose memtable has held data longest, at most one a second, so the
+//! oldest journal is freed long before fjall's own trigger.
+//!
+//! `Keyspace::rotate_memtable` is public but hidden from fjall's documentation;
+//! a fjall release that changes it fails the build here.
+
+use std::time::{Duration, Instant};
+
+use fjall::{AbstractTree, Database, Keyspace, KeyspaceCreateOptions};
+
+use super::watcher_thread::WatcherThread;
+
+/// fjall's limit on the sealed journals' size (its default, set explicitly so
+/// the pacing below stays well under it).
+pub(super) const JOURNAL_LIMIT: u64 = 512 * 1024 * 1024;
+
+/// Pace once this many journals exist (the written one and the sealed ones).
+/// A journal is sealed at the first flush past 64 MB, so fjall's limit is
+/// reached at eight sealed journals at the most; pacing from two leaves room
+/// for all the small keyspaces to flush, a second apart, before it.
+const PACE_FROM_JOURNALS: usize = 3;
+
+/// At most one flush this often: each takes the journal's lock for a sync,
+/// which costs a write about what one group commit does.
+const SPACING: Duration = Duration::from_secs(1);
+
+/// How often the pacer looks.
+const LOOK_EVERY: Duration = Duration::from_millis(250);
+
+/// The running pacer; dropping it stops the thread.
+pub(super) struct JournalPacer {
+    _thread: WatcherThread,
+}
+
+impl JournalPacer {
+    /// Starts pacing every keyspace of `db` but `busy` (the GPS series, which
+    /// flushes by size often enough to free journals on its own).
+    pub(super) fn start(db: &Database, busy: &str) -> std::io::Result<Self> {
+        let small = db
+            .list_keyspace_names()
+            .iter()
+            .filter(|name| name.as_ref() != busy)
+            .map(|name| db.keyspace(name, KeyspaceCreateOptions::default))
+            .collect::<Result<Vec<Keyspace>, _>>()
+            .map_err(std::io::Error::other)?;
+        let db = db.clone();
+        let mut pacing = Pacing::new(small);
+        let thread = WatcherThread::spawn(
+            "freight-journal",
+            LOOK_EVERY,
+            || {},
+            move || {
+                if let Err(error) = pacing.look(&db, Instant::now()) {
+                    // Not fatal: fjall's own trigger still frees the journals,
+                    // only all at once.
+                    tracing::warn!(%error, "could not flush a keyspace ahead of the journal limit");
+                }
+            },
+        )?;
+        Ok(JournalPacer { _thread: thread })
+    }
+}
+
+/// What the pacer remembers between looks.
+struct Pacing {
+    small: Vec<Keyspace>,
+    /// Per small keyspace: its written memtable's id and when the pacer first
+    /// saw it hold data; `None` while it is empty.
+    holding_since: Vec<Option<(u64, Instant)>>,
+    last_flush: Option<Instant>,
+}
+
+impl Pacing {
+    fn new(small: Vec<Keyspace>) -> Self {
+        let holding_since = vec![None; small.len()];
+        Pacing {
+            small,
+            holding_since,
+            last_flush: None,
+        }
+    }
+
+    /// Notes which memtables hold data, and flushes the one that has held it
+    /// longest when the journals call for it. Returns the flushed keyspace's
+    /// name, if one was.
+    fn look(&mut self, db: &Database, now: Instant) -> fjall::Result<Option<String>> {
+        for (keyspace, since) in self.small.iter().zip(&mut self.holding_since) {
+            let memtable = keyspace.tree.active_memtable();
+            *since = match *since {
+                _ if memtable.is_empty() => None,
+                Some((id, seen)) if id == memtable.id() => Some((id, seen)),
+                _ => Some((memtable.id(), now)),
+            };
+        }
+        if db.journal_count() < PACE_FROM_JOURNALS
+            || self
+                .last_flush
+                .is_some_and(|last| now.duration_since(last) < SPACING)
+        {
+            return Ok(None);
+        }
+        let oldest = self
+            .holding_since
+            .iter()
+            .enumerate()
+            .filter_map(|(index, since)| since.map(|(_, seen)| (seen, index)))
+            .min();
+        let Some((_, index)) = oldest else {
+            return Ok(None);
+        };
+        let keyspace = &self.small[index];
+        keyspace.rotate_memtable()?;
+        self.holding_since[index] = None;
+        self.last_flush = Some(now);
+        Ok(Some(keyspace.name().as_ref().to_owned()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A database whose journal has been sealed twice, as sustained GPS
+    /// ingest leaves it, with `small` written before and `idle` never.
+    fn sealed_twice(dir: &std::path::Path) -> (Database, Keyspace, Keyspace, Keyspace) {
+        let db = Database::builder(dir)
+            .max_journaling_size(JOURNAL_LIMIT)
+            .open()
+            .unwrap();
+        let open = |name| db.keyspace(name, KeyspaceCreateOptions::default).unwrap();
+        let (gps, older, newer, idle) = (open("gps"), open("older"), open("newer"), open("idle"));
+        older.insert("a", "1").unwrap();
+        newer.insert("b", "2").unwrap();
+        // fjall seals the journal at a flush once it is past 64 MB (of
+        // bytes that do not compress).
+        let mut state = 0x9E37_79B9_7F4A_7C15u64;
+        let value: Vec<u8> = (0..64 * 1024)
+            .map(|_| {
+                state ^= state << 13;
+                state ^= state >> 7;
+                state ^= state << 17;
+                state as u8
+            })
+            .collect();
+        for round in 0..2u32 {
+            for i in 0..1_100u32 {
+                gps.insert(format!("{round}-{i}"), value.as_slice())
+                    .unwrap();
+            }
+            gps.rotate_memtable_and_wait().unwrap();
+        }
+        assert!(db.journal_count() >= PACE_FROM_JOURNALS, "journals sealed");
+        (db, older, newer, idle)
+    }
+
+    /// With sealed journals waiting, the pacer flushes the keyspace that has
+    /// held data longest first, one per `SPACING`, and leaves empty keyspaces
+    /// and the busy one alone.
+    #[test]
+    fn flushes_the_longest_holding_small_keyspace_one_at_a_time() {
+        let dir = tempfile::tempdir().unwrap();
+        let (db, older, newer, idle) = sealed_twice(dir.path());
+        let mut pacing = Pacing::new(vec![idle.clone(), newer.clone(), older.clone()]);
+        let start = Instant::now();
+        // The pacer sees `older` hold data before `newer`.
+        pacing.holding_since[2] = Some((older.tree.active_memtable().id(), start));
+        pacing.holding_since[1] = Some((newer.tree.active_memtable().id(), start + SPACING / 4));
+
+        let first = pacing.look(&db, start + SPACING / 2).unwrap();
+        assert_eq!(first.as_deref(), Some("older"));
+        assert!(older.tree.active_memtable().is_empty(), "older was rotated");
+        assert!(!newer.tree.active_memtable().is_empty(), "newer waits");
+
+        let too_soon = pacing.look(&db, start + SPACING).unwrap();
+        assert_eq!(too_soon, None, "one flush per SPACING");
+
+        let second = pacing.look(&db, start + SPACING * 2).unwrap();
+        assert_eq!(second.as_deref(), Some("newer"));
+
+        let nothing_left = pacing.look(&db, start + SPACING * 4).unwrap();
+        assert_eq!(nothing_left, None, "the idle keyspace is never flushed");
+        assert!(idle.tree.active_memtable().is_empty());
+    }
+
+    /// Until journals are sealed, small keyspaces keep their writes in memory.
+    #[test]
+    fn leaves_small_keyspaces_alone_while_one_journal_is_written() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = Database::builder(dir.path()).open().unwrap();
+        let small = db
+            .keyspace("small", KeyspaceCreateOptions::default)
+            .unwrap();
+        small.insert("a", "1").unwrap();
+        let mut pacing = Pacing::new(vec![small.clone()]);
+        let start = Instant::now();
+        for step in 0..4 {
+            assert_eq!(pacing.look(&db, start + SPACING * step).unwrap(), None);
+        }
+        assert!(!small.tree.active_memtable().is_empty());
+    }
+
+    /// Once the pacer has flushed every small keyspace, fjall deletes the
+    /// sealed journals at the GPS keyspace's next flush.
+    #[test]
+    fn the_sealed_journals_are_freed_after_pacing() {
+        let dir = tempfile::tempdir().unwrap();
+        let (db, older, newer, idle) = sealed_twice(dir.path());
+        let gps = db.keyspace("gps", KeyspaceCreateOptions::default).unwrap();
+        let mut pacing = Pacing::new(vec![older, newer, idle]);
+        let start = Instant::now();
+        for step in 0..4 {
+            pacing.look(&db, start + SPACING * step).unwrap();
+        }
+        for keyspace in &pacing.small {
+            wait_until_flushed(keyspace);
+        }
+        // fjall deletes journals after a rotation; the GPS keyspace's next
+        // one finds every keyspace flushed past the sealed journals.
+        gps.insert("last", "fix").unwrap();
+        gps.rotate_memtable_and_wait().unwrap();
+        assert_eq!(db.journal_count(), 1, "only the written journal is left");
+    }
+
+    /// Waits for the flushes the pacer asked for (fjall runs them on its own
+    /// threads and says nothing when they are done).
+    fn wait_until_flushed(keyspace: &Keyspace) {
+        let give_up = Instant::now() + Duration::from_secs(30);
+        while keyspace.sealed_memtable_count() > 0 {
+            assert!(Instant::now() < give_up, "a flush did not finish");
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+}
