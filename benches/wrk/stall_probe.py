@@ -1,12 +1,17 @@
 """Times one fresh GPS fix every 10 ms on a connection of its own, and notes
-each table file the store gains (a memtable flush), for benches/wrk/stalls.sh.
+each table file the store gains (a flush, or a compaction starting to write)
+and loses (a compaction's end: its inputs are deleted when it commits), for
+benches/wrk/stalls.sh.
 
 Usage: stall_probe.py PORT CERT KEY LOAD DATA_DIR SECONDS LOG
-Writes every request ("P <unix time> <ms> <status>") and every new table file
-("F <unix time> <path>") to LOG, then prints, for each flush, the slowest probe
-request within a second before to half a second after it, the probe's p99 and
-worst in each minute, and over the whole run its p99.9, worst, the requests
-over 10, 20, 50 and 100 ms and the number of new table files."""
+Writes every request ("P <unix time> <ms>"), every new table file ("F <unix
+time> <path>") and every deleted one ("D <unix time> <path>") to LOG, then
+prints, for each new table, the slowest probe request within a second before
+to half a second after it, the probe's p99 and worst in each minute, over the
+whole run its p99.9, worst, the requests over 10, 20, 50 and 100 ms and the
+number of new table files, and for each request over 50 ms what the store did
+near it (tables created or deleted from a second before it was sent to when
+it was answered)."""
 
 import datetime
 import http.client
@@ -22,6 +27,7 @@ stop_at = time.time() + float(seconds)
 lock = threading.Lock()
 requests = []  # (sent at, ms)
 flushes = []  # (noticed at, path)
+deletions = []  # (noticed at, path)
 
 
 def probe():
@@ -60,6 +66,7 @@ def tables():
         if seen is not None:
             with lock:
                 flushes.extend((now, path[len(data) + 1:]) for path in sorted(found - seen))
+                deletions.extend((now, path[len(data) + 1:]) for path in sorted(seen - found))
         seen = found
         time.sleep(0.1)
 
@@ -75,6 +82,8 @@ with open(log_path, "w") as log:
         log.write(f"P {sent:.4f} {ms:.2f}\n")
     for at, path in flushes:
         log.write(f"F {at:.4f} {path}\n")
+    for at, path in deletions:
+        log.write(f"D {at:.4f} {path}\n")
 for at, path in flushes:
     near = [ms for sent, ms in requests if at - 1.0 <= sent <= at + 0.5]
     print(f"  flush ({path}): slowest probe request near it {max(near, default=0):.1f} ms")
@@ -92,3 +101,38 @@ over = {limit: sum(ms > limit for ms in latencies) for limit in (10, 20, 50, 100
 print(f"  probe: {len(latencies)} requests, p99.9 {latencies[int(len(latencies) * 0.999)]:.1f} ms, "
       f"worst {latencies[-1]:.1f} ms; over 10/20/50/100 ms: "
       f"{over[10]}/{over[20]}/{over[50]}/{over[100]}; {len(flushes)} new table files")
+
+
+def keyspace(path):
+    return path.split(os.sep)[2]
+
+
+# Keyspace directories are numbered; the one that gains the most tables is
+# the GPS series.
+counts = {}
+for _, path in flushes:
+    counts[keyspace(path)] = counts.get(keyspace(path), 0) + 1
+gps = max(counts, key=counts.get, default=None)
+
+
+def keyspaces(events, start, end):
+    """The keyspaces of the table events noticed in [start, end]: "gps" and
+    how many others."""
+    names = {keyspace(path) for at, path in events if start <= at <= end}
+    others = len(names - {gps})
+    return ", ".join(filter(None, ["gps" if gps in names else "",
+                                   f"{others} small keyspace{'s' * (others > 1)}" if others else ""]))
+
+
+# The table watcher looks every 100 ms, so an event is noticed up to 0.1 s
+# after it happened: the window reaches past the answer by that much.
+slow = [(sent, ms) for sent, ms in requests if ms > 50]
+if slow:
+    print("  probe requests over 50 ms, and the store's table events near them:")
+    for sent, ms in slow:
+        end = sent + ms / 1000 + 0.1
+        created = keyspaces(flushes, sent - 1.0, end)
+        deleted = keyspaces(deletions, sent - 1.0, end)
+        near = "; ".join(filter(None, [created and f"new tables in {created}",
+                                       deleted and f"tables deleted in {deleted}"]))
+        print(f"    +{sent - requests[0][0]:6.1f} s: {ms:6.1f} ms  {near or 'no table event'}")
