@@ -3,8 +3,9 @@
 # open-loop rate of single fixes (no duplicates, no late fixes, nobody
 # reading) from each fleet size in TRUCKS in turn, each against a fresh
 # freight (2 workers, 256 connections), and prints freight's CPU time per
-# stored fix over the measured part (from /proc and freight's own
-# freight_gps_points_total) beside the loadgen's rate and latencies. Sizes
+# stored fix over the measured part once every truck has sent a fix (from
+# /proc and freight's own freight_gps_points_total) beside the loadgen's rate
+# and latencies. Sizes
 # alternate, so a drift of the machine shows as a difference between rounds.
 #
 #   cargo build --profile bench --bin freight
@@ -53,12 +54,15 @@ for trucks in $TRUCKS; do
     sleep 1
   done
   wait "$loadgen"
-  python3 - "$WORK/report.json" "$WORK/samples" "$trucks" "$SECONDS_MEASURED" "$(getconf CLK_TCK)" <<'PY'
+  python3 - "$WORK/report.json" "$WORK/samples" "$trucks" "$SECONDS_MEASURED" "$(getconf CLK_TCK)" "$RATE" <<'PY'
 import json, sys
 report, samples, trucks, seconds, tck = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5])
 rows = [[float(v) for v in line.split()] for line in open(samples) if len(line.split()) == 2]
-# Two seconds in from each end of the measured part: no set-up, no shutdown.
-part = rows[-seconds + 2:-2]
+# From the second after every truck has sent its first fix (a load's first fix
+# starts its actor: a cost of the fleet's arrival, not of its size) to two
+# seconds before the end (no shutdown).
+every = trucks / float(sys.argv[6])
+part = rows[-seconds + int(every) + 2:-2]
 ticks, fixes = part[-1][0] - part[0][0], part[-1][1] - part[0][1]
 fix = next(o for o in json.load(open(report))["summary"]["operations"] if o["operation"] == "fix")
 errors = sum(fix["errors"].values())
