@@ -61,10 +61,14 @@ impl JournalPacer {
             "freight-journal",
             LOOK_EVERY,
             || {},
-            move || {
-                if let Err(error) = pacing.look(&db, Instant::now()) {
-                    // Not fatal: fjall's own trigger still frees the journals,
-                    // only all at once.
+            move || match pacing.look(&db, Instant::now()) {
+                Ok(Some(keyspace)) => {
+                    tracing::debug!(%keyspace, "flushed ahead of the journal limit");
+                }
+                Ok(None) => {}
+                // Not fatal: fjall's own trigger still frees the journals,
+                // only all at once.
+                Err(error) => {
                     tracing::warn!(%error, "could not flush a keyspace ahead of the journal limit");
                 }
             },
