@@ -9,13 +9,16 @@
 //! sync it: GPS writes stopped for 100-174 ms once every few minutes of
 //! sustained ingest (docs/perf-notes.md, "the 13-keyspace flush").
 //!
-//! Once two sealed journals wait to be deleted, the pacer flushes the small
-//! keyspace whose memtable has held data longest, at most one a second, so the
-//! oldest journal is freed long before fjall's own trigger.
+//! Once two sealed journals wait to be deleted, the pacer flushes, at most one
+//! a second and longest-holding first, the small keyspaces whose memtables
+//! have held data since before the oldest of them was sealed (those are what
+//! keep it), so it is freed long before fjall's own trigger. A keyspace
+//! written only since then is left alone: flushing it would free nothing.
 //!
 //! `Keyspace::rotate_memtable` is public but hidden from fjall's documentation;
 //! a fjall release that changes it fails the build here.
 
+use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
 use fjall::{AbstractTree, Database, Keyspace, KeyspaceCreateOptions};
@@ -26,11 +29,14 @@ use super::watcher_thread::WatcherThread;
 /// the pacing below stays well under it).
 pub(super) const JOURNAL_LIMIT: u64 = 512 * 1024 * 1024;
 
-/// Pace once this many journals exist (the written one and the sealed ones).
-/// A journal is sealed at the first flush past 64 MB, so fjall's limit is
-/// reached at eight sealed journals at the most; pacing from two leaves room
-/// for all the small keyspaces to flush, a second apart, before it.
-const PACE_FROM_JOURNALS: usize = 3;
+/// Pace once this many sealed journals wait to be deleted. A journal is sealed
+/// at the first flush past 64 MB, so fjall's limit is reached at eight sealed
+/// journals at the most; from two, six seals are left for the keyspaces that
+/// keep the oldest one (the dozen written at set-up, in the stall runs) to
+/// flush a second apart: enough unless journals are sealed faster than one
+/// every two seconds, which takes over 30 MB/s of writes. Past that, fjall's
+/// own trigger flushes the rest at once, as before.
+const PACE_FROM_SEALED: usize = 2;
 
 /// At most one flush this often: each takes the journal's lock for a sync,
 /// which costs a write about what one group commit does.
@@ -48,15 +54,8 @@ impl JournalPacer {
     /// Starts pacing every keyspace of `db` but `busy` (the GPS series, which
     /// flushes by size often enough to free journals on its own).
     pub(super) fn start(db: &Database, busy: &str) -> std::io::Result<Self> {
-        let small = db
-            .list_keyspace_names()
-            .iter()
-            .filter(|name| name.as_ref() != busy)
-            .map(|name| db.keyspace(name, KeyspaceCreateOptions::default))
-            .collect::<Result<Vec<Keyspace>, _>>()
-            .map_err(std::io::Error::other)?;
+        let mut pacing = Pacing::new(small_keyspaces(db, busy)?);
         let db = db.clone();
-        let mut pacing = Pacing::new(small);
         let thread = WatcherThread::spawn(
             "freight-journal",
             LOOK_EVERY,
@@ -77,12 +76,28 @@ impl JournalPacer {
     }
 }
 
+/// Every keyspace of `db` but `busy`.
+fn small_keyspaces(db: &Database, busy: &str) -> std::io::Result<Vec<Keyspace>> {
+    db.list_keyspace_names()
+        .iter()
+        .filter(|name| name.as_ref() != busy)
+        .map(|name| db.keyspace(name, KeyspaceCreateOptions::default))
+        .collect::<Result<Vec<Keyspace>, _>>()
+        .map_err(std::io::Error::other)
+}
+
 /// What the pacer remembers between looks.
 struct Pacing {
     small: Vec<Keyspace>,
     /// Per small keyspace: its written memtable's id and when the pacer first
     /// saw it hold data; `None` while it is empty.
     holding_since: Vec<Option<(u64, Instant)>>,
+    /// When the pacer saw each sealed journal appear, oldest first. fjall
+    /// seals one journal at a time and deletes them oldest first, so the
+    /// count's rises and falls say which; a seal and a deletion between two
+    /// looks go unseen, which leaves the front too old: fewer flushes, never
+    /// more.
+    sealed_at: VecDeque<Instant>,
     last_flush: Option<Instant>,
 }
 
@@ -92,13 +107,15 @@ impl Pacing {
         Pacing {
             small,
             holding_since,
+            sealed_at: VecDeque::new(),
             last_flush: None,
         }
     }
 
-    /// Notes which memtables hold data, and flushes the one that has held it
-    /// longest when the journals call for it. Returns the flushed keyspace's
-    /// name, if one was.
+    /// Notes which memtables hold data and which journals are sealed, and
+    /// flushes the one that has held data longest if it keeps the oldest
+    /// sealed journal and the journals call for it. Returns the flushed
+    /// keyspace's name, if one was.
     fn look(&mut self, db: &Database, now: Instant) -> fjall::Result<Option<String>> {
         for (keyspace, since) in self.small.iter().zip(&mut self.holding_since) {
             let memtable = keyspace.tree.active_memtable();
@@ -108,27 +125,43 @@ impl Pacing {
                 _ => Some((memtable.id(), now)),
             };
         }
-        if db.journal_count() < PACE_FROM_JOURNALS
-            || self
-                .last_flush
-                .is_some_and(|last| now.duration_since(last) < SPACING)
+        // The written journal is not sealed.
+        let sealed = db.journal_count().saturating_sub(1);
+        while self.sealed_at.len() > sealed {
+            self.sealed_at.pop_front();
+        }
+        while self.sealed_at.len() < sealed {
+            self.sealed_at.push_back(now);
+        }
+        let (Some(&oldest_sealed), true) = (self.sealed_at.front(), sealed >= PACE_FROM_SEALED)
+        else {
+            return Ok(None);
+        };
+        if self
+            .last_flush
+            .is_some_and(|last| now.duration_since(last) < SPACING)
         {
             return Ok(None);
         }
-        let oldest = self
+        // Seen holding data no later than the seal was seen: it may hold
+        // writes the oldest journal has (a flush too many costs a tiny table).
+        let keeping = self
             .holding_since
             .iter()
             .enumerate()
             .filter_map(|(index, since)| since.map(|(_, seen)| (seen, index)))
+            .filter(|&(seen, _)| seen <= oldest_sealed)
             .min();
-        let Some((_, index)) = oldest else {
+        let Some((_, index)) = keeping else {
             return Ok(None);
         };
-        let keyspace = &self.small[index];
-        keyspace.rotate_memtable()?;
-        self.holding_since[index] = None;
+        // Spaced even when it fails, so a lasting error is not retried (and
+        // logged) at every look.
         self.last_flush = Some(now);
-        Ok(Some(keyspace.name().as_ref().to_owned()))
+        let keyspace = &self.small[index];
+        let rotated = keyspace.rotate_memtable()?;
+        self.holding_since[index] = None;
+        Ok(rotated.then(|| keyspace.name().as_ref().to_owned()))
     }
 }
 
@@ -137,7 +170,8 @@ mod tests {
     use super::*;
 
     /// A database whose journal has been sealed twice, as sustained GPS
-    /// ingest leaves it, with `small` written before and `idle` never.
+    /// ingest leaves it, with `older` and `newer` written before the seals
+    /// (so they keep the oldest sealed journal) and `idle` never.
     fn sealed_twice(dir: &std::path::Path) -> (Database, Keyspace, Keyspace, Keyspace) {
         let db = Database::builder(dir)
             .max_journaling_size(JOURNAL_LIMIT)
@@ -165,20 +199,24 @@ mod tests {
             }
             gps.rotate_memtable_and_wait().unwrap();
         }
-        assert!(db.journal_count() >= PACE_FROM_JOURNALS, "journals sealed");
+        assert!(
+            db.journal_count() > PACE_FROM_SEALED,
+            "two journals sealed, and the written one"
+        );
         (db, older, newer, idle)
     }
 
-    /// With sealed journals waiting, the pacer flushes the keyspace that has
-    /// held data longest first, one per `SPACING`, and leaves empty keyspaces
-    /// and the busy one alone.
+    /// With sealed journals waiting, the pacer flushes the keyspaces that
+    /// keep the oldest one, longest-holding first, one per `SPACING`, and
+    /// leaves empty keyspaces alone.
     #[test]
     fn flushes_the_longest_holding_small_keyspace_one_at_a_time() {
         let dir = tempfile::tempdir().unwrap();
         let (db, older, newer, idle) = sealed_twice(dir.path());
         let mut pacing = Pacing::new(vec![idle.clone(), newer.clone(), older.clone()]);
         let start = Instant::now();
-        // The pacer sees `older` hold data before `newer`.
+        // The pacer saw `older` hold data before `newer`, both before it saw
+        // the journals sealed (at its first look, below).
         pacing.holding_since[2] = Some((older.tree.active_memtable().id(), start));
         pacing.holding_since[1] = Some((newer.tree.active_memtable().id(), start + SPACING / 4));
 
@@ -192,10 +230,33 @@ mod tests {
 
         let second = pacing.look(&db, start + SPACING * 2).unwrap();
         assert_eq!(second.as_deref(), Some("newer"));
+        assert!(idle.tree.active_memtable().is_empty(), "idle holds nothing");
+    }
 
-        let nothing_left = pacing.look(&db, start + SPACING * 4).unwrap();
-        assert_eq!(nothing_left, None, "the idle keyspace is never flushed");
-        assert!(idle.tree.active_memtable().is_empty());
+    /// A keyspace written only after the oldest sealed journal was sealed
+    /// does not keep it: flushing it would free nothing, so the pacer leaves
+    /// it, however long the journals wait on others.
+    #[test]
+    fn leaves_a_keyspace_written_after_the_oldest_seal() {
+        let dir = tempfile::tempdir().unwrap();
+        // `older` and `newer` keep the sealed journals; the pacer does not
+        // watch them here.
+        let (db, _older, _newer, later) = sealed_twice(dir.path());
+        let mut pacing = Pacing::new(vec![later.clone()]);
+        let start = Instant::now();
+        assert_eq!(pacing.look(&db, start).unwrap(), None, "nothing held yet");
+        later.insert("c", "3").unwrap();
+        for step in 1..4 {
+            assert_eq!(pacing.look(&db, start + SPACING * step).unwrap(), None);
+        }
+        assert!(
+            db.journal_count() > PACE_FROM_SEALED,
+            "the journals still wait"
+        );
+        assert!(
+            !later.tree.active_memtable().is_empty(),
+            "later was not flushed"
+        );
     }
 
     /// Until journals are sealed, small keyspaces keep their writes in memory.
@@ -215,8 +276,8 @@ mod tests {
         assert!(!small.tree.active_memtable().is_empty());
     }
 
-    /// Once the pacer has flushed every small keyspace, fjall deletes the
-    /// sealed journals at the GPS keyspace's next flush.
+    /// Once the pacer has flushed every keyspace that kept them, fjall
+    /// deletes the sealed journals.
     #[test]
     fn the_sealed_journals_are_freed_after_pacing() {
         let dir = tempfile::tempdir().unwrap();
@@ -230,11 +291,29 @@ mod tests {
         for keyspace in &pacing.small {
             wait_until_flushed(keyspace);
         }
-        // fjall deletes journals after a rotation; the GPS keyspace's next
-        // one finds every keyspace flushed past the sealed journals.
+        // fjall deletes unneeded journals after a flush's last step, which
+        // `wait_until_flushed` cannot see end; a rotation runs that step
+        // itself before it returns.
         gps.insert("last", "fix").unwrap();
         gps.rotate_memtable_and_wait().unwrap();
         assert_eq!(db.journal_count(), 1, "only the written journal is left");
+    }
+
+    /// The pacer watches every keyspace but the busy one.
+    #[test]
+    fn watches_every_keyspace_but_the_busy_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = Database::builder(dir.path()).open().unwrap();
+        for name in ["gps_track", "loads", "events"] {
+            db.keyspace(name, KeyspaceCreateOptions::default).unwrap();
+        }
+        let mut names: Vec<String> = small_keyspaces(&db, "gps_track")
+            .unwrap()
+            .iter()
+            .map(|keyspace| keyspace.name().as_ref().to_owned())
+            .collect();
+        names.sort();
+        assert_eq!(names, ["events", "loads"]);
     }
 
     /// Waits for the flushes the pacer asked for (fjall runs them on its own
