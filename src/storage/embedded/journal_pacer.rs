@@ -21,9 +21,9 @@
 use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
-use fjall::{AbstractTree, Database, Keyspace, KeyspaceCreateOptions};
+use fjall::{AbstractTree, Database, Keyspace};
 
-use super::watcher_thread::WatcherThread;
+use super::watcher_thread::{WatcherThread, every_keyspace};
 
 /// fjall's limit on the sealed journals' size (its default, set explicitly so
 /// the pacing below stays well under it).
@@ -78,12 +78,9 @@ impl JournalPacer {
 
 /// Every keyspace of `db` but `busy`.
 fn small_keyspaces(db: &Database, busy: &str) -> std::io::Result<Vec<Keyspace>> {
-    db.list_keyspace_names()
-        .iter()
-        .filter(|name| name.as_ref() != busy)
-        .map(|name| db.keyspace(name, KeyspaceCreateOptions::default))
-        .collect::<Result<Vec<Keyspace>, _>>()
-        .map_err(std::io::Error::other)
+    let mut keyspaces = every_keyspace(db)?;
+    keyspaces.retain(|keyspace| keyspace.name().as_ref() != busy);
+    Ok(keyspaces)
 }
 
 /// What the pacer remembers between looks.
@@ -133,16 +130,14 @@ impl Pacing {
         while self.sealed_at.len() < sealed {
             self.sealed_at.push_back(now);
         }
-        let (Some(&oldest_sealed), true) = (self.sealed_at.front(), sealed >= PACE_FROM_SEALED)
-        else {
-            return Ok(None);
-        };
-        if self
-            .last_flush
-            .is_some_and(|last| now.duration_since(last) < SPACING)
+        if sealed < PACE_FROM_SEALED
+            || self
+                .last_flush
+                .is_some_and(|last| now.duration_since(last) < SPACING)
         {
             return Ok(None);
         }
+        let oldest_sealed = self.sealed_at[0];
         // Seen holding data no later than the seal was seen: it may hold
         // writes the oldest journal has (a flush too many costs a tiny table).
         let keeping = self
@@ -168,6 +163,7 @@ impl Pacing {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use fjall::KeyspaceCreateOptions;
 
     /// A database whose journal has been sealed twice, as sustained GPS
     /// ingest leaves it, with `older` and `newer` written before the seals

@@ -21,9 +21,9 @@ use std::any::Any;
 use std::sync::Arc;
 use std::time::Duration;
 
-use fjall::{AbstractTree, Database, Keyspace, KeyspaceCreateOptions};
+use fjall::{AbstractTree, Database, Keyspace};
 
-use super::watcher_thread::WatcherThread;
+use super::watcher_thread::{WatcherThread, every_keyspace};
 
 /// How often the reaper looks. A memtable fills in seconds at the least (64 MiB
 /// at the fastest bulk ingest), so each is seen while it is still small.
@@ -45,12 +45,7 @@ impl MemtableReaper {
     /// Starts watching every keyspace `db` has now (a keyspace that cannot be
     /// opened fails the start rather than going unwatched).
     pub(super) fn start(db: &Database) -> std::io::Result<Self> {
-        let keyspaces = db
-            .list_keyspace_names()
-            .iter()
-            .map(|name| db.keyspace(name, KeyspaceCreateOptions::default))
-            .collect::<Result<Vec<Keyspace>, _>>()
-            .map_err(std::io::Error::other)?;
+        let keyspaces = every_keyspace(db)?;
         let mut held: Vec<Held> = Vec::new();
         let thread =
             WatcherThread::spawn("freight-memtables", LOOK_EVERY, lower_priority, move || {
@@ -84,6 +79,7 @@ fn lower_priority() {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use fjall::KeyspaceCreateOptions;
 
     fn keyspace(db: &Database) -> Keyspace {
         db.keyspace("points", KeyspaceCreateOptions::default)

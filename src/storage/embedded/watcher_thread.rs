@@ -5,6 +5,8 @@ use std::sync::mpsc::{self, RecvTimeoutError};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
+use fjall::{Database, Keyspace, KeyspaceCreateOptions};
+
 /// The running thread; dropping it stops the thread and waits for it, so
 /// whatever store handles the thread holds are let go by then.
 pub(super) struct WatcherThread {
@@ -48,4 +50,14 @@ impl Drop for WatcherThread {
             let _ = thread.join();
         }
     }
+}
+
+/// Every keyspace `db` has now, opened, for a watcher to look at (a keyspace
+/// that cannot be opened fails the watcher's start rather than going unwatched).
+pub(super) fn every_keyspace(db: &Database) -> std::io::Result<Vec<Keyspace>> {
+    db.list_keyspace_names()
+        .iter()
+        .map(|name| db.keyspace(name, KeyspaceCreateOptions::default))
+        .collect::<Result<Vec<Keyspace>, _>>()
+        .map_err(std::io::Error::other)
 }
