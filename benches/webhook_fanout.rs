@@ -12,8 +12,17 @@
 //!   first delivery to the last (read outbox, fan out, sign, send, durable
 //!   delivery log) with the same number of requests at a time.
 //!
+//! Two more loops run in each round, to split the difference:
+//! - the durable bare loop: the bare loop making the dispatcher's promise, each
+//!   answer's outcome appended to a log that a writer thread syncs in batches,
+//!   timed until every outcome is durable. The drain is also given over it.
+//! - freight's attempts in a bare loop: the bare loop's shape, each request made
+//!   by the dispatcher's own `attempt` (its client, signed headers, the answer
+//!   read): what freight's request costs without the dispatcher and the store.
+//!
 //! It also prints the process's CPU time per delivery for both (the receiver's
-//! share included), and, once, a live figure: loads created through the running
+//! share included), with `BENCH_THREADS=1` each phase's CPU by thread and
+//! machine-wide, and, once, a live figure: loads created through the running
 //! service until every event is delivered (committing the loads included).
 
 #[path = "support/knobs.rs"]
@@ -21,7 +30,7 @@ mod knobs;
 
 use std::collections::HashMap;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use actix_web::{App, HttpResponse, HttpServer, web};
@@ -30,7 +39,7 @@ use freight::api::input::load::NewLoadInput;
 use freight::api::input::location::LocationInput;
 use freight::domain::account::{Account, PlanKind};
 use freight::domain::event::{Event, EventType};
-use freight::domain::ids::{AccountId, LoadId, WebhookId};
+use freight::domain::ids::{AccountId, EventId, LoadId, WebhookId};
 use freight::domain::load::Load;
 use freight::domain::webhook::Subscription;
 use freight::domain::webhook::UrlPolicy;
@@ -71,17 +80,26 @@ fn main() {
         freight::telemetry::install_crypto_provider();
         // The receiver: counts and answers 200 at once.
         let count = Arc::new(AtomicUsize::new(0));
-        // When the first request of a phase arrived (set by the receiver when empty).
-        let first = Arc::new(std::sync::Mutex::new(None::<(Instant, f64, ThreadCpu)>));
-        let (counter, first_seen) = (count.clone(), first.clone());
+        // When a drain's first delivery arrived: set by the receiver once armed.
+        let first = Arc::new(std::sync::Mutex::new(None::<(Instant, f64, ThreadCpu, f64)>));
+        let armed = Arc::new(AtomicBool::new(false));
+        let (counter, first_seen, armed_seen) = (count.clone(), first.clone(), armed.clone());
         let receiver = HttpServer::new(move || {
-            let (counter, first_seen) = (counter.clone(), first_seen.clone());
+            let (counter, first_seen, armed) =
+                (counter.clone(), first_seen.clone(), armed_seen.clone());
             App::new().default_service(web::to(move |_body: web::Bytes| {
                 counter.fetch_add(1, Ordering::Relaxed);
-                first_seen
-                    .lock()
-                    .unwrap()
-                    .get_or_insert_with(|| (Instant::now(), cpu_seconds(), thread_cpu()));
+                if armed.swap(false, Ordering::Relaxed) {
+                    // A drain is profiled from its first delivery, as it is timed:
+                    // not the start-up's replay of the backlog.
+                    profile_window("drain", "enable");
+                    *first_seen.lock().unwrap() = Some((
+                        Instant::now(),
+                        cpu_seconds(),
+                        thread_cpu(),
+                        machine_busy(),
+                    ));
+                }
                 async { HttpResponse::Ok().finish() }
             }))
         })
@@ -121,15 +139,35 @@ fn main() {
         let (mut bare_rates, mut bare_cpus, mut drain_rates, mut drain_cpus) =
             (Vec::new(), Vec::new(), Vec::new(), Vec::new());
         let (mut bare_busiest, mut drain_busiest) = (Vec::new(), Vec::new());
+        let (mut attempt_rates, mut durable_rates) = (Vec::new(), Vec::new());
         let mut last = None;
         for round in 0..rounds {
             profile_window("bare", "enable");
-            let threads_before = thread_cpu();
+            let (machine_before, threads_before) = (machine_busy(), thread_cpu());
             let (rate, cpu) = bare_loop(&client, &url, &sample, events, concurrency).await;
             profile_window("bare", "disable");
             bare_rates.push(rate);
             bare_cpus.push(cpu);
-            bare_busiest.push(busiest(&threads_before, &thread_cpu()).per(events));
+            let threads_after = thread_cpu();
+            if env_or("BENCH_THREADS", 0) == 1 {
+                print_cpu("bare", &threads_before, machine_before, events);
+            }
+            bare_busiest.push(busiest(&threads_before, &threads_after).per(events));
+            // The same loop sending as the dispatcher does (its client, signed
+            // headers, the answer read): what the request alone costs, without
+            // the dispatcher's bookkeeping or the store.
+            let (rate, _) = attempt_loop(&url, &sample, events, concurrency).await;
+            attempt_rates.push(rate);
+            // The bare loop making the dispatcher's promise: each answer's outcome
+            // is appended to a log and synced (in batches) before the loop ends.
+            let log_dir = tempfile::tempdir().expect("temp dir");
+            let (machine_before, threads_before) = (machine_busy(), thread_cpu());
+            let (rate, _) =
+                durable_bare_loop(&client, &url, &sample, events, concurrency, log_dir.path()).await;
+            durable_rates.push(rate);
+            if env_or("BENCH_THREADS", 0) == 1 {
+                print_cpu("durable bare", &threads_before, machine_before, events);
+            }
             if let Some((_, handles, _, _)) = last.take() {
                 stop(handles).await;
             }
@@ -153,25 +191,30 @@ fn main() {
             };
             let before = count.load(Ordering::Relaxed);
             *first.lock().unwrap() = None;
+            armed.store(true, Ordering::Relaxed);
             let started = Instant::now();
             let app = Application::build(settings).await.expect("freight starts");
-            profile_window("drain", "enable");
             let startup = started.elapsed();
             let services = app.services().clone();
             let handles = app.handles();
             actix_rt::spawn(app.run_until_stopped());
             wait_for(&count, before + events).await;
             profile_window("drain", "disable");
-            let (first_delivery, first_cpu, first_threads) =
+            let (first_delivery, first_cpu, first_threads, first_machine) =
                 first.lock().unwrap().take().expect("deliveries arrived");
             let draining = first_delivery.elapsed();
             drain_cpus.push((cpu_seconds() - first_cpu) / events as f64);
+            if env_or("BENCH_THREADS", 0) == 1 {
+                print_cpu("freight drain", &first_threads, first_machine, events);
+            }
             drain_busiest.push(busiest(&first_threads, &thread_cpu()).per(events));
             drain_rates.push(events as f64 / draining.as_secs_f64());
             println!(
-                "  round {}: bare {:>7.0} POSTs/s, freight drain {:>7.0} deliveries/s ({draining:.2?} from the first delivery; start-up {startup:.2?})",
+                "  round {}: bare {:>7.0} POSTs/s, durable bare {:>7.0}/s, freight's attempts in a bare loop {:>7.0}/s, freight drain {:>7.0} deliveries/s ({draining:.2?} from the first delivery; start-up {startup:.2?})",
                 round + 1,
                 bare_rates[round],
+                durable_rates[round],
+                attempt_rates[round],
                 drain_rates[round]
             );
             last = Some((services, handles, accounts, dir));
@@ -179,12 +222,10 @@ fn main() {
         let (services, handles, accounts, _dir) = last.expect("at least one round");
         // Each drain against the bare loop measured just before it: on a shared
         // machine, neighbouring measurements see the most similar conditions.
-        let mut paired: Vec<f64> = drain_rates
-            .iter()
-            .zip(&bare_rates)
-            .map(|(drain, bare)| drain / bare)
-            .collect();
-        let paired_ratio = median(&mut paired);
+        let paired_ratio = paired_median(&drain_rates, &bare_rates);
+        let attempts_ratio = paired_median(&attempt_rates, &bare_rates);
+        let durable_ratio = paired_median(&drain_rates, &durable_rates);
+        let durable_cost = paired_median(&durable_rates, &bare_rates);
         let (bare_rate, drain_rate) = (median(&mut bare_rates), median(&mut drain_rates));
         let (bare_cpu, drain_cpu) = (median(&mut bare_cpus), median(&mut drain_cpus));
         let (bare_busiest, drain_busiest) = (Sched::median(bare_busiest), Sched::median(drain_busiest));
@@ -218,9 +259,18 @@ fn main() {
             "  freight, backlog drain   {drain_rate:>9.0} deliveries/s  (from the first delivery: read outbox, fan out, sign, send, durable log)"
         );
         println!(
-            "  => {:.0}% of the bare loop (target >= 60%): the median of each round's drain over its bare loop ({:.0}% from the medians above)",
+            "  => {:.0}% of the bare loop (target >= 70%): the median of each round's drain over its bare loop ({:.0}% from the medians above)",
             100.0 * paired_ratio,
             100.0 * drain_rate / bare_rate
+        );
+        println!(
+            "  => {:.0}% of the durable bare loop (each outcome appended to a log, synced in batches; that loop runs at {:.0}% of the bare one)",
+            100.0 * durable_ratio,
+            100.0 * durable_cost
+        );
+        println!(
+            "  freight's attempts in a bare loop: {:.0}% of the bare loop (its client, signed headers, the answer read; no dispatcher, no store)",
+            100.0 * attempts_ratio
         );
         println!(
             "  CPU per delivery (whole process, receiver included): bare {:.1} µs, freight {:.1} µs = {:.2}x",
@@ -447,6 +497,192 @@ fn thread_cpu() -> ThreadCpu {
         .collect()
 }
 
+/// The bare loop, made durable as the dispatcher's delivery log is: each answer's
+/// outcome (event, status, time) is appended to a file by a writer thread that
+/// syncs what has come since its last sync, as a group commit does. The rate
+/// counts until every outcome is durable.
+async fn durable_bare_loop(
+    client: &reqwest::Client,
+    url: &str,
+    sample: &[u8],
+    events: usize,
+    concurrency: usize,
+    dir: &std::path::Path,
+) -> (f64, f64) {
+    use std::io::Write;
+    let pending = Arc::new((
+        std::sync::Mutex::new(Vec::<u8>::new()),
+        std::sync::Condvar::new(),
+    ));
+    let durable = Arc::new(AtomicUsize::new(0));
+    let writer = {
+        let (pending, durable) = (pending.clone(), durable.clone());
+        let mut file = std::fs::File::create(dir.join("outcomes.log")).expect("log file");
+        std::thread::spawn(move || {
+            let (lock, ready) = &*pending;
+            let mut written = 0;
+            while written < events {
+                let batch = {
+                    let mut waiting = lock.lock().unwrap();
+                    while waiting.is_empty() {
+                        waiting = ready.wait(waiting).unwrap();
+                    }
+                    std::mem::take(&mut *waiting)
+                };
+                file.write_all(&batch).expect("log written");
+                file.sync_data().expect("log synced");
+                written += batch.iter().filter(|b| **b == b'\n').count();
+                durable.store(written, Ordering::Relaxed);
+            }
+        })
+    };
+    let started = Instant::now();
+    let cpu_before = cpu_seconds();
+    let sent = Arc::new(AtomicUsize::new(0));
+    let mut tasks = Vec::new();
+    for _ in 0..concurrency {
+        let (client, url, sample, sent, pending) = (
+            client.clone(),
+            url.to_owned(),
+            web::Bytes::copy_from_slice(sample),
+            sent.clone(),
+            pending.clone(),
+        );
+        tasks.push(actix_rt::spawn(async move {
+            while sent.fetch_add(1, Ordering::Relaxed) < events {
+                let event = EventId::generate();
+                let response = client
+                    .post(&url)
+                    .header("content-type", "application/json")
+                    .body(sample.clone())
+                    .send()
+                    .await
+                    .expect("receiver answers");
+                let line = format!(
+                    "{event} {} {}\n",
+                    response.status().as_u16(),
+                    Utc::now().timestamp_millis()
+                );
+                let (lock, ready) = &*pending;
+                let mut waiting = lock.lock().unwrap();
+                // The writer waits only on an empty buffer.
+                let wake = waiting.is_empty();
+                waiting.extend_from_slice(line.as_bytes());
+                drop(waiting);
+                if wake {
+                    ready.notify_one();
+                }
+            }
+        }));
+    }
+    for task in tasks {
+        task.await.expect("task");
+    }
+    wait_for(&durable, events).await;
+    let elapsed = started.elapsed();
+    writer.join().expect("log writer");
+    (
+        events as f64 / elapsed.as_secs_f64(),
+        (cpu_seconds() - cpu_before) / events as f64,
+    )
+}
+
+/// The bare loop's shape, each request made by the dispatcher's own `attempt`
+/// with the dispatcher's client: the rate and CPU seconds per request.
+async fn attempt_loop(url: &str, sample: &[u8], events: usize, concurrency: usize) -> (f64, f64) {
+    use freight::webhooks::attempt::{Endpoint, attempt};
+    let policy = UrlPolicy {
+        allow_http: true,
+        allow_private: true,
+    };
+    let client = freight::webhooks::client::build(policy, None);
+    let now = Utc::now();
+    let subscription = Subscription {
+        id: WebhookId::generate(),
+        account_id: AccountId::generate(),
+        url: url.to_owned(),
+        events: vec![EventType::LoadCreated],
+        secret: "whsec_bench".into(),
+        enabled: true,
+        disabled_reason: None,
+        created_at: now,
+        updated_at: now,
+    };
+    let endpoint = Arc::new(Endpoint::new(&subscription, policy));
+    let clock = freight::clock::Clock::system();
+    let started = Instant::now();
+    let cpu_before = cpu_seconds();
+    let sent = Arc::new(AtomicUsize::new(0));
+    let mut tasks = Vec::new();
+    for _ in 0..concurrency {
+        let (client, endpoint, clock, body, sent) = (
+            client.clone(),
+            endpoint.clone(),
+            clock.clone(),
+            web::Bytes::copy_from_slice(sample),
+            sent.clone(),
+        );
+        tasks.push(actix_rt::spawn(async move {
+            while sent.fetch_add(1, Ordering::Relaxed) < events {
+                let event = EventId::generate();
+                let outcome = attempt(&client, &clock, &endpoint, &event, body.clone()).await;
+                assert_eq!(outcome.status_code, Some(200), "{outcome:?}");
+            }
+        }));
+    }
+    for task in tasks {
+        task.await.expect("task");
+    }
+    let elapsed = started.elapsed();
+    (
+        events as f64 / elapsed.as_secs_f64(),
+        (cpu_seconds() - cpu_before) / events as f64,
+    )
+}
+
+/// The median, over rounds, of each round's `numerators` over its `denominators`.
+fn paired_median(numerators: &[f64], denominators: &[f64]) -> f64 {
+    let mut ratios: Vec<f64> = numerators
+        .iter()
+        .zip(denominators)
+        .map(|(n, d)| n / d)
+        .collect();
+    median(&mut ratios)
+}
+
+/// With `BENCH_THREADS=1`: a phase's CPU per request since the readings given,
+/// by thread (name and id) and machine-wide (kernel threads included), to see
+/// where one phase's extra cost is.
+fn print_cpu(phase: &str, threads_before: &ThreadCpu, machine_before: f64, n: usize) {
+    print_by_name(threads_before, &thread_cpu(), n);
+    println!(
+        "    {phase}: machine-wide busy CPU per request {:.1} µs",
+        (machine_busy() - machine_before) * 1e6 / n as f64
+    );
+}
+
+/// CPU per request between two readings, by thread (name and id).
+fn print_by_name(before: &ThreadCpu, after: &ThreadCpu, n: usize) {
+    let mut by_name: HashMap<String, f64> = HashMap::new();
+    for (tid, now) in after {
+        let then = before.get(tid).copied().unwrap_or_default();
+        let name = std::fs::read_to_string(format!("/proc/self/task/{tid}/comm"))
+            .map(|n| n.trim().to_owned())
+            .unwrap_or_else(|_| "(gone)".into());
+        *by_name.entry(format!("{name}#{tid}")).or_default() += now.cpu - then.cpu;
+    }
+    let mut rows: Vec<_> = by_name
+        .into_iter()
+        .filter(|(_, cpu)| *cpu * 1e6 > 0.1 * n as f64)
+        .collect();
+    rows.sort_by(|a, b| b.1.total_cmp(&a.1));
+    let rows: Vec<String> = rows
+        .iter()
+        .map(|(name, cpu)| format!("{name} {:.1}", cpu * 1e6 / n as f64))
+        .collect();
+    println!("    µs per request by thread: {}", rows.join(", "));
+}
+
 /// The figures, between two readings, of the thread that ran the most.
 fn busiest(before: &ThreadCpu, after: &ThreadCpu) -> Sched {
     after
@@ -460,6 +696,23 @@ fn busiest(before: &ThreadCpu, after: &ThreadCpu) -> Sched {
         })
         .max_by(|a, b| a.cpu.total_cmp(&b.cpu))
         .unwrap_or_default()
+}
+
+/// CPU seconds the whole machine has spent busy (all but idle and I/O wait),
+/// kernel threads (writeback, the file system's journal) included.
+fn machine_busy() -> f64 {
+    let stat = std::fs::read_to_string("/proc/stat").unwrap_or_default();
+    let fields: Vec<f64> = stat
+        .lines()
+        .next()
+        .unwrap_or("")
+        .split_whitespace()
+        .skip(1)
+        .filter_map(|f| f.parse().ok())
+        .collect();
+    let total: f64 = fields.iter().sum();
+    let idle = fields.get(3).copied().unwrap_or(0.0) + fields.get(4).copied().unwrap_or(0.0);
+    (total - idle) / 100.0
 }
 
 /// CPU time this process has used (user + system), in seconds.
