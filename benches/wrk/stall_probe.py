@@ -5,13 +5,16 @@ benches/wrk/stalls.sh.
 
 Usage: stall_probe.py PORT CERT KEY LOAD DATA_DIR SECONDS LOG
 Writes every request ("P <unix time> <ms>"), every new table file ("F <unix
-time> <path>") and every deleted one ("D <unix time> <path>") to LOG, then
+time> <path>"), every deleted one ("D <unix time> <path>") and every look at
+which a table file had grown since the one before ("W <unix time> <path>": it
+is being written, by a flush or a compaction) to LOG, then
 prints, for each new table, the slowest probe request within a second before
 to half a second after it, the probe's p99 and worst in each minute, over the
 whole run its p99.9, worst, the requests over 10, 20, 50 and 100 ms and the
 number of new table files, and for each request over 50 ms what the store did
 near it (tables created or deleted from a second before it was sent to when
-it was answered)."""
+it was answered, and tables being written while it waited: a compaction
+writes for tens of seconds between its first new table and its end)."""
 
 import datetime
 import http.client
@@ -28,6 +31,7 @@ lock = threading.Lock()
 requests = []  # (sent at, ms)
 flushes = []  # (noticed at, path)
 deletions = []  # (noticed at, path)
+growing = []  # (noticed at, path): the file had grown since the look before
 
 
 def probe():
@@ -56,17 +60,24 @@ def probe():
 
 
 def tables():
-    seen = None
+    seen = None  # path -> size at the look before
     while time.time() < stop_at:
         now = time.time()
-        found = set()
+        found = {}
         for root, _, names in os.walk(os.path.join(data, "store", "keyspaces")):
             if os.sep + "tables" in root:
-                found.update(os.path.join(root, name) for name in names)
+                for name in names:
+                    path = os.path.join(root, name)
+                    try:
+                        found[path] = os.path.getsize(path)
+                    except OSError:  # deleted between the listing and the look
+                        pass
         if seen is not None:
             with lock:
-                flushes.extend((now, path[len(data) + 1:]) for path in sorted(found - seen))
-                deletions.extend((now, path[len(data) + 1:]) for path in sorted(seen - found))
+                flushes.extend((now, path[len(data) + 1:]) for path in sorted(found.keys() - seen.keys()))
+                deletions.extend((now, path[len(data) + 1:]) for path in sorted(seen.keys() - found.keys()))
+                growing.extend((now, path[len(data) + 1:]) for path, size in sorted(found.items())
+                               if size > seen.get(path, 0))
         seen = found
         time.sleep(0.1)
 
@@ -84,6 +95,8 @@ with open(log_path, "w") as log:
         log.write(f"F {at:.4f} {path}\n")
     for at, path in deletions:
         log.write(f"D {at:.4f} {path}\n")
+    for at, path in growing:
+        log.write(f"W {at:.4f} {path}\n")
 for at, path in flushes:
     near = [ms for sent, ms in requests if at - 1.0 <= sent <= at + 0.5]
     print(f"  flush ({path}): slowest probe request near it {max(near, default=0):.1f} ms")
@@ -133,6 +146,11 @@ if slow:
         end = sent + ms / 1000 + 0.1
         created = keyspaces(flushes, sent - 1.0, end)
         deleted = keyspaces(deletions, sent - 1.0, end)
+        written = keyspaces(growing, sent, end)
         near = "; ".join(filter(None, [created and f"new tables in {created}",
-                                       deleted and f"tables deleted in {deleted}"]))
+                                       deleted and f"tables deleted in {deleted}",
+                                       written and f"tables being written in {written}"]))
         print(f"    +{sent - requests[0][0]:6.1f} s: {ms:6.1f} ms  {near or 'no table event'}")
+    quiet = sum(1 for sent, ms in slow
+                if not any(sent - 1.0 <= at <= sent + ms / 1000 + 0.1 for at, _ in flushes + deletions + growing))
+    print(f"  of {len(slow)} requests over 50 ms, {quiet} came with no table created, deleted or being written")
