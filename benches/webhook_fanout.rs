@@ -322,38 +322,63 @@ async fn bare_loop(
     events: usize,
     concurrency: usize,
 ) -> (f64, f64) {
-    let started = Instant::now();
-    let cpu_before = cpu_seconds();
-    let sent = Arc::new(AtomicUsize::new(0));
-    let mut tasks = Vec::new();
-    for _ in 0..concurrency {
-        let (client, url, sample, sent) = (
-            client.clone(),
-            url.to_owned(),
-            web::Bytes::copy_from_slice(sample),
-            sent.clone(),
-        );
-        tasks.push(actix_rt::spawn(async move {
-            while sent.fetch_add(1, Ordering::Relaxed) < events {
+    let (client, url, sample) = (
+        client.clone(),
+        url.to_owned(),
+        web::Bytes::copy_from_slice(sample),
+    );
+    timed(
+        events,
+        send_concurrently(events, concurrency, move || {
+            let (client, url, sample) = (client.clone(), url.clone(), sample.clone());
+            async move {
                 let response = client
                     .post(&url)
                     .header("content-type", "application/json")
-                    .body(sample.clone())
+                    .body(sample)
                     .send()
                     .await
                     .expect("receiver answers");
                 assert!(response.status().is_success());
+            }
+        }),
+    )
+    .await
+}
+
+/// The rate of `work`, which makes `events` requests, and the process's CPU
+/// seconds per request while it ran.
+async fn timed(events: usize, work: impl std::future::Future<Output = ()>) -> (f64, f64) {
+    let started = Instant::now();
+    let cpu_before = cpu_seconds();
+    work.await;
+    let elapsed = started.elapsed();
+    (
+        events as f64 / elapsed.as_secs_f64(),
+        (cpu_seconds() - cpu_before) / events as f64,
+    )
+}
+
+/// Makes `events` requests, `concurrency` at a time: as many tasks, each
+/// making the next request (`request()`) until all are made.
+async fn send_concurrently<F, Fut>(events: usize, concurrency: usize, request: F)
+where
+    F: Fn() -> Fut + Clone + 'static,
+    Fut: std::future::Future<Output = ()>,
+{
+    let sent = Arc::new(AtomicUsize::new(0));
+    let mut tasks = Vec::new();
+    for _ in 0..concurrency {
+        let (request, sent) = (request.clone(), sent.clone());
+        tasks.push(actix_rt::spawn(async move {
+            while sent.fetch_add(1, Ordering::Relaxed) < events {
+                request().await;
             }
         }));
     }
     for task in tasks {
         task.await.expect("task");
     }
-    let elapsed = started.elapsed();
-    (
-        events as f64 / elapsed.as_secs_f64(),
-        (cpu_seconds() - cpu_before) / events as f64,
-    )
 }
 
 async fn stop(handles: impl IntoIterator<Item = actix_web::dev::ServerHandle>) {
@@ -536,55 +561,46 @@ async fn durable_bare_loop(
             }
         })
     };
-    let started = Instant::now();
-    let cpu_before = cpu_seconds();
-    let sent = Arc::new(AtomicUsize::new(0));
-    let mut tasks = Vec::new();
-    for _ in 0..concurrency {
-        let (client, url, sample, sent, pending) = (
-            client.clone(),
-            url.to_owned(),
-            web::Bytes::copy_from_slice(sample),
-            sent.clone(),
-            pending.clone(),
-        );
-        tasks.push(actix_rt::spawn(async move {
-            while sent.fetch_add(1, Ordering::Relaxed) < events {
-                let event = EventId::generate();
-                let response = client
-                    .post(&url)
-                    .header("content-type", "application/json")
-                    .body(sample.clone())
-                    .send()
-                    .await
-                    .expect("receiver answers");
-                let line = format!(
-                    "{event} {} {}\n",
-                    response.status().as_u16(),
-                    Utc::now().timestamp_millis()
-                );
-                let (lock, ready) = &*pending;
-                let mut waiting = lock.lock().unwrap();
-                // The writer waits only on an empty buffer.
-                let wake = waiting.is_empty();
-                waiting.extend_from_slice(line.as_bytes());
-                drop(waiting);
-                if wake {
-                    ready.notify_one();
-                }
+    let (client, url, sample) = (
+        client.clone(),
+        url.to_owned(),
+        web::Bytes::copy_from_slice(sample),
+    );
+    let requests = send_concurrently(events, concurrency, move || {
+        let (client, url, sample, pending) =
+            (client.clone(), url.clone(), sample.clone(), pending.clone());
+        async move {
+            let event = EventId::generate();
+            let response = client
+                .post(&url)
+                .header("content-type", "application/json")
+                .body(sample)
+                .send()
+                .await
+                .expect("receiver answers");
+            let line = format!(
+                "{event} {} {}\n",
+                response.status().as_u16(),
+                Utc::now().timestamp_millis()
+            );
+            let (lock, ready) = &*pending;
+            let mut waiting = lock.lock().unwrap();
+            // The writer waits only on an empty buffer.
+            let wake = waiting.is_empty();
+            waiting.extend_from_slice(line.as_bytes());
+            drop(waiting);
+            if wake {
+                ready.notify_one();
             }
-        }));
-    }
-    for task in tasks {
-        task.await.expect("task");
-    }
-    wait_for(&durable, events).await;
-    let elapsed = started.elapsed();
+        }
+    });
+    let figures = timed(events, async {
+        requests.await;
+        wait_for(&durable, events).await;
+    })
+    .await;
     writer.join().expect("log writer");
-    (
-        events as f64 / elapsed.as_secs_f64(),
-        (cpu_seconds() - cpu_before) / events as f64,
-    )
+    figures
 }
 
 /// The bare loop's shape, each request made by the dispatcher's own `attempt`
@@ -610,34 +626,24 @@ async fn attempt_loop(url: &str, sample: &[u8], events: usize, concurrency: usiz
     };
     let endpoint = Arc::new(Endpoint::new(&subscription, policy));
     let clock = freight::clock::Clock::system();
-    let started = Instant::now();
-    let cpu_before = cpu_seconds();
-    let sent = Arc::new(AtomicUsize::new(0));
-    let mut tasks = Vec::new();
-    for _ in 0..concurrency {
-        let (client, endpoint, clock, body, sent) = (
-            client.clone(),
-            endpoint.clone(),
-            clock.clone(),
-            web::Bytes::copy_from_slice(sample),
-            sent.clone(),
-        );
-        tasks.push(actix_rt::spawn(async move {
-            while sent.fetch_add(1, Ordering::Relaxed) < events {
+    let body = web::Bytes::copy_from_slice(sample);
+    timed(
+        events,
+        send_concurrently(events, concurrency, move || {
+            let (client, endpoint, clock, body) = (
+                client.clone(),
+                endpoint.clone(),
+                clock.clone(),
+                body.clone(),
+            );
+            async move {
                 let event = EventId::generate();
-                let outcome = attempt(&client, &clock, &endpoint, &event, body.clone()).await;
+                let outcome = attempt(&client, &clock, &endpoint, &event, body).await;
                 assert_eq!(outcome.status_code, Some(200), "{outcome:?}");
             }
-        }));
-    }
-    for task in tasks {
-        task.await.expect("task");
-    }
-    let elapsed = started.elapsed();
-    (
-        events as f64 / elapsed.as_secs_f64(),
-        (cpu_seconds() - cpu_before) / events as f64,
+        }),
     )
+    .await
 }
 
 /// The median, over rounds, of each round's `numerators` over its `denominators`.
