@@ -2,8 +2,9 @@
 //! measured in the same run.
 //!
 //! Run: `cargo bench --bench webhook_fanout`. A local receiver answers 200 at
-//! once. `BENCH_ROUNDS` rounds (5) alternate two measurements; the figure is the
-//! median, over rounds, of the drain's rate over the bare loop's in that round:
+//! once. Each of `BENCH_ROUNDS` rounds (5) measures four phases in turn; the
+//! figure is the median, over rounds, of the drain's rate over the bare loop's
+//! in that round:
 //! - the bare loop: `BENCH_EVENTS` POSTs of a load.created-sized body, with
 //!   `BENCH_CONCURRENCY` requests at a time, one client;
 //! - backlog drain (`BENCH_WRITE_SPACING_US` sets the dispatcher's
@@ -13,9 +14,10 @@
 //!   delivery log) with the same number of requests at a time.
 //!
 //! Two more loops run in each round, to split the difference:
-//! - the durable bare loop: the bare loop making the dispatcher's promise, each
-//!   answer's outcome appended to a log that a writer thread syncs in batches,
-//!   timed until every outcome is durable. The drain is also given over it.
+//! - the durable bare loop: the bare loop, each answer's outcome appended to a
+//!   log that a writer thread syncs in batches spaced and sized as the
+//!   dispatcher's delivery-log writes are (`write_spacing`, 512 outcomes), timed
+//!   to the last answer as the drain is. The drain is also given over it.
 //! - freight's attempts in a bare loop: the bare loop's shape, each request made
 //!   by the dispatcher's own `attempt` (its client, signed headers, the answer
 //!   read): what freight's request costs without the dispatcher and the store.
@@ -93,12 +95,9 @@ fn main() {
                     // A drain is profiled from its first delivery, as it is timed:
                     // not the start-up's replay of the backlog.
                     profile_window("drain", "enable");
-                    *first_seen.lock().unwrap() = Some((
-                        Instant::now(),
-                        cpu_seconds(),
-                        thread_cpu(),
-                        machine_busy(),
-                    ));
+                    // The readings first: the clock starts after their cost.
+                    let (cpu, threads, machine) = (cpu_seconds(), thread_cpu(), machine_busy());
+                    *first_seen.lock().unwrap() = Some((Instant::now(), cpu, threads, machine));
                 }
                 async { HttpResponse::Ok().finish() }
             }))
@@ -130,18 +129,33 @@ fn main() {
         }))
         .expect("json");
 
-        // Rounds alternate the bare loop and a backlog drain, so both see the same
-        // machine; the figures are the medians.
+        // Each round measures every phase in turn, so all see the same machine;
+        // the figures are the medians.
         let client = reqwest::Client::builder()
             .pool_max_idle_per_host(concurrency)
             .build()
             .expect("client");
+        let policy = UrlPolicy {
+            allow_http: true,
+            allow_private: true,
+        };
+        let freight_client = freight::webhooks::client::build(policy, None);
+        let show_threads = env_or("BENCH_THREADS", 0) == 1;
+        let write_spacing = Duration::from_micros(env_or(
+            "BENCH_WRITE_SPACING_US",
+            DispatchSettings::default().write_spacing.as_micros() as usize,
+        ) as u64);
         let (mut bare_rates, mut bare_cpus, mut drain_rates, mut drain_cpus) =
             (Vec::new(), Vec::new(), Vec::new(), Vec::new());
         let (mut bare_busiest, mut drain_busiest) = (Vec::new(), Vec::new());
         let (mut attempt_rates, mut durable_rates) = (Vec::new(), Vec::new());
         let mut last = None;
         for round in 0..rounds {
+            // The previous round's freight is stopped first: no phase runs
+            // beside it.
+            if let Some((_, handles, _, _)) = last.take() {
+                stop(handles).await;
+            }
             profile_window("bare", "enable");
             let (machine_before, threads_before) = (machine_busy(), thread_cpu());
             let (rate, cpu) = bare_loop(&client, &url, &sample, events, concurrency).await;
@@ -149,27 +163,35 @@ fn main() {
             bare_rates.push(rate);
             bare_cpus.push(cpu);
             let threads_after = thread_cpu();
-            if env_or("BENCH_THREADS", 0) == 1 {
+            if show_threads {
                 print_cpu("bare", &threads_before, machine_before, events);
             }
             bare_busiest.push(busiest(&threads_before, &threads_after).per(events));
             // The same loop sending as the dispatcher does (its client, signed
             // headers, the answer read): what the request alone costs, without
             // the dispatcher's bookkeeping or the store.
-            let (rate, _) = attempt_loop(&url, &sample, events, concurrency).await;
+            let (rate, _) =
+                attempt_loop(&freight_client, policy, &url, &sample, events, concurrency).await;
             attempt_rates.push(rate);
-            // The bare loop making the dispatcher's promise: each answer's outcome
-            // is appended to a log and synced (in batches) before the loop ends.
+            // The bare loop recording each answer's outcome durably, in writes
+            // spaced and sized as the dispatcher's are.
             let log_dir = tempfile::tempdir().expect("temp dir");
             let (machine_before, threads_before) = (machine_busy(), thread_cpu());
-            let (rate, _) =
-                durable_bare_loop(&client, &url, &sample, events, concurrency, log_dir.path()).await;
+            let (rate, writer_cpu) = durable_bare_loop(
+                (&client, &url, &sample),
+                events,
+                concurrency,
+                write_spacing,
+                log_dir.path(),
+            )
+            .await;
             durable_rates.push(rate);
-            if env_or("BENCH_THREADS", 0) == 1 {
+            if show_threads {
                 print_cpu("durable bare", &threads_before, machine_before, events);
-            }
-            if let Some((_, handles, _, _)) = last.take() {
-                stop(handles).await;
+                println!(
+                    "    durable bare: its log writer {:.1} µs per request",
+                    writer_cpu * 1e6 / events as f64
+                );
             }
             let dir = tempfile::tempdir().expect("temp dir");
             let accounts = write_backlog(&dir.path().join("store"), &url, n_accounts, events).await;
@@ -183,10 +205,7 @@ fn main() {
                 max_in_flight: concurrency,
                 max_per_webhook: concurrency,
                 send_threads: env_or("BENCH_SEND_THREADS", DispatchSettings::default().send_threads),
-                write_spacing: Duration::from_micros(env_or(
-                    "BENCH_WRITE_SPACING_US",
-                    DispatchSettings::default().write_spacing.as_micros() as usize,
-                ) as u64),
+                write_spacing,
                 ..DispatchSettings::default()
             };
             let before = count.load(Ordering::Relaxed);
@@ -204,10 +223,11 @@ fn main() {
                 first.lock().unwrap().take().expect("deliveries arrived");
             let draining = first_delivery.elapsed();
             drain_cpus.push((cpu_seconds() - first_cpu) / events as f64);
-            if env_or("BENCH_THREADS", 0) == 1 {
+            let threads_after = thread_cpu();
+            if show_threads {
                 print_cpu("freight drain", &first_threads, first_machine, events);
             }
-            drain_busiest.push(busiest(&first_threads, &thread_cpu()).per(events));
+            drain_busiest.push(busiest(&first_threads, &threads_after).per(events));
             drain_rates.push(events as f64 / draining.as_secs_f64());
             println!(
                 "  round {}: bare {:>7.0} POSTs/s, durable bare {:>7.0}/s, freight's attempts in a bare loop {:>7.0}/s, freight drain {:>7.0} deliveries/s ({draining:.2?} from the first delivery; start-up {startup:.2?})",
@@ -220,8 +240,8 @@ fn main() {
             last = Some((services, handles, accounts, dir));
         }
         let (services, handles, accounts, _dir) = last.expect("at least one round");
-        // Each drain against the bare loop measured just before it: on a shared
-        // machine, neighbouring measurements see the most similar conditions.
+        // Each drain against the loops of its own round: on a shared machine,
+        // neighbouring measurements see the most similar conditions.
         let paired_ratio = paired_median(&drain_rates, &bare_rates);
         let attempts_ratio = paired_median(&attempt_rates, &bare_rates);
         let durable_ratio = paired_median(&drain_rates, &durable_rates);
@@ -324,26 +344,28 @@ async fn bare_loop(
 ) -> (f64, f64) {
     let (client, url, sample) = (
         client.clone(),
-        url.to_owned(),
+        Arc::<str>::from(url),
         web::Bytes::copy_from_slice(sample),
     );
-    timed(
-        events,
-        send_concurrently(events, concurrency, move || {
-            let (client, url, sample) = (client.clone(), url.clone(), sample.clone());
-            async move {
-                let response = client
-                    .post(&url)
-                    .header("content-type", "application/json")
-                    .body(sample)
-                    .send()
-                    .await
-                    .expect("receiver answers");
-                assert!(response.status().is_success());
-            }
-        }),
-    )
-    .await
+    let request = move || {
+        let (client, url, sample) = (client.clone(), url.clone(), sample.clone());
+        async move {
+            assert!(post(&client, &url, sample).await.is_success());
+        }
+    };
+    timed(events, send_concurrently(events, concurrency, request)).await
+}
+
+/// One `POST` of the bare loops: the answer's status.
+async fn post(client: &reqwest::Client, url: &str, body: web::Bytes) -> reqwest::StatusCode {
+    client
+        .post(url)
+        .header("content-type", "application/json")
+        .body(body)
+        .send()
+        .await
+        .expect("receiver answers")
+        .status()
 }
 
 /// The rate of `work`, which makes `events` requests, and the process's CPU
@@ -522,18 +544,23 @@ fn thread_cpu() -> ThreadCpu {
         .collect()
 }
 
-/// The bare loop, made durable as the dispatcher's delivery log is: each answer's
-/// outcome (event, status, time) is appended to a file by a writer thread that
-/// syncs what has come since its last sync, as a group commit does. The rate
-/// counts until every outcome is durable.
+/// The bare loop, recording each answer's outcome (event, status, time) the
+/// way the dispatcher's delivery log is written: a writer thread appends what
+/// has come since its last write to a file and syncs it, one write beginning at
+/// most every `spacing` while outcomes keep coming and carrying at most
+/// `MAX_WRITE_OUTCOMES` (the dispatcher's `recording` module). The rate counts
+/// to the last answer, as the drain's does (in both, a request's slot frees at
+/// its answer); the loop then waits for every outcome to be durable. Also
+/// gives the writer thread's CPU seconds.
 async fn durable_bare_loop(
-    client: &reqwest::Client,
-    url: &str,
-    sample: &[u8],
+    (client, url, sample): (&reqwest::Client, &str, &[u8]),
     events: usize,
     concurrency: usize,
+    spacing: Duration,
     dir: &std::path::Path,
 ) -> (f64, f64) {
+    /// The dispatcher's `recording::MAX_WRITE_OUTCOMES`.
+    const MAX_WRITE_OUTCOMES: usize = 512;
     use std::io::Write;
     let pending = Arc::new((
         std::sync::Mutex::new(Vec::<u8>::new()),
@@ -552,35 +579,43 @@ async fn durable_bare_loop(
                     while waiting.is_empty() {
                         waiting = ready.wait(waiting).unwrap();
                     }
-                    std::mem::take(&mut *waiting)
+                    // At most MAX_WRITE_OUTCOMES lines; the rest waits for the next write.
+                    let cut = waiting
+                        .iter()
+                        .enumerate()
+                        .filter(|(_, b)| **b == b'\n')
+                        .nth(MAX_WRITE_OUTCOMES - 1)
+                        .map_or(waiting.len(), |(at, _)| at + 1);
+                    let rest = waiting.split_off(cut);
+                    std::mem::replace(&mut *waiting, rest)
                 };
+                let began = Instant::now();
                 file.write_all(&batch).expect("log written");
                 file.sync_data().expect("log synced");
                 written += batch.iter().filter(|b| **b == b'\n').count();
                 durable.store(written, Ordering::Relaxed);
+                // The next write begins `spacing` after this one did, if
+                // outcomes are waiting by then (the writer waits on an empty
+                // buffer anyway).
+                std::thread::sleep(spacing.saturating_sub(began.elapsed()));
             }
+            own_cpu_seconds()
         })
     };
     let (client, url, sample) = (
         client.clone(),
-        url.to_owned(),
+        Arc::<str>::from(url),
         web::Bytes::copy_from_slice(sample),
     );
-    let requests = send_concurrently(events, concurrency, move || {
+    let request = move || {
         let (client, url, sample, pending) =
             (client.clone(), url.clone(), sample.clone(), pending.clone());
         async move {
             let event = EventId::generate();
-            let response = client
-                .post(&url)
-                .header("content-type", "application/json")
-                .body(sample)
-                .send()
-                .await
-                .expect("receiver answers");
+            let status = post(&client, &url, sample).await;
             let line = format!(
                 "{event} {} {}\n",
-                response.status().as_u16(),
+                status.as_u16(),
                 Utc::now().timestamp_millis()
             );
             let (lock, ready) = &*pending;
@@ -593,25 +628,33 @@ async fn durable_bare_loop(
                 ready.notify_one();
             }
         }
-    });
-    let figures = timed(events, async {
-        requests.await;
-        wait_for(&durable, events).await;
-    })
-    .await;
-    writer.join().expect("log writer");
-    figures
+    };
+    let (rate, _) = timed(events, send_concurrently(events, concurrency, request)).await;
+    wait_for(&durable, events).await;
+    (rate, writer.join().expect("log writer"))
+}
+
+/// CPU seconds the calling thread has used (its schedstat).
+fn own_cpu_seconds() -> f64 {
+    std::fs::read_to_string("/proc/thread-self/schedstat")
+        .ok()
+        .and_then(|stat| stat.split_whitespace().next()?.parse::<f64>().ok())
+        .map_or(0.0, |ns| ns / 1e9)
 }
 
 /// The bare loop's shape, each request made by the dispatcher's own `attempt`
-/// with the dispatcher's client: the rate and CPU seconds per request.
-async fn attempt_loop(url: &str, sample: &[u8], events: usize, concurrency: usize) -> (f64, f64) {
+/// with a client built as the dispatcher's is (`client`, kept warm across
+/// rounds like the bare loop's): the rate and CPU seconds per request.
+async fn attempt_loop(
+    client: &reqwest::Client,
+    policy: UrlPolicy,
+    url: &str,
+    sample: &[u8],
+    events: usize,
+    concurrency: usize,
+) -> (f64, f64) {
     use freight::webhooks::attempt::{Endpoint, attempt};
-    let policy = UrlPolicy {
-        allow_http: true,
-        allow_private: true,
-    };
-    let client = freight::webhooks::client::build(policy, None);
+    let client = client.clone();
     let now = Utc::now();
     let subscription = Subscription {
         id: WebhookId::generate(),
@@ -660,7 +703,7 @@ fn paired_median(numerators: &[f64], denominators: &[f64]) -> f64 {
 /// by thread (name and id) and machine-wide (kernel threads included), to see
 /// where one phase's extra cost is.
 fn print_cpu(phase: &str, threads_before: &ThreadCpu, machine_before: f64, n: usize) {
-    print_by_name(threads_before, &thread_cpu(), n);
+    print_by_thread(threads_before, &thread_cpu(), n);
     println!(
         "    {phase}: machine-wide busy CPU per request {:.1} µs",
         (machine_busy() - machine_before) * 1e6 / n as f64
@@ -668,7 +711,7 @@ fn print_cpu(phase: &str, threads_before: &ThreadCpu, machine_before: f64, n: us
 }
 
 /// CPU per request between two readings, by thread (name and id).
-fn print_by_name(before: &ThreadCpu, after: &ThreadCpu, n: usize) {
+fn print_by_thread(before: &ThreadCpu, after: &ThreadCpu, n: usize) {
     let mut by_name: HashMap<String, f64> = HashMap::new();
     for (tid, now) in after {
         let then = before.get(tid).copied().unwrap_or_default();
@@ -704,8 +747,8 @@ fn busiest(before: &ThreadCpu, after: &ThreadCpu) -> Sched {
         .unwrap_or_default()
 }
 
-/// CPU seconds the whole machine has spent busy (all but idle and I/O wait),
-/// kernel threads (writeback, the file system's journal) included.
+/// CPU seconds the whole machine has spent busy, kernel threads (writeback,
+/// the file system's journal) and anything else on the machine included.
 fn machine_busy() -> f64 {
     let stat = std::fs::read_to_string("/proc/stat").unwrap_or_default();
     let fields: Vec<f64> = stat
@@ -716,9 +759,10 @@ fn machine_busy() -> f64 {
         .skip(1)
         .filter_map(|f| f.parse().ok())
         .collect();
-    let total: f64 = fields.iter().sum();
-    let idle = fields.get(3).copied().unwrap_or(0.0) + fields.get(4).copied().unwrap_or(0.0);
-    (total - idle) / 100.0
+    // user, nice, system, irq and softirq: not idle or I/O wait, and not steal
+    // (another guest's) or guest time (already in user and nice).
+    let busy: f64 = [0, 1, 2, 5, 6].iter().filter_map(|&i| fields.get(i)).sum();
+    busy / 100.0
 }
 
 /// CPU time this process has used (user + system), in seconds.

@@ -77,7 +77,7 @@ def tables():
                 flushes.extend((now, path[len(data) + 1:]) for path in sorted(found.keys() - seen.keys()))
                 deletions.extend((now, path[len(data) + 1:]) for path in sorted(seen.keys() - found.keys()))
                 growing.extend((now, path[len(data) + 1:]) for path, size in sorted(found.items())
-                               if size > seen.get(path, 0))
+                               if path in seen and size > seen[path])
         seen = found
         time.sleep(0.1)
 
@@ -142,6 +142,7 @@ def keyspaces(events, start, end):
 slow = [(sent, ms) for sent, ms in requests if ms > 50]
 if slow:
     print("  probe requests over 50 ms, and the store's table events near them:")
+    quiet = 0
     for sent, ms in slow:
         end = sent + ms / 1000 + 0.1
         created = keyspaces(flushes, sent - 1.0, end)
@@ -150,7 +151,6 @@ if slow:
         near = "; ".join(filter(None, [created and f"new tables in {created}",
                                        deleted and f"tables deleted in {deleted}",
                                        written and f"tables being written in {written}"]))
+        quiet += not near
         print(f"    +{sent - requests[0][0]:6.1f} s: {ms:6.1f} ms  {near or 'no table event'}")
-    quiet = sum(1 for sent, ms in slow
-                if not any(sent - 1.0 <= at <= sent + ms / 1000 + 0.1 for at, _ in flushes + deletions + growing))
     print(f"  of {len(slow)} requests over 50 ms, {quiet} came with no table created, deleted or being written")

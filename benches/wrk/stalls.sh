@@ -5,7 +5,9 @@
 # fix every 10 ms on a connection of its own, timing each, and notes every
 # table file the store gains (a memtable flush). Prints each run's p99 and
 # worst, and for each flush the slowest probe request around it; the probe's
-# log, with every request's time, is kept in target/stalls/probe-<subject>.log.
+# log, with every request's time, is kept in
+# target/stalls/probe-<subject>-<start time>.log (one per run: a later run
+# does not overwrite the one a note cites).
 #
 #   cargo build --profile bench --bin freight
 #   benches/wrk/stalls.sh          # about 90 s; needs wrk (apt-get install wrk)
@@ -28,6 +30,7 @@ WINDOWS=${WINDOWS:-14}
 WINDOW_SECONDS=${WINDOW_SECONDS:-5}
 LOADS=${LOADS:-1000}
 WORK=$(mktemp -d)
+STARTED=$(date -u +%Y%m%dT%H%M%SZ)
 trap 'kill $(jobs -p) 2>/dev/null || true; wait 2>/dev/null || true; rm -rf "$WORK"' EXIT
 [ -x "$FREIGHT" ] || { echo "no $FREIGHT; build it: cargo build --profile bench --bin freight" >&2; exit 1; }
 
@@ -40,7 +43,7 @@ mkdir -p target/stalls
 profile() {
   local name=$1
   python3 benches/wrk/stall_probe.py "$API_PORT" "$DATA/tls/cert.pem" "$KEY" "$(head -n 1 "$WORK/loads")" \
-    "$DATA" $((WINDOWS * WINDOW_SECONDS + 1)) "target/stalls/probe-${name// /-}.log" >"$WORK/probe.out" &
+    "$DATA" $((WINDOWS * WINDOW_SECONDS + 1)) "target/stalls/probe-${name// /-}-$STARTED.log" >"$WORK/probe.out" &
   local probe=$!
   echo "$name, 1 worker, wrk -t1 -c32, fresh fixes, ${WINDOWS} runs of ${WINDOW_SECONDS} s:"
   for window in $(seq "$WINDOWS"); do
