@@ -284,7 +284,7 @@ fn main() {
             100.0 * drain_rate / bare_rate
         );
         println!(
-            "  => {:.0}% of the durable bare loop (each outcome appended to a log, synced in batches; that loop runs at {:.0}% of the bare one)",
+            "  => {:.0}% of the durable bare loop (each outcome logged in synced writes spaced and sized as the dispatcher's; that loop runs at {:.0}% of the bare one)",
             100.0 * durable_ratio,
             100.0 * durable_cost
         );
