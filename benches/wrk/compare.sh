@@ -105,11 +105,13 @@ thread_ns() { for t in /proc/"$1"/task/*; do echo "${t##*/} $(awk '{print $1}' "
 
 # wrk against port $1 (served by process $5) with script $2, threads $3,
 # connections $4, named $6 (for PERF): "requests/s p99-ms server-CPU-us-per-request
-# busiest-thread-us client-us cpus-busy", the last as each CPU's busy percentage
-# over the run, slash-separated (a worker's idle polling counts as busy).
+# busiest-thread-us client-us cpus-busy lookups", cpus-busy as each CPU's busy
+# percentage over the run, slash-separated (a worker's idle polling counts as
+# busy), and lookups as the store reads of duplicate checks per request ("-"
+# for the bare handler, or a build without the counter).
 run() {
-  local before after duplicates_before=""
-  [ "$5" != "$FREIGHT_PID" ] || duplicates_before=$(gps_points duplicate)
+  local before after duplicates_before="" lookups_before="-"
+  [ "$5" != "$FREIGHT_PID" ] || { duplicates_before=$(gps_points duplicate); lookups_before=$(point_lookups); }
   thread_ns "$5" >"$WORK/threads.before"
   cpu_times >"$WORK/cpus.before"
   before=$(cpu_ticks "$5")
@@ -139,7 +141,8 @@ run() {
   local busiest
   busiest=$(join "$WORK/threads.before" "$WORK/threads.after" | awk '{d = $3 - $2; if (d > m) m = d} END {printf "%.0f", m}')
   python3 - "$(python3 benches/wrk/wrk_figures.py "$WORK/wrk.out")" "$((after - before))" "$(getconf CLK_TCK)" \
-    "$busiest" "$(tail -n 1 "$WORK/wrk.time")" "$WORK/cpus.before" "$WORK/cpus.after" <<'PY'
+    "$busiest" "$(tail -n 1 "$WORK/wrk.time")" "$WORK/cpus.before" "$WORK/cpus.after" \
+    "$lookups_before" "$([ "$lookups_before" = - ] && echo - || point_lookups)" <<'PY'
 import sys
 rate, requests, p99, _ = (float(f) for f in sys.argv[1].split())
 cpu_us = int(sys.argv[2]) / int(sys.argv[3]) * 1e6 / max(requests, 1)
@@ -153,7 +156,10 @@ for cpu in sorted(after, key=lambda name: int(name[3:])):
     spent = [a - b for a, b in zip(after[cpu], before[cpu])]
     idle = spent[3] + spent[4]  # idle and iowait
     busy.append(f"{100 * (1 - idle / max(sum(spent[:8]), 1)):.0f}")
-print(f"{rate:.0f} {p99:.2f} {cpu_us:.1f} {busiest_us:.1f} {client_us:.1f} {'/'.join(busy)}")
+lookups = "-"
+if "-" not in (sys.argv[8], sys.argv[9]):
+    lookups = f"{(float(sys.argv[9]) - float(sys.argv[8])) / max(requests, 1):.1f}"
+print(f"{rate:.0f} {p99:.2f} {cpu_us:.1f} {busiest_us:.1f} {client_us:.1f} {'/'.join(busy)} {lookups}")
 PY
 }
 
@@ -163,13 +169,13 @@ compare() {
   if [ -n "${ONLY:-}" ] && [ "$ONLY" != "$what" ]; then return; fi
   local ratios=()
   for round in $(seq "$ROUNDS"); do
-    read -r bare_rate bare_p99 bare_cpu bare_busiest bare_client bare_cpus < <(run "$BARE_PORT" "$script" "$threads" "$connections" "$BARE_PID")
-    read -r freight_rate freight_p99 freight_cpu freight_busiest freight_client freight_cpus < <(run "$API_PORT" "$script" "$threads" "$connections" "$FREIGHT_PID" "$what-${workers}w")
+    read -r bare_rate bare_p99 bare_cpu bare_busiest bare_client bare_cpus _ < <(run "$BARE_PORT" "$script" "$threads" "$connections" "$BARE_PID")
+    read -r freight_rate freight_p99 freight_cpu freight_busiest freight_client freight_cpus freight_lookups < <(run "$API_PORT" "$script" "$threads" "$connections" "$FREIGHT_PID" "$what-${workers}w")
     local ratio
     ratio=$(python3 -c "print(f'{$freight_rate/$bare_rate:.2f}')")
     ratios+=("$ratio")
-    printf '  %s round %d: %s %6s/s p99 %6s ms %5s us cpu (%s busiest thread, wrk %s; CPUs busy %s%%) | freight %6s/s p99 %6s ms %5s us cpu (%s busiest thread, wrk %s; CPUs busy %s%%) | ratio %s\n' \
-      "$what" "$round" "$REFERENCE" "$bare_rate" "$bare_p99" "$bare_cpu" "$bare_busiest" "$bare_client" "$bare_cpus" "$freight_rate" "$freight_p99" "$freight_cpu" "$freight_busiest" "$freight_client" "$freight_cpus" "$ratio"
+    printf '  %s round %d: %s %6s/s p99 %6s ms %5s us cpu (%s busiest thread, wrk %s; CPUs busy %s%%) | freight %6s/s p99 %6s ms %5s us cpu (%s busiest thread, wrk %s; CPUs busy %s%%; store lookups %s/request) | ratio %s\n' \
+      "$what" "$round" "$REFERENCE" "$bare_rate" "$bare_p99" "$bare_cpu" "$bare_busiest" "$bare_client" "$bare_cpus" "$freight_rate" "$freight_p99" "$freight_cpu" "$freight_busiest" "$freight_client" "$freight_cpus" "$freight_lookups" "$ratio"
   done
   printf '%s, %s worker(s), wrk -t%s -c%s: median ratio %s\n' "$what" "$workers" "$threads" "$connections" \
     "$(printf '%s\n' "${ratios[@]}" | sort -n | sed -n "$(( (${#ratios[@]} + 1) / 2 ))p")"

@@ -58,3 +58,10 @@ gps_points() {
   curl -s "http://127.0.0.1:$ADMIN_PORT/metrics" \
     | awk -v outcome="$1" '$1 == "freight_gps_points_total{outcome=\"" outcome "\"}" {print $2}'
 }
+
+# Fixes whose duplicate check has read the store so far (late fixes older than
+# the recent times kept in memory); "-" from a build without the counter.
+point_lookups() {
+  curl -s "http://127.0.0.1:$ADMIN_PORT/metrics" \
+    | awk '$1 == "freight_point_lookups_total" {found = $2} END {print found == "" ? "-" : found}'
+}

@@ -21,6 +21,7 @@ use crate::services::tracking::POINTS_METRIC;
 use crate::services::tracking::group_commit::{
     BATCH_POINTS_METRIC, COMMIT_SECONDS_METRIC, SHED_METRIC,
 };
+use crate::storage::embedded::LOOKUPS_METRIC;
 use crate::storage::scylla::clock_skew::SKEW_METRIC;
 use crate::telemetry::LOG_LINES_LOST_METRIC;
 use crate::webhooks::dispatcher::{BACKLOG_METRIC, DELIVERIES_METRIC};
@@ -43,6 +44,12 @@ pub fn register() {
         POINTS_METRIC,
         "GPS fixes received, by outcome: stored, duplicate (the same load and timestamp \
          was stored before) or refused (invalid, or its load cannot take fixes)"
+    );
+    describe_counter!(
+        LOOKUPS_METRIC,
+        "GPS fixes (embedded store) at or before their load's newest point and older than the \
+         recent times kept in memory, whose duplicate check read the store: a steady rise means \
+         fixes arrive far out of order, and costs ingest throughput"
     );
     describe_counter!(
         SHED_METRIC,
@@ -122,6 +129,7 @@ pub fn register() {
         }
     }
     for name in [
+        LOOKUPS_METRIC,
         SHED_METRIC,
         RATE_LIMITED_METRIC,
         DROPPED_METRIC,

@@ -82,6 +82,7 @@ async fn metrics_report_requests_gps_points_commits_actors_and_quotas() {
         "freight_gps_commit_seconds_bucket{le=",
         "freight_resident_load_actors ",
         "freight_rate_limited_total ",
+        "freight_point_lookups_total ",
         "freight_webhook_backlog ",
     ] {
         assert!(text.contains(expected), "{expected} missing from:\n{text}");

@@ -31,6 +31,7 @@ macro_rules! conformance_tests {
             reference_claims_are_swapped_only_from_the_holder_seen,
             a_stale_reference_claim_is_taken_over_and_a_live_one_is_not,
             points_are_ordered_deduplicated_and_ranged,
+            late_fixes_over_many_batches_are_told_apart_exactly,
             stop_progress_is_written_with_its_point,
             stop_timers_follow_their_points,
             outbox_fan_out_and_delivery_schedule,

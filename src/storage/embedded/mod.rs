@@ -25,6 +25,7 @@ mod journal_pacer;
 mod keys;
 mod loads;
 mod memtable_reaper;
+mod recent_points;
 mod references;
 mod share_links;
 mod tracking;
@@ -42,6 +43,7 @@ use serde::de::DeserializeOwned;
 use super::secret_box::{SecretBox, SecretSealing};
 use super::{Storage, StorageError, StorageResult};
 use group_sync::GroupSync;
+pub use tracking::LOOKUPS_METRIC;
 
 /// Stripes of the locks that serialise updates of one account's counters.
 const COUNT_LOCK_STRIPES: usize = 64;
@@ -140,11 +142,10 @@ struct Inner {
     /// Serialises the check-then-insert of a user's email, a user's removal,
     /// and the take of a password link (all rare).
     user_insert: std::sync::Mutex<()>,
-    /// Per load, the time of its newest stored point as far as this process
-    /// knows (never lower than the truth): a later fix needs no duplicate
-    /// lookup. Also orders the checks and writes of point batches.
-    newest_points:
-        std::sync::Mutex<crate::shared_map::FastHashMap<crate::domain::ids::LoadId, Option<u64>>>,
+    /// Per load, the stored point times this process knows of, so that most
+    /// fixes are told new or duplicate without a lookup. Also orders the
+    /// checks and writes of point batches.
+    recent_points: std::sync::Mutex<recent_points::RecentPoints>,
 }
 
 #[derive(Clone)]
@@ -300,7 +301,7 @@ fn open_inner(path: &Path) -> StorageResult<Inner> {
         reference_claims: std::sync::Mutex::new(()),
         attachments: std::sync::Mutex::new(()),
         user_insert: std::sync::Mutex::new(()),
-        newest_points: std::sync::Mutex::default(),
+        recent_points: std::sync::Mutex::default(),
         carrier_insert: std::sync::Mutex::new(()),
         // Every keyspace is open by now: the reaper watches them all.
         memtable_reaper: memtable_reaper::MemtableReaper::start(&db).map_err(unavailable)?,

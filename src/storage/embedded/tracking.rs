@@ -4,6 +4,7 @@ use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use fjall::{Keyspace, PersistMode};
 
+use super::recent_points::Answer;
 use super::webhooks::encode_events;
 use super::{EmbeddedStore, Inner, keys, unavailable};
 use crate::domain::event::Event;
@@ -12,9 +13,8 @@ use crate::domain::stops::{StopKind, StopTimer, StopsProgress};
 use crate::domain::tracking::{Appended, GpsFix, TrackingPoint};
 use crate::storage::{PointRange, StopTimerEntry, StorageError, StorageResult, TrackingStore};
 
-/// Loads whose newest stored point time is remembered (about 64 bytes each);
-/// past this the memory is dropped and rebuilt as points arrive.
-const NEWEST_POINTS_CAPACITY: usize = 262_144;
+/// GPS fixes whose duplicate check had to read the store.
+pub const LOOKUPS_METRIC: &str = "freight_point_lookups_total";
 
 /// One load's points in one keyspace: every key is `prefix ‖ time`.
 struct LoadPoints<'a> {
@@ -90,28 +90,30 @@ fn write_points(s: &Inner, points: Vec<TrackingPoint>) -> StorageResult<(Vec<App
         .durability(Some(PersistMode::Buffer));
     // Held until the batch is written: nothing can store a key between
     // its check and the write.
-    let mut newest = s.newest_points.lock().unwrap_or_else(|p| p.into_inner());
-    if newest.len() > NEWEST_POINTS_CAPACITY {
-        newest.clear();
-    }
-    // The key before this one in the order, to find equal keys.
+    let mut recent = s.recent_points.lock().unwrap_or_else(|p| p.into_inner());
+    // The key before this one in the order, to find equal keys: within the
+    // batch, `recent` still speaks of the store before it.
     let mut previous: Vec<u8> = Vec::new();
+    let mut lookups = 0u64;
+    // (load, time) of the points going in, recorded in `recent` once written.
+    let mut going_in: Vec<(&LoadId, u64)> = Vec::with_capacity(points.len());
     for (key, n) in order {
         let point = &points[n];
         let at = keys::point_micros(&key).unwrap_or(0);
-        let known = match newest.get(&point.load_id) {
-            Some(known) => *known,
-            None => {
-                let stored = newest_stored(s, &point.load_id)?;
-                newest.insert(point.load_id.clone(), stored);
-                stored
-            }
-        };
-        // A fix later than the load's newest stored point (the usual GPS
-        // stream) cannot be a duplicate: no lookup needed.
-        let later = known.is_none_or(|known| at > known);
-        let duplicate =
-            previous == key || (!later && stored_at(s, &point.load_id, &point.fix.timestamp)?);
+        let mut answer = recent.answer(&point.load_id, at);
+        if answer == Answer::Unknown {
+            recent.learn(&point.load_id, newest_stored(s, &point.load_id)?);
+            answer = recent.answer(&point.load_id, at);
+        }
+        let duplicate = previous == key
+            || match answer {
+                Answer::Stored => true,
+                Answer::New => false,
+                Answer::Unknown | Answer::LookUp => {
+                    lookups += 1;
+                    stored_at(s, &point.load_id, &point.fix.timestamp)?
+                }
+            };
         previous.clear();
         previous.extend_from_slice(&key);
         if duplicate {
@@ -143,14 +145,21 @@ fn write_points(s: &Inner, points: Vec<TrackingPoint>) -> StorageResult<(Vec<App
             }
         }
         batch.insert(&s.points, key, keys::encode_point(&point.fix));
-        // Raised before the write is durable: if it fails, the bound is
-        // only too high, which costs lookups, never a missed duplicate.
-        if later {
-            newest.insert(point.load_id.clone(), Some(at));
-        }
+        going_in.push((&point.load_id, at));
+    }
+    if lookups > 0 {
+        metrics::counter!(LOOKUPS_METRIC).increment(lookups);
     }
     let written = s.write_batch(batch);
-    drop(newest);
+    if written.is_ok() {
+        for (load, at) in going_in {
+            recent.stored(load, at);
+        }
+    } else {
+        // Part of the batch may have landed: read the truth again.
+        recent.forget_all();
+    }
+    drop(recent);
     Ok((outcomes, written?))
 }
 

@@ -39,6 +39,7 @@ pub use references::{
 };
 pub use share_links::share_links_are_found_by_token_and_listed_by_load;
 pub use tracking::{
+    late_fixes_over_many_batches_are_told_apart_exactly,
     points_are_ordered_deduplicated_and_ranged, stop_progress_is_written_with_its_point,
     stop_timers_follow_their_points,
 };

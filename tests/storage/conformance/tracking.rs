@@ -112,6 +112,75 @@ pub async fn points_are_ordered_deduplicated_and_ranged(store: &dyn Storage) {
     assert!(store.load_points(&load, empty).await.unwrap().is_empty());
 }
 
+/// A gateway's fixes arriving out of order, over many batches and further
+/// apart than any backend remembers recent times for: each is stored once,
+/// each repeat is answered duplicate, whichever batch it comes in.
+pub async fn late_fixes_over_many_batches_are_told_apart_exactly(store: &dyn Storage) {
+    let loads = [LoadId::generate(), LoadId::generate()];
+    let point = |load: &LoadId, seconds: i64| TrackingPoint {
+        load_id: load.clone(),
+        fix: fix(seconds, seconds as f64 / 1000.0),
+        event: None,
+        stops: None,
+    };
+    // A fixed pseudo-random sequence (no dependency, same every run).
+    let mut state = 0x2545_f491_u64;
+    let mut next = move |below: u64| {
+        state = state
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        (state >> 33) % below
+    };
+    let mut stored = std::collections::HashSet::new();
+    // What was sent, in order, to pick repeats from.
+    let mut history: Vec<(usize, i64)> = Vec::new();
+    for round in 0..60i64 {
+        let mut batch = Vec::new();
+        for _ in 0..12 {
+            // Mostly near the front (late by up to 40 s), sometimes far
+            // behind it (late by up to 400 s), sometimes a repeat of any
+            // earlier fix.
+            let key = match next(10) {
+                0 => (next(2) as usize, (round * 10 - next(400) as i64).max(0)),
+                1 if !history.is_empty() => history[next(history.len() as u64) as usize],
+                _ => (next(2) as usize, (round * 10 + 40 - next(80) as i64).max(0)),
+            };
+            batch.push(key);
+            history.push(key);
+        }
+        let expected: Vec<Appended> = batch
+            .iter()
+            .map(|key| {
+                if stored.insert(*key) {
+                    Appended::Stored
+                } else {
+                    Appended::Duplicate
+                }
+            })
+            .collect();
+        let points = batch.iter().map(|(l, s)| point(&loads[*l], *s)).collect();
+        let outcomes = store.append_points(points).await.unwrap();
+        assert_eq!(outcomes, expected, "round {round}: {batch:?}");
+    }
+    for (n, load) in loads.iter().enumerate() {
+        let mut seconds: Vec<i64> = store
+            .load_points(load, PointRange::latest(10_000))
+            .await
+            .unwrap()
+            .iter()
+            .map(|f| f.timestamp.timestamp() - 1_780_000_000)
+            .collect();
+        seconds.reverse();
+        let mut expected: Vec<i64> = stored
+            .iter()
+            .filter(|(l, _)| *l == n)
+            .map(|(_, s)| *s)
+            .collect();
+        expected.sort_unstable();
+        assert_eq!(seconds, expected, "load {n}");
+    }
+}
+
 /// A point's stop progress and milestone events are written with it, or not
 /// at all (a duplicate's are not); of one load's changes in a batch, the
 /// newest fix's progress is the one kept, whatever the order sent.
