@@ -1,8 +1,10 @@
 //! Tests only: a compaction of a keyspace does not stop writes while it
 //! commits its output (vendor/README.md: the patched lsm-tree finishes and
 //! syncs a compaction's output before it takes the tree's version lock, which
-//! every writer of the tree waits on, and fjall's batch commit with it).
+//! every writer of the tree waits on, and fjall's batch commit with it); nor
+//! does fjall's other worker spin while one compacts (the patched fjall).
 
+use std::collections::HashSet;
 use std::path::PathBuf;
 use std::sync::mpsc::{Receiver, channel};
 use std::sync::{Arc, Mutex};
@@ -15,16 +17,19 @@ use lsm_tree::compaction::test_hooks;
 /// released), not a performance bound: the writes take milliseconds.
 const NEVER: Duration = Duration::from_secs(20);
 
+/// The hook is one for the whole process: a test that sets it holds this.
+static HOOK: Mutex<()> = Mutex::new(());
+
 /// Holds compactions of the tree at `path` once their output is finished,
 /// until the returned sender is used (or dropped); the receiver hears when
-/// one got there.
-fn hold_compactions_of(path: PathBuf) -> (std::sync::mpsc::Sender<()>, Receiver<()>) {
+/// one got there, with the id of the thread that runs it.
+fn hold_compactions_of(path: PathBuf) -> (std::sync::mpsc::Sender<()>, Receiver<u32>) {
     let (entered, reached) = channel();
     let (release, released) = channel::<()>();
     let released = Mutex::new(released);
     test_hooks::on_output_finished(Some(Arc::new(move |tree: &std::path::Path| {
         if tree == path {
-            let _ = entered.send(());
+            let _ = entered.send(this_thread());
             let _ = released
                 .lock()
                 .unwrap_or_else(|p| p.into_inner())
@@ -34,8 +39,89 @@ fn hold_compactions_of(path: PathBuf) -> (std::sync::mpsc::Sender<()>, Receiver<
     (release, reached)
 }
 
+/// The calling thread's id (Linux: /proc/thread-self links to `pid/task/tid`).
+fn this_thread() -> u32 {
+    let link = std::fs::read_link("/proc/thread-self").unwrap();
+    link.file_name().unwrap().to_str().unwrap().parse().unwrap()
+}
+
+/// This process's fjall worker threads.
+fn fjall_workers() -> HashSet<u32> {
+    std::fs::read_dir("/proc/self/task")
+        .unwrap()
+        .filter_map(|task| {
+            let task = task.ok()?;
+            let comm = std::fs::read_to_string(task.path().join("comm")).ok()?;
+            (comm.trim() == "fjall:worker")
+                .then(|| task.file_name().to_str()?.parse().ok())
+                .flatten()
+        })
+        .collect()
+}
+
+/// Time thread `tid` of this process has run on a CPU so far.
+fn cpu_time(tid: u32) -> Duration {
+    let stat = std::fs::read_to_string(format!("/proc/self/task/{tid}/schedstat")).unwrap();
+    Duration::from_nanos(stat.split_whitespace().next().unwrap().parse().unwrap())
+}
+
+#[test]
+fn the_other_worker_sleeps_while_one_compacts() {
+    let _hook = HOOK.lock().unwrap_or_else(|p| p.into_inner());
+    let dir = tempfile::tempdir().unwrap();
+    let others = fjall_workers();
+    let db = Database::builder(dir.path())
+        .worker_threads(2)
+        .open()
+        .unwrap();
+    // This database's workers (another test's may start meanwhile: they idle
+    // on their queue, so counting them too cannot hide a spin).
+    let mine: HashSet<u32> = fjall_workers().difference(&others).copied().collect();
+    let points = db
+        .keyspace("points", KeyspaceCreateOptions::default)
+        .unwrap();
+    let (release, reached) = hold_compactions_of(points.path().to_owned());
+    // Enough overlapping tables (disjoint ones are moved, not merged) that
+    // fjall compacts on its own after a flush, on one worker, and hands the
+    // other worker a compaction message too.
+    let mut compacting = None;
+    for table in 0..16 {
+        for i in 0..500 {
+            points.insert(format!("{i:05}{table:02}"), "fix").unwrap();
+        }
+        points.rotate_memtable_and_wait().unwrap();
+        if let Ok(thread) = reached.try_recv() {
+            compacting = Some(thread);
+            break;
+        }
+    }
+    let compacting = match compacting {
+        Some(thread) => thread,
+        None => reached
+            .recv_timeout(NEVER)
+            .expect("fjall compacted on its own"),
+    };
+    assert!(mine.contains(&compacting), "a worker of this database compacts");
+
+    // Held there: the other worker has nothing to do but hand the message back.
+    let idle: Vec<u32> = mine.iter().copied().filter(|t| *t != compacting).collect();
+    let used = || idle.iter().map(|t| cpu_time(*t)).sum::<Duration>();
+    let (before, started) = (used(), std::time::Instant::now());
+    std::thread::sleep(Duration::from_millis(500));
+    let (spent, elapsed) = (used() - before, started.elapsed());
+    release.send(()).unwrap();
+    test_hooks::on_output_finished(None);
+    // Spinning, it would run for most of the interval; sleeping between
+    // hand-backs, for about 100 wake-ups of a few microseconds.
+    assert!(
+        spent < elapsed / 10,
+        "the idle worker ran {spent:?} of {elapsed:?} while the other compacted"
+    );
+}
+
 #[test]
 fn writes_proceed_while_a_compaction_commits_its_output() {
+    let _hook = HOOK.lock().unwrap_or_else(|p| p.into_inner());
     let dir = tempfile::tempdir().unwrap();
     let db = Database::builder(dir.path()).open().unwrap();
     let points = db
