@@ -28,7 +28,8 @@
 # and answered after an fdatasync covers it, group-committed as freight's
 # points are: what durable answers alone cost on this machine, a diagnostic
 # rather than the reference); or a binary's path taking the same
-# `serve <address> <cert> <key> <workers>`), BASELINE (another freight binary,
+# `serve <address> <cert> <key> <workers>`, with BARE_DURABLE=1 for a build of
+# the durable one; with FREIGHT given too, nothing is built), BASELINE (another freight binary,
 # e.g. an earlier commit's: measured in place of the bare handler, started and
 # seeded as freight is, so the ratios are this build against that one; the
 # device shapes are left out), PERF_ARGS
@@ -55,11 +56,16 @@ LOADS=${LOADS:-1000}
 WORK=$(mktemp -d)
 trap 'kill $(jobs -p) 2>/dev/null || true; wait 2>/dev/null || true; rm -rf "$WORK"' EXIT
 
-echo "building (release)..." >&2
-# One cargo invocation for both, so the library is compiled once (a bench target
-# brings dev-dependency features; two invocations would build it twice).
 source benches/wrk/freight.sh
-BUILT_BARE=$(build_bare --bin freight)
+if [ -n "${FREIGHT:-}" ] && { [ -n "${BASELINE:-}" ] || [ -x "${BARE:-}" ]; }; then
+  # Every binary given: nothing to build.
+  BUILT_BARE=""
+else
+  echo "building (release)..." >&2
+  # One cargo invocation for both, so the library is compiled once (a bench target
+  # brings dev-dependency features; two invocations would build it twice).
+  BUILT_BARE=$(build_bare --bin freight)
+fi
 case "${BARE:-}" in
   "") BARE=$BUILT_BARE ;;
   durable) BARE=$BUILT_BARE BARE_DURABLE=1 ;;

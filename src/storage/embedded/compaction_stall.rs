@@ -101,7 +101,10 @@ fn the_other_worker_sleeps_while_one_compacts() {
             .recv_timeout(NEVER)
             .expect("fjall compacted on its own"),
     };
-    assert!(mine.contains(&compacting), "a worker of this database compacts");
+    assert!(
+        mine.contains(&compacting),
+        "a worker of this database compacts"
+    );
 
     // Held there: the other worker has nothing to do but hand the message back.
     let idle: Vec<u32> = mine.iter().copied().filter(|t| *t != compacting).collect();
