@@ -18,8 +18,8 @@ use crate::domain::ids::LoadId;
 use crate::shared_map::FastHashMap;
 
 /// Loads remembered; past this the memory is dropped and rebuilt as points
-/// arrive (an in-order load costs about 64 bytes, a windowed one about 64
-/// more plus 8 per time held).
+/// arrive. An in-order load costs about 64 bytes, a windowed one about 600
+/// (its window is allocated whole): 160 MiB if every load were windowed.
 const CAPACITY: usize = 262_144;
 
 /// Stored times a windowed load keeps below its newest: late fixes arriving
@@ -94,10 +94,11 @@ impl RecentPoints {
                 Some(n) if at < n => {
                     // Out of order: from here on, keep a window. It starts
                     // exact from the newest time up; `at` lies below it.
-                    *known = Known::Window {
-                        floor: n,
-                        times: vec![n],
-                    };
+                    // Allocated whole: grown by doubling, it would end
+                    // at twice the size it needs.
+                    let mut times = Vec::with_capacity(WINDOW + 1);
+                    times.push(n);
+                    *known = Known::Window { floor: n, times };
                 }
                 _ => *newest = Some(at),
             },

@@ -258,7 +258,8 @@ fn worker_tick(ctx: &WorkerState) -> crate::Result<bool> {
                 // While every other worker is compacting, the message just
                 // handed back is the next one received: without a pause this
                 // worker would spin on it, a whole core for as long as the
-                // compaction runs. A flush waits this long at most for it.
+                // compaction runs. A flush queued behind k such messages
+                // waits about k + 1 pauses for this worker (vendor/README.md).
                 std::thread::sleep(COMPACT_HANDBACK_PAUSE);
                 return Ok(false);
             }
