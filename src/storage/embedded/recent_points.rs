@@ -24,7 +24,7 @@ const CAPACITY: usize = 262_144;
 
 /// Stored times a windowed load keeps below its newest: late fixes arriving
 /// within this many of the load's newest points are answered from memory.
-pub(super) const WINDOW: usize = 64;
+const WINDOW: usize = 64;
 
 /// One load's stored point times, as far as this process knows.
 #[derive(Debug, Clone, PartialEq, Eq)]
