@@ -1,6 +1,6 @@
 //! Which fanned-out events still have fresh deliveries without a record.
 
-use chrono::Utc;
+use chrono::{DateTime, Utc};
 
 use crate::domain::ids::EventId;
 use crate::webhooks::{FastMap, FastSet};
@@ -19,18 +19,34 @@ pub(super) struct FreshLedger {
     /// a notice of one of them arriving late is not fanned out again. Only events
     /// made since this dispatcher started can have a notice still to come.
     scanned: [FastSet<EventId>; 2],
-    /// The smallest id of an event made since this dispatcher started.
+    /// The smallest id of an event made since this dispatcher started: its
+    /// start, not its last take-over (see `taken_over`).
     started: EventId,
 }
 
 impl FreshLedger {
     pub(super) fn new() -> Self {
+        // Ids are made from the wall clock, whatever clock the service is given.
+        Self::started_at(Utc::now())
+    }
+
+    fn started_at(at: DateTime<Utc>) -> Self {
         FreshLedger {
             unrecorded: FastMap::default(),
             scanned: Default::default(),
-            // Ids are made from the wall clock, whatever clock the service is given.
-            started: EventId::floor_at(Utc::now()),
+            started: EventId::floor_at(at),
         }
+    }
+
+    /// Forgets what an earlier time as the active instance left, for a take-over,
+    /// but not when the dispatcher started. An event committed just before the
+    /// take-over may have its notice still in the mailbox, handled after it; a
+    /// scan in the take-over finds that event in the outbox too, and must keep
+    /// it, or the notice fans it out a second time once its delivery is
+    /// recorded (a duplicate delivery CI caught on 28 November).
+    pub(super) fn taken_over(&mut self) {
+        self.unrecorded.clear();
+        self.scanned = Default::default();
     }
 
     /// The event's deliveries are in memory, or its marker is not yet cleared.
@@ -81,5 +97,41 @@ impl FreshLedger {
     pub(super) fn next_scan_period(&mut self) {
         let recent = std::mem::take(&mut self.scanned[0]);
         self.scanned[1] = recent;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use chrono::TimeDelta;
+
+    use super::*;
+
+    #[test]
+    fn an_event_scanned_at_a_take_over_is_not_fanned_out_again_by_its_late_notice() {
+        let now = Utc::now();
+        let mut ledger = FreshLedger::started_at(now - TimeDelta::seconds(60));
+        // Committed while standing by, a moment before the take-over; its
+        // notice is still on the way.
+        let event = EventId::floor_at(now - TimeDelta::milliseconds(5));
+        ledger.taken_over();
+        // The take-over's scan fans it out, and its one delivery is recorded
+        // and the event marked before the notice is looked at.
+        ledger.fanned_out(event.clone(), 1, true);
+        assert!(ledger.one_less_unrecorded(&event));
+        ledger.marked(&event);
+
+        assert!(!ledger.in_progress(&event));
+        assert!(ledger.seen_by_scan(&event), "the late notice is let go");
+    }
+
+    #[test]
+    fn a_take_over_forgets_what_the_last_active_time_left() {
+        let now = Utc::now();
+        let mut ledger = FreshLedger::started_at(now - TimeDelta::seconds(60));
+        let event = EventId::floor_at(now);
+        ledger.fanned_out(event.clone(), 2, true);
+        ledger.taken_over();
+        assert!(!ledger.in_progress(&event));
+        assert!(!ledger.seen_by_scan(&event));
     }
 }

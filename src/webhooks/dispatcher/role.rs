@@ -26,7 +26,6 @@ use actix::prelude::*;
 use tokio::time::Instant;
 
 use super::fan_out::{FanOutState, Intake};
-use super::ledger::FreshLedger;
 use super::reload::Reload;
 use super::{Backlog, Dispatcher};
 use crate::storage::Storage;
@@ -160,7 +159,7 @@ impl Dispatcher {
         tracing::info!(owner = %self.role.owner, "this instance now dispatches webhooks");
         self.role.active = true;
         self.schedule = Schedule::new(self.settings.max_scheduled);
-        self.ledger = FreshLedger::new();
+        self.ledger.taken_over();
         self.intake = Intake::new(self.intake.missed_flag());
         self.backlog = Backlog::default();
         self.reload(ctx);
