@@ -7,7 +7,10 @@
 //! fix, and under sustained bulk ingest those lookups grow dearer as tables
 //! pile up (docs/perf-notes.md, "Bulk ingest collapses"). Such a load gets a
 //! window instead: every stored time from a floor up, held exactly, so a late
-//! fix inside it is answered from memory.
+//! fix inside it is answered from memory. The window is read from the store
+//! at the load's first late fix (its newest `WINDOW` times: one reverse seek,
+//! as reading its newest time is), so a batch sent again, all of it
+//! duplicates, costs one read rather than one lookup per fix.
 //!
 //! What is known here must be exact both ways. A time wrongly taken as stored
 //! would answer a new fix "duplicate" and drop it, so times are recorded only
@@ -47,13 +50,26 @@ pub(super) enum Answer {
     New,
     /// Known stored: the fix is a duplicate.
     Stored,
+    /// Below the newest time of a load that kept only that: read the load's
+    /// newest `WINDOW` stored times (`widen`) and ask again.
+    Widen,
     /// Below what memory holds: look it up in the store.
     LookUp,
 }
 
-#[derive(Default)]
 pub(super) struct RecentPoints {
     loads: FastHashMap<LoadId, Known>,
+    /// Loads remembered at most (`CAPACITY`; smaller in tests).
+    capacity: usize,
+}
+
+impl Default for RecentPoints {
+    fn default() -> Self {
+        RecentPoints {
+            loads: FastHashMap::default(),
+            capacity: CAPACITY,
+        }
+    }
 }
 
 impl RecentPoints {
@@ -64,7 +80,7 @@ impl RecentPoints {
             Some(Known::Newest(None)) => Answer::New,
             Some(Known::Newest(Some(newest))) if at > *newest => Answer::New,
             Some(Known::Newest(Some(newest))) if at == *newest => Answer::Stored,
-            Some(Known::Newest(Some(_))) => Answer::LookUp,
+            Some(Known::Newest(Some(_))) => Answer::Widen,
             Some(Known::Window { floor, .. }) if at < *floor => Answer::LookUp,
             Some(Known::Window { times, .. }) => match times.binary_search(&at) {
                 Ok(_) => Answer::Stored,
@@ -76,30 +92,48 @@ impl RecentPoints {
     /// Remembers `load`'s newest stored time, as read from the store. Drops
     /// everything first when the map is full.
     pub(super) fn learn(&mut self, load: &LoadId, newest: Option<u64>) {
-        if self.loads.len() >= CAPACITY {
+        if self.loads.len() >= self.capacity {
             self.loads.clear();
         }
         self.loads.insert(load.clone(), Known::Newest(newest));
     }
 
+    /// How many of a load's newest stored times `widen` wants.
+    pub(super) fn window() -> usize {
+        WINDOW
+    }
+
+    /// Gives `load` a window from its newest stored times as read from the
+    /// store (ascending, at most `WINDOW`; fewer when the load has no more, so
+    /// every stored time is known). Only for a load that kept its newest time.
+    pub(super) fn widen(&mut self, load: &LoadId, newest_times: Vec<u64>) {
+        let Some(known @ Known::Newest(_)) = self.loads.get_mut(load) else {
+            return;
+        };
+        debug_assert!(newest_times.is_sorted() && newest_times.len() <= WINDOW);
+        let floor = match newest_times.len() {
+            WINDOW => newest_times[0],
+            _ => 0,
+        };
+        // Allocated whole, with room for the one time `stored` adds before
+        // it drops the oldest: grown by doubling, it would end at twice the
+        // size it needs.
+        let mut times = Vec::with_capacity(WINDOW + 1);
+        times.extend(newest_times);
+        *known = Known::Window { floor, times };
+    }
+
     /// Records that a point of `load` at `at` was written (the caller holds
-    /// this map's lock from its check to here). A time below the load's newest
-    /// shows its fixes come out of order: from then on it keeps a window.
+    /// this map's lock from its check to here).
     pub(super) fn stored(&mut self, load: &LoadId, at: u64) {
         let Some(known) = self.loads.get_mut(load) else {
             return;
         };
         match known {
             Known::Newest(newest) => match *newest {
-                Some(n) if at < n => {
-                    // Out of order: from here on, keep a window. It starts
-                    // exact from the newest time up; `at` lies below it.
-                    // Allocated whole: grown by doubling, it would end
-                    // at twice the size it needs.
-                    let mut times = Vec::with_capacity(WINDOW + 1);
-                    times.push(n);
-                    *known = Known::Window { floor: n, times };
-                }
+                // Not asked about (`widen` would have made a window): what is
+                // below the newest stays for the store to tell.
+                Some(n) if at < n => {}
                 _ => *newest = Some(at),
             },
             Known::Window { floor, times } => {
@@ -149,7 +183,7 @@ mod tests {
         recent.stored(&l, 10);
         assert_eq!(recent.answer(&l, 10), Answer::Stored);
         assert_eq!(recent.answer(&l, 11), Answer::New);
-        assert_eq!(recent.answer(&l, 9), Answer::LookUp);
+        assert_eq!(recent.answer(&l, 9), Answer::Widen);
     }
 
     #[test]
@@ -164,32 +198,72 @@ mod tests {
         assert_eq!(recent.loads[&l], Known::Newest(Some(199)));
         assert_eq!(recent.answer(&l, 199), Answer::Stored);
         // Below the newest, memory cannot tell: 150 is stored, 99 is not.
-        assert_eq!(recent.answer(&l, 150), Answer::LookUp);
-        assert_eq!(recent.answer(&l, 99), Answer::LookUp);
+        assert_eq!(recent.answer(&l, 150), Answer::Widen);
+        assert_eq!(recent.answer(&l, 99), Answer::Widen);
     }
 
     #[test]
-    fn a_late_fix_starts_a_window_that_answers_later_late_fixes() {
+    fn a_late_fix_reads_a_window_that_answers_it_and_later_ones() {
         let mut recent = RecentPoints::default();
         let l = load();
         recent.learn(&l, Some(100));
-        // A late fix: looked up, then stored below the window.
-        assert_eq!(recent.answer(&l, 90), Answer::LookUp);
-        recent.stored(&l, 90);
-        // Later fixes, some skipped (they arrive late, below).
-        for at in [102, 104, 105, 108] {
+        assert_eq!(recent.answer(&l, 90), Answer::Widen);
+        // The store holds even times from 2 to 100: more than a window.
+        let stored: Vec<u64> = (1..=50).map(|n| 2 * n).collect();
+        let newest = stored[stored.len() - WINDOW.min(stored.len())..].to_vec();
+        assert_eq!(newest.len(), 50, "fewer than a window: all of them");
+        recent.widen(&l, newest);
+        assert_eq!(recent.answer(&l, 90), Answer::Stored);
+        assert_eq!(recent.answer(&l, 91), Answer::New);
+        assert_eq!(recent.answer(&l, 1), Answer::New, "the load has no more");
+        recent.stored(&l, 91);
+        for at in [102, 104, 105] {
             recent.stored(&l, at);
         }
-        assert_eq!(recent.answer(&l, 104), Answer::Stored);
+        assert_eq!(recent.answer(&l, 91), Answer::Stored);
         assert_eq!(recent.answer(&l, 103), Answer::New);
-        recent.stored(&l, 103);
-        assert_eq!(recent.answer(&l, 103), Answer::Stored);
-        assert_eq!(recent.answer(&l, 100), Answer::Stored);
-        assert_eq!(recent.answer(&l, 101), Answer::New);
-        assert_eq!(recent.answer(&l, 109), Answer::New);
-        // Below the window's floor (100), the store decides, 90 included.
-        assert_eq!(recent.answer(&l, 99), Answer::LookUp);
-        assert_eq!(recent.answer(&l, 90), Answer::LookUp);
+        assert_eq!(recent.answer(&l, 105), Answer::Stored);
+        assert_eq!(recent.answer(&l, 106), Answer::New);
+    }
+
+    #[test]
+    fn a_full_window_read_from_the_store_leaves_older_times_to_it() {
+        let mut recent = RecentPoints::default();
+        let l = load();
+        recent.learn(&l, Some(1_000 + WINDOW as u64 - 1));
+        let newest: Vec<u64> = (1_000..1_000 + WINDOW as u64).collect();
+        recent.widen(&l, newest);
+        assert_eq!(recent.answer(&l, 1_000), Answer::Stored);
+        assert_eq!(recent.answer(&l, 999), Answer::LookUp);
+        // A window is read once: asked again, memory answers or looks up.
+        assert_eq!(recent.answer(&l, 1_010), Answer::Stored);
+    }
+
+    #[test]
+    fn a_batch_sent_again_is_answered_from_memory() {
+        let mut recent = RecentPoints::default();
+        let l = load();
+        let batch: Vec<u64> = (1..=20).map(|n| 10 * n).collect();
+        recent.learn(&l, Some(200));
+        assert_eq!(recent.answer(&l, batch[0]), Answer::Widen);
+        recent.widen(&l, batch.clone());
+        for at in &batch {
+            assert_eq!(recent.answer(&l, *at), Answer::Stored, "at {at}");
+        }
+    }
+
+    #[test]
+    fn only_a_load_that_kept_its_newest_time_is_widened() {
+        let mut recent = RecentPoints::default();
+        let (unknown, windowed) = (load(), load());
+        recent.widen(&unknown, vec![1, 2]);
+        assert_eq!(recent.answer(&unknown, 1), Answer::Unknown);
+        recent.learn(&windowed, Some(5));
+        recent.widen(&windowed, vec![3, 5]);
+        recent.stored(&windowed, 4);
+        // Read again (a later batch), it would lose the 4 written since.
+        recent.widen(&windowed, vec![3, 5]);
+        assert_eq!(recent.answer(&windowed, 4), Answer::Stored);
     }
 
     #[test]
@@ -197,7 +271,7 @@ mod tests {
         let mut recent = RecentPoints::default();
         let l = load();
         recent.learn(&l, Some(1_000));
-        recent.stored(&l, 999);
+        recent.widen(&l, vec![999, 1_000]);
         // Even times stored from 1,002 up, more than the window holds.
         let stored: Vec<u64> = (1..=(WINDOW as u64 * 2)).map(|n| 1_000 + 2 * n).collect();
         for at in &stored {
@@ -228,6 +302,24 @@ mod tests {
         let l = load();
         recent.stored(&l, 5);
         assert_eq!(recent.answer(&l, 5), Answer::Unknown);
+    }
+
+    #[test]
+    fn a_full_map_is_dropped_and_read_again() {
+        let mut recent = RecentPoints {
+            capacity: 2,
+            ..RecentPoints::default()
+        };
+        let (a, b, c) = (load(), load(), load());
+        recent.learn(&a, Some(1));
+        recent.learn(&b, Some(2));
+        recent.learn(&c, Some(3));
+        assert_eq!(recent.answer(&a, 1), Answer::Unknown);
+        assert_eq!(recent.answer(&b, 2), Answer::Unknown);
+        assert_eq!(recent.answer(&c, 3), Answer::Stored);
+        // A point written for a load dropped meanwhile is not recorded.
+        recent.stored(&a, 4);
+        assert_eq!(recent.answer(&a, 4), Answer::Unknown);
     }
 
     #[test]

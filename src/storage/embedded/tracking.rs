@@ -4,7 +4,7 @@ use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use fjall::{Keyspace, PersistMode};
 
-use super::recent_points::Answer;
+use super::recent_points::{Answer, RecentPoints};
 use super::webhooks::encode_events;
 use super::{EmbeddedStore, Inner, keys, unavailable};
 use crate::domain::event::Event;
@@ -53,6 +53,24 @@ fn newest_stored(s: &Inner, load: &LoadId) -> StorageResult<Option<u64>> {
         }
     }
     Ok(newest)
+}
+
+/// The times of the load's newest `n` stored points, ascending: one reverse
+/// seek per layout, as for `newest_stored`, and the keys behind it.
+fn newest_times(s: &Inner, load: &LoadId, n: usize) -> StorageResult<Vec<u64>> {
+    let mut times = Vec::with_capacity(n);
+    for points in layouts(s, load) {
+        for guard in points.keyspace.prefix(&points.prefix).rev().take(n) {
+            let key = guard.key().map_err(unavailable)?;
+            times.extend(keys::point_micros(&key));
+        }
+    }
+    // With older layouts, the newest `n` of all of them.
+    times.sort_unstable();
+    times.dedup();
+    let older = times.len().saturating_sub(n);
+    times.drain(..older);
+    Ok(times)
 }
 
 /// Whether the load has a point stored at exactly `at`, in any layout.
@@ -105,11 +123,17 @@ fn write_points(s: &Inner, points: Vec<TrackingPoint>) -> StorageResult<(Vec<App
             recent.learn(&point.load_id, newest_stored(s, &point.load_id)?);
             answer = recent.answer(&point.load_id, at);
         }
+        if answer == Answer::Widen {
+            let window = RecentPoints::window();
+            recent.widen(&point.load_id, newest_times(s, &point.load_id, window)?);
+            answer = recent.answer(&point.load_id, at);
+        }
         let duplicate = previous == key
             || match answer {
                 Answer::Stored => true,
                 Answer::New => false,
-                Answer::Unknown | Answer::LookUp => {
+                // What memory could not tell after it read the store.
+                Answer::Unknown | Answer::Widen | Answer::LookUp => {
                     lookups += 1;
                     stored_at(s, &point.load_id, &point.fix.timestamp)?
                 }
@@ -442,6 +466,58 @@ mod tests {
             append_one(&store, &other, fix(at(30), 1.0)).await,
             Appended::Duplicate
         );
+    }
+
+    /// A batch sent again (a device retrying after a lost answer) is all
+    /// duplicates, told apart exactly; the load's newest times are then read
+    /// into memory once, so the resent fixes within them need no lookup.
+    #[tokio::test]
+    async fn a_batch_sent_again_is_told_apart_from_memory() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = EmbeddedStore::open(dir.path()).await.unwrap();
+        let base = Utc.with_ymd_and_hms(2026, 11, 20, 12, 0, 0).unwrap();
+        let at = |seconds: i64| base + Duration::seconds(seconds);
+        let load = LoadId::generate();
+        let batch: Vec<TrackingPoint> = (0..100)
+            .map(|n| point(&load, fix(at(2 * n), 1.0)))
+            .collect();
+        let first = store.append_points(batch.clone()).await.unwrap();
+        assert!(first.iter().all(|o| *o == Appended::Stored));
+
+        // Sent again, with two fixes it had missed among them.
+        let mut again = batch.clone();
+        again.insert(50, point(&load, fix(at(101), 2.0)));
+        again.insert(90, point(&load, fix(at(179), 2.0)));
+        let outcomes = store.append_points(again.clone()).await.unwrap();
+        for (n, (outcome, sent)) in outcomes.iter().zip(&again).enumerate() {
+            let new = sent.fix.lat == 2.0;
+            let expected = if new {
+                Appended::Stored
+            } else {
+                Appended::Duplicate
+            };
+            assert_eq!(*outcome, expected, "fix {n} at {}", sent.fix.timestamp);
+        }
+
+        let inner = store.shared.current().unwrap();
+        let recent = inner.recent_points.lock().unwrap();
+        let micros = |seconds: i64| at(seconds).timestamp_micros() as u64;
+        // The newest times are known, the two late fixes among them...
+        for seconds in [198, 180, 179] {
+            assert_eq!(recent.answer(&load, micros(seconds)), Answer::Stored);
+        }
+        assert_eq!(recent.answer(&load, micros(181)), Answer::New);
+        // ...and below the window read from the store, the store decides.
+        assert_eq!(recent.answer(&load, micros(0)), Answer::LookUp);
+        drop(recent);
+
+        // After a restart, memory starts over from the store.
+        drop(inner);
+        drop(store);
+        let store = EmbeddedStore::open(dir.path()).await.unwrap();
+        let outcomes = store.append_points(again).await.unwrap();
+        assert!(outcomes.iter().all(|o| *o == Appended::Duplicate));
+        assert_eq!(latest(&store, &load, 200).await.len(), 102);
     }
 
     #[tokio::test]
