@@ -499,20 +499,20 @@ mod tests {
             assert_eq!(*outcome, expected, "fix {n} at {}", sent.fix.timestamp);
         }
 
-        let inner = store.shared.current().unwrap();
-        let recent = inner.recent_points.lock().unwrap();
-        let micros = |seconds: i64| at(seconds).timestamp_micros() as u64;
-        // The newest times are known, the two late fixes among them...
-        for seconds in [198, 180, 179] {
-            assert_eq!(recent.answer(&load, micros(seconds)), Answer::Stored);
+        {
+            let inner = store.shared.current().unwrap();
+            let recent = inner.recent_points.lock().unwrap();
+            let micros = |seconds: i64| at(seconds).timestamp_micros() as u64;
+            // The newest times are known, the two late fixes among them...
+            for seconds in [198, 180, 179] {
+                assert_eq!(recent.answer(&load, micros(seconds)), Answer::Stored);
+            }
+            assert_eq!(recent.answer(&load, micros(181)), Answer::New);
+            // ...and below the window read from the store, the store decides.
+            assert_eq!(recent.answer(&load, micros(0)), Answer::LookUp);
         }
-        assert_eq!(recent.answer(&load, micros(181)), Answer::New);
-        // ...and below the window read from the store, the store decides.
-        assert_eq!(recent.answer(&load, micros(0)), Answer::LookUp);
-        drop(recent);
 
         // After a restart, memory starts over from the store.
-        drop(inner);
         drop(store);
         let store = EmbeddedStore::open(dir.path()).await.unwrap();
         let outcomes = store.append_points(again).await.unwrap();
