@@ -47,9 +47,9 @@ pub fn register() {
     );
     describe_counter!(
         LOOKUPS_METRIC,
-        "GPS fixes (embedded store) at or before their load's newest point and older than the \
-         recent times kept in memory, whose duplicate check read the store: a steady rise means \
-         fixes arrive far out of order, and costs ingest throughput"
+        "GPS fixes (embedded store) older than the newest 64 point times kept in memory for \
+         their load, whose duplicate check read the store: a steady rise means fixes arrive far \
+         out of order or long batches are sent again, and costs ingest throughput"
     );
     describe_counter!(
         SHED_METRIC,

@@ -9,8 +9,9 @@
 //! window instead: every stored time from a floor up, held exactly, so a late
 //! fix inside it is answered from memory. The window is read from the store
 //! at the load's first late fix (its newest `WINDOW` times: one reverse seek,
-//! as reading its newest time is), so a batch sent again, all of it
-//! duplicates, costs one read rather than one lookup per fix.
+//! as reading its newest time is): a batch sent again, all of it duplicates,
+//! costs that one read for its fixes among the load's newest 64, and a
+//! lookup only for each fix older than those.
 //!
 //! What is known here must be exact both ways. A time wrongly taken as stored
 //! would answer a new fix "duplicate" and drop it, so times are recorded only

@@ -468,6 +468,40 @@ mod tests {
         );
     }
 
+    /// The window a late fix reads holds the newest times of every layout
+    /// together: each layout's newest, merged, the newest of those kept.
+    #[tokio::test]
+    async fn a_window_read_across_layouts_holds_the_newest_of_them_all() {
+        let dir = tempfile::tempdir().unwrap();
+        let base = Utc.with_ymd_and_hms(2026, 11, 20, 12, 0, 0).unwrap();
+        let at = |seconds: i64| base + Duration::seconds(seconds);
+        let micros = |seconds: i64| at(seconds).timestamp_micros() as u64;
+        let (load, other) = (LoadId::generate(), LoadId::generate());
+        // Seconds 0 to 99 in two older layouts, even and odd; another load's
+        // points among them.
+        let (first, second) = (OlderPointLayout::LoadId, OlderPointLayout::UlidText);
+        let mut older: Vec<_> = (0..100)
+            .map(|n| {
+                let layout = if n % 2 == 0 { first } else { second };
+                (layout, load.clone(), fix(at(n), 1.0))
+            })
+            .collect();
+        older.push((first, other.clone(), fix(at(500), 1.0)));
+        write_older(dir.path(), &older);
+        let store = EmbeddedStore::open(dir.path()).await.unwrap();
+        // And 100 to 109 in the current one.
+        let current: Vec<_> = (100..110).map(|n| point(&load, fix(at(n), 1.0))).collect();
+        store.append_points(current).await.unwrap();
+
+        let inner = store.shared.current().unwrap();
+        let window = newest_times(&inner, &load, 64).unwrap();
+        assert_eq!(window, (46..110).map(micros).collect::<Vec<_>>());
+        // Fewer stored than asked for: all of them.
+        let all = newest_times(&inner, &load, 200).unwrap();
+        assert_eq!(all, (0..110).map(micros).collect::<Vec<_>>());
+        assert_eq!(newest_times(&inner, &other, 64).unwrap(), [micros(500)]);
+    }
+
     /// A batch sent again (a device retrying after a lost answer) is all
     /// duplicates, told apart exactly; the load's newest times are then read
     /// into memory once, so the resent fixes within them need no lookup.

@@ -29,7 +29,7 @@ const MAX_NOTICED: usize = 16_384;
 /// How far before a pass's start the next pass begins reading, at the least:
 /// an event committed (by this or another instance) while a pass ran has an id
 /// of its commit time, which can be that much earlier than this clock's.
-const PASS_OVERLAP: chrono::TimeDelta = chrono::TimeDelta::minutes(5);
+pub(super) const PASS_OVERLAP: chrono::TimeDelta = chrono::TimeDelta::minutes(5);
 /// How often a pass reads the whole outbox anyway: an event is written with
 /// an id of when its change was planned, and a change finished late (its
 /// writer died between commit and follow-up; the next writer finishes it,

@@ -2,6 +2,7 @@
 
 use chrono::{DateTime, Utc};
 
+use super::fan_out::PASS_OVERLAP;
 use crate::domain::ids::EventId;
 use crate::webhooks::{FastMap, FastSet};
 
@@ -19,15 +20,18 @@ pub(super) struct FreshLedger {
     /// a notice of one of them arriving late is not fanned out again. Only events
     /// made since this dispatcher started can have a notice still to come.
     scanned: [FastSet<EventId>; 2],
-    /// The smallest id of an event made since this dispatcher started: its
-    /// start, not its last take-over (see `taken_over`).
+    /// The smallest id of an event made since this dispatcher started, less
+    /// `PASS_OVERLAP`: its start, not its last take-over (see `taken_over`).
     started: EventId,
 }
 
 impl FreshLedger {
     pub(super) fn new() -> Self {
-        // Ids are made from the wall clock, whatever clock the service is given.
-        Self::started_at(Utc::now())
+        // Ids are made from the wall clock, whatever clock the service is given,
+        // when a change is planned, before its write and its notice: an event
+        // made just before this start, or under a clock stepped back, can have
+        // an id below it and a notice still to come.
+        Self::started_at(Utc::now() - PASS_OVERLAP)
     }
 
     fn started_at(at: DateTime<Utc>) -> Self {
@@ -38,15 +42,16 @@ impl FreshLedger {
         }
     }
 
-    /// Forgets what an earlier time as the active instance left, for a take-over,
-    /// but not when the dispatcher started. An event committed just before the
-    /// take-over may have its notice still in the mailbox, handled after it; a
-    /// scan in the take-over finds that event in the outbox too, and must keep
+    /// Forgets the deliveries an earlier time as the active instance left in
+    /// progress, for a take-over (their markers stay in the outbox, and the
+    /// take-over's scan finds them), but neither the events scans found nor
+    /// when the dispatcher started. An event committed just before the
+    /// take-over may have its notice still in the mailbox, handled after it; the
+    /// take-over's scan finds that event in the outbox too, and must remember
     /// it, or the notice fans it out a second time once its delivery is
     /// recorded (a duplicate delivery CI caught on 28 November).
     pub(super) fn taken_over(&mut self) {
         self.unrecorded.clear();
-        self.scanned = Default::default();
     }
 
     /// The event's deliveries are in memory, or its marker is not yet cleared.
@@ -125,13 +130,17 @@ mod tests {
     }
 
     #[test]
-    fn a_take_over_forgets_what_the_last_active_time_left() {
+    fn a_take_over_forgets_deliveries_in_progress_but_not_scans() {
         let now = Utc::now();
         let mut ledger = FreshLedger::started_at(now - TimeDelta::seconds(60));
-        let event = EventId::floor_at(now);
-        ledger.fanned_out(event.clone(), 2, true);
+        let scanned = EventId::floor_at(now);
+        let noticed = EventId::floor_at(now + TimeDelta::milliseconds(1));
+        ledger.fanned_out(scanned.clone(), 2, true);
+        ledger.fanned_out(noticed.clone(), 1, false);
         ledger.taken_over();
-        assert!(!ledger.in_progress(&event));
-        assert!(!ledger.seen_by_scan(&event));
+        assert!(!ledger.in_progress(&scanned));
+        assert!(!ledger.in_progress(&noticed));
+        assert!(ledger.seen_by_scan(&scanned));
+        assert!(!ledger.seen_by_scan(&noticed));
     }
 }

@@ -10,8 +10,10 @@
 //!
 //! A standby instance asks for the lease every `ROLE_RENEWAL`, and gets it once
 //! the holder has released it (at shutdown) or stopped renewing it (it died:
-//! `ROLE_TTL` later). Taking over starts from storage alone: memory is emptied,
-//! the outbox scanned and the pending deliveries read back, as at a start. An
+//! `ROLE_TTL` later). Taking over starts from storage alone: memory is emptied
+//! (but for the events scans found, whose notices may still come: see
+//! `FreshLedger::taken_over`), the outbox scanned and the pending deliveries
+//! read back, as at a start. An
 //! instance that finds it has lost the lease stops starting attempts at once;
 //! what it has in flight is sent and recorded, and may be sent again by the
 //! new holder (delivery is at least once; receivers dedupe on the event id).
