@@ -344,3 +344,89 @@ async fn with_a_shared_store_one_instance_dispatches_and_another_takes_over() {
     expected.sort();
     assert_eq!(ids, expected, "each event delivered once, by one instance");
 }
+
+/// An event committed while another instance held the role is sent by the
+/// take-over's scan; its notice, handled only after that delivery is recorded
+/// (it was queued while the scan ran), is let go. Before 7c3ddda the take-over
+/// moved the floor of the events scans remember past that event, and the late
+/// notice sent it again.
+#[actix_rt::test]
+async fn a_late_notice_of_an_event_the_take_over_sent_is_let_go() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = EmbeddedStore::open(dir.path())
+        .await
+        .unwrap()
+        .as_if_shared();
+    let storage: Arc<dyn Storage> = Arc::new(store);
+    let (url, seen) = counting_receiver().await;
+    let account = AccountId::generate();
+    let subscription = Subscription {
+        url,
+        ..refused_subscription(&account, Utc::now())
+    };
+    storage.put_webhook(&subscription).await.unwrap();
+    // Another instance holds the role: this one stands by.
+    assert!(
+        storage
+            .lease_role(role::ROLE, "other", role::ROLE_TTL)
+            .await
+            .unwrap()
+    );
+    let policy = UrlPolicy {
+        allow_http: true,
+        allow_private: true,
+    };
+    let dispatcher = Dispatcher::new(
+        storage.clone(),
+        Arc::new(Directory::new(vec![subscription.clone()])),
+        super::super::client::build(policy, None),
+        Clock::system(),
+        DispatchSettings {
+            url_policy: policy,
+            // No tick within the test: the take-over's scan is the only one, so
+            // the second event below is heard of by its notice alone.
+            tick: Duration::from_secs(3_600),
+            ..DispatchSettings::default()
+        },
+        Arc::new(AtomicBool::new(true)),
+        None,
+    )
+    .owned_by(Arc::from("this"))
+    .start();
+    let event = committed_event(&*storage, &account, Utc::now()).await;
+
+    // The other instance lets the role go; this one asks within
+    // `ROLE_RENEWAL`, takes over, scans the outbox and sends the event.
+    storage.release_role(role::ROLE, "other").await.unwrap();
+    tokio::time::pause();
+    tokio::time::advance(role::ROLE_RENEWAL + Duration::from_millis(1)).await;
+    tokio::time::resume();
+    until("the take-over's scan sends the event", || {
+        let seen = seen.clone();
+        async move { !seen.lock().unwrap().is_empty() }
+    })
+    .await;
+    until("its delivery is recorded", || {
+        let storage = storage.clone();
+        async move { storage.unfanned_events(None, 10).await.unwrap().is_empty() }
+    })
+    .await;
+
+    // Its notice comes late, with a new event's: both are prepared and
+    // scheduled together, so once the new one is sent, a second sending of
+    // the first would be under way too, and the drain waits for it.
+    let later = committed_event(&*storage, &account, Utc::now()).await;
+    dispatcher.do_send(EventsCommitted(vec![event.clone(), later.clone()]));
+    until("the new event is sent", || {
+        let seen = seen.clone();
+        async move { seen.lock().unwrap().len() >= 2 }
+    })
+    .await;
+    dispatcher.send(Drain).await.unwrap();
+
+    let mut ids = seen.lock().unwrap().clone();
+    ids.sort();
+    let mut expected = vec![event.id.to_string(), later.id.to_string()];
+    expected.sort();
+    assert_eq!(ids, expected, "each event sent once");
+}
