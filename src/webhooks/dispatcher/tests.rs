@@ -254,49 +254,81 @@ async fn until<F: Future<Output = bool>>(what: &str, mut done: impl FnMut() -> F
     panic!("{what}: not within 20 s");
 }
 
-/// Two dispatchers over one store that several instances share (the embedded
-/// store acting as one): only the one holding the role sends, whichever
-/// instance committed the event; when it shuts down, the other takes over and
-/// sends what comes next. Every event reaches the receiver exactly once.
-#[actix_rt::test]
-async fn with_a_shared_store_one_instance_dispatches_and_another_takes_over() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = EmbeddedStore::open(dir.path())
-        .await
-        .unwrap()
-        .as_if_shared();
-    let storage: Arc<dyn Storage> = Arc::new(store);
-    let (url, seen) = counting_receiver().await;
-    let account = AccountId::generate();
-    let subscription = Subscription {
-        url,
-        ..refused_subscription(&account, Utc::now())
-    };
-    storage.put_webhook(&subscription).await.unwrap();
-    let settings = DispatchSettings {
-        tick: Duration::from_millis(20),
-        ..DispatchSettings::default()
-    };
-    let start = |owner: &str| {
+/// A store that instances share (the embedded one acting as such), with one
+/// subscription to a counting receiver: what the shared-store tests start from.
+struct SharedStore {
+    _dir: tempfile::TempDir,
+    storage: Arc<dyn Storage>,
+    account: AccountId,
+    subscription: Subscription,
+    /// The webhook ids the receiver saw, in arrival order.
+    seen: Arc<std::sync::Mutex<Vec<String>>>,
+}
+
+impl SharedStore {
+    async fn new() -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let store = EmbeddedStore::open(dir.path())
+            .await
+            .unwrap()
+            .as_if_shared();
+        let storage: Arc<dyn Storage> = Arc::new(store);
+        let (url, seen) = counting_receiver().await;
+        let account = AccountId::generate();
+        let subscription = Subscription {
+            url,
+            ..refused_subscription(&account, Utc::now())
+        };
+        storage.put_webhook(&subscription).await.unwrap();
+        SharedStore {
+            _dir: dir,
+            storage,
+            account,
+            subscription,
+            seen,
+        }
+    }
+
+    /// Starts a dispatcher of the instance named `owner`, ticking every `tick`.
+    fn dispatcher(&self, owner: &str, tick: Duration) -> Addr<Dispatcher> {
         let policy = UrlPolicy {
             allow_http: true,
             allow_private: true,
         };
         Dispatcher::new(
-            storage.clone(),
-            Arc::new(Directory::new(vec![subscription.clone()])),
+            self.storage.clone(),
+            Arc::new(Directory::new(vec![self.subscription.clone()])),
             super::super::client::build(policy, None),
             Clock::system(),
             DispatchSettings {
                 url_policy: policy,
-                ..settings.clone()
+                tick,
+                ..DispatchSettings::default()
             },
             Arc::new(AtomicBool::new(true)),
             None,
         )
         .owned_by(Arc::from(owner))
         .start()
-    };
+    }
+
+    /// The ids seen so far, sorted.
+    fn seen_sorted(&self) -> Vec<String> {
+        let mut ids = self.seen.lock().unwrap().clone();
+        ids.sort();
+        ids
+    }
+}
+
+/// Two dispatchers over one store that several instances share (the embedded
+/// store acting as one): only the one holding the role sends, whichever
+/// instance committed the event; when it shuts down, the other takes over and
+/// sends what comes next. Every event reaches the receiver exactly once.
+#[actix_rt::test]
+async fn with_a_shared_store_one_instance_dispatches_and_another_takes_over() {
+    let shared = SharedStore::new().await;
+    let (storage, account, seen) = (&shared.storage, &shared.account, &shared.seen);
+    let start = |owner: &str| shared.dispatcher(owner, Duration::from_millis(20));
     let first = start("first");
     // The first takes the role at its start; the second finds it held.
     tokio::time::sleep(Duration::from_millis(50)).await;
@@ -310,7 +342,7 @@ async fn with_a_shared_store_one_instance_dispatches_and_another_takes_over() {
     // the standby alone (the active one finds those in the outbox).
     let mut events = Vec::new();
     for n in 0..8 {
-        let event = committed_event(&*storage, &account, Utc::now()).await;
+        let event = committed_event(&**storage, account, Utc::now()).await;
         if n < 5 {
             first.do_send(EventsCommitted(vec![event.clone()]));
         }
@@ -325,7 +357,7 @@ async fn with_a_shared_store_one_instance_dispatches_and_another_takes_over() {
     tokio::time::advance(role::ROLE_RENEWAL + Duration::from_millis(1)).await;
     tokio::time::resume();
     for _ in 0..3 {
-        let event = committed_event(&*storage, &account, Utc::now()).await;
+        let event = committed_event(&**storage, account, Utc::now()).await;
         first.do_send(EventsCommitted(vec![event.clone()]));
         second.do_send(EventsCommitted(vec![event.clone()]));
         events.push(event);
@@ -338,11 +370,13 @@ async fn with_a_shared_store_one_instance_dispatches_and_another_takes_over() {
     .await;
     second.send(Drain).await.unwrap();
 
-    let mut ids = seen.lock().unwrap().clone();
-    ids.sort();
     let mut expected: Vec<String> = events.iter().map(|e| e.id.to_string()).collect();
     expected.sort();
-    assert_eq!(ids, expected, "each event delivered once, by one instance");
+    assert_eq!(
+        shared.seen_sorted(),
+        expected,
+        "each event delivered once, by one instance"
+    );
 }
 
 /// An event committed while another instance held the role is sent by the
@@ -352,19 +386,8 @@ async fn with_a_shared_store_one_instance_dispatches_and_another_takes_over() {
 /// notice sent it again.
 #[actix_rt::test]
 async fn a_late_notice_of_an_event_the_take_over_sent_is_let_go() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = EmbeddedStore::open(dir.path())
-        .await
-        .unwrap()
-        .as_if_shared();
-    let storage: Arc<dyn Storage> = Arc::new(store);
-    let (url, seen) = counting_receiver().await;
-    let account = AccountId::generate();
-    let subscription = Subscription {
-        url,
-        ..refused_subscription(&account, Utc::now())
-    };
-    storage.put_webhook(&subscription).await.unwrap();
+    let shared = SharedStore::new().await;
+    let (storage, account, seen) = (&shared.storage, &shared.account, &shared.seen);
     // Another instance holds the role: this one stands by.
     assert!(
         storage
@@ -372,28 +395,10 @@ async fn a_late_notice_of_an_event_the_take_over_sent_is_let_go() {
             .await
             .unwrap()
     );
-    let policy = UrlPolicy {
-        allow_http: true,
-        allow_private: true,
-    };
-    let dispatcher = Dispatcher::new(
-        storage.clone(),
-        Arc::new(Directory::new(vec![subscription.clone()])),
-        super::super::client::build(policy, None),
-        Clock::system(),
-        DispatchSettings {
-            url_policy: policy,
-            // No tick within the test: the take-over's scan is the only one, so
-            // the second event below is heard of by its notice alone.
-            tick: Duration::from_secs(3_600),
-            ..DispatchSettings::default()
-        },
-        Arc::new(AtomicBool::new(true)),
-        None,
-    )
-    .owned_by(Arc::from("this"))
-    .start();
-    let event = committed_event(&*storage, &account, Utc::now()).await;
+    // No tick within the test: the take-over's scan is the only one, so the
+    // second event below is heard of by its notice alone.
+    let dispatcher = shared.dispatcher("this", Duration::from_secs(3_600));
+    let event = committed_event(&**storage, account, Utc::now()).await;
 
     // The other instance lets the role go; this one asks within
     // `ROLE_RENEWAL`, takes over, scans the outbox and sends the event.
@@ -415,7 +420,7 @@ async fn a_late_notice_of_an_event_the_take_over_sent_is_let_go() {
     // Its notice comes late, with a new event's: both are prepared and
     // scheduled together, so once the new one is sent, a second sending of
     // the first would be under way too, and the drain waits for it.
-    let later = committed_event(&*storage, &account, Utc::now()).await;
+    let later = committed_event(&**storage, account, Utc::now()).await;
     dispatcher.do_send(EventsCommitted(vec![event.clone(), later.clone()]));
     until("the new event is sent", || {
         let seen = seen.clone();
@@ -424,9 +429,7 @@ async fn a_late_notice_of_an_event_the_take_over_sent_is_let_go() {
     .await;
     dispatcher.send(Drain).await.unwrap();
 
-    let mut ids = seen.lock().unwrap().clone();
-    ids.sort();
     let mut expected = vec![event.id.to_string(), later.id.to_string()];
     expected.sort();
-    assert_eq!(ids, expected, "each event sent once");
+    assert_eq!(shared.seen_sorted(), expected, "each event sent once");
 }
