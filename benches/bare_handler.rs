@@ -9,7 +9,11 @@
 //! the reference: it says what the durability promise alone costs a handler
 //! that does nothing else on the machine at hand, so that freight's distance
 //! from the bare handler can be split into what every durable answer pays and
-//! what freight adds.
+//! what freight adds. With `BARE_SYNC_STORE=embedded` as well, each fix is
+//! made durable through freight's own GPS write path instead of a plain file
+//! (its embedded store in that directory, fed by its group committer), which
+//! splits freight's distance once more: what its store costs, and what its
+//! HTTP and service layers add on top.
 
 #[path = "support/bare.rs"]
 mod bare;
@@ -40,11 +44,14 @@ fn main() -> std::io::Result<()> {
         .with_no_client_auth()
         .with_single_cert(certs, key)
         .expect("TLS configuration");
-    let journal = match std::env::var_os("BARE_SYNC_DIR").filter(|dir| !dir.is_empty()) {
-        Some(dir) => Some(durable::Journal::open(std::path::Path::new(&dir))?),
-        None => None,
-    };
+    let sync_dir = std::env::var_os("BARE_SYNC_DIR").filter(|dir| !dir.is_empty());
+    let through_store = std::env::var("BARE_SYNC_STORE").is_ok_and(|store| store == "embedded");
     actix_rt::System::new().block_on(async move {
+        let journal = match sync_dir {
+            Some(dir) if through_store => Some(durable::Journal::open_store(dir.as_ref()).await?),
+            Some(dir) => Some(durable::Journal::open(dir.as_ref())?),
+            None => None,
+        };
         HttpServer::new(move || {
             let app = App::new();
             // Registered first, so it answers the ingest route in place of the bare one.
@@ -67,21 +74,39 @@ fn main() -> std::io::Result<()> {
 /// body is appended to one file, and answered once an `fdatasync` covers it.
 /// One thread writes and syncs; whatever arrived during a sync is written and
 /// synced together next (a group commit with no linger, as freight's is).
+/// Or, opened with `open_store`, through freight's own store and committer.
 mod durable {
     use std::io::Write;
-    use std::sync::mpsc;
+    use std::sync::{Arc, mpsc};
 
     use actix_web::{HttpResponse, web};
     use freight::api::input::tracking::FixInput;
+    use freight::domain::ids::LoadId;
+    use freight::domain::tracking::TrackingPoint;
+    use freight::domain::validation::ValidationErrors;
+    use freight::services::tracking::group_commit::GroupCommitter;
+    use freight::storage::embedded::EmbeddedStore;
     use serde_json::json;
     use tokio::sync::oneshot;
 
     type Entry = (web::Bytes, oneshot::Sender<()>);
 
     #[derive(Clone)]
-    pub struct Journal(mpsc::Sender<Entry>);
+    pub enum Journal {
+        File(mpsc::Sender<Entry>),
+        Store(GroupCommitter),
+    }
 
     impl Journal {
+        /// Freight's embedded store in `dir`, written by freight's group committer.
+        pub async fn open_store(dir: &std::path::Path) -> std::io::Result<Self> {
+            let store = EmbeddedStore::open(&dir.join("store"))
+                .await
+                .map_err(std::io::Error::other)?;
+            let (committer, _thread) = GroupCommitter::start(Arc::new(store))?;
+            Ok(Journal::Store(committer))
+        }
+
         /// Starts the syncing thread over a new file in `dir`.
         pub fn open(dir: &std::path::Path) -> std::io::Result<Self> {
             let mut file = std::fs::OpenOptions::new()
@@ -109,21 +134,44 @@ mod durable {
                         }
                     }
                 })?;
-            Ok(Journal(sender))
+            Ok(Journal::File(sender))
         }
     }
 
     /// Parses the same body as the bare handler, then waits for it to be durable.
     pub async fn ingest(
         journal: web::Data<Journal>,
-        _: web::Path<String>,
+        load: web::Path<String>,
         body: web::Bytes,
     ) -> HttpResponse {
-        if serde_json::from_slice::<FixInput>(&body).is_err() {
+        let Ok(fix) = serde_json::from_slice::<FixInput>(&body) else {
             return HttpResponse::BadRequest().finish();
-        }
-        let (durable, synced) = oneshot::channel();
-        if journal.0.send((body, durable)).is_err() || synced.await.is_err() {
+        };
+        let durable = match journal.get_ref() {
+            Journal::File(file) => {
+                let (durable, synced) = oneshot::channel();
+                file.send((body, durable)).is_ok() && synced.await.is_ok()
+            }
+            Journal::Store(committer) => {
+                // The store keeps points by load and time: the fix validated
+                // into one, as freight's ingest does, and nothing else done.
+                let mut errors = ValidationErrors::new();
+                let (Some(load_id), Some(fix)) = (
+                    LoadId::parse(&load),
+                    fix.validate("", chrono::Utc::now(), &mut errors),
+                ) else {
+                    return HttpResponse::BadRequest().finish();
+                };
+                let point = TrackingPoint {
+                    load_id,
+                    fix,
+                    event: None,
+                    stops: None,
+                };
+                committer.append(vec![point]).await.is_ok()
+            }
+        };
+        if !durable {
             return HttpResponse::ServiceUnavailable().finish();
         }
         HttpResponse::Created().json(json!({"success": true}))

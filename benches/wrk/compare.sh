@@ -16,7 +16,8 @@
 # (default 8), LOADS (loads the fixes spread over, default 1000), ONLY
 # (`ingest`, `reads`, `bulk` or `devices`: that comparison alone), PERF (set: record each
 # freight run with `perf record -g` into target/perf/<shape>-<workers>w.data,
-# for `perf report -i`; recording costs the server some throughput), FREIGHT (the
+# and each reference run into <shape>-<workers>w-bare.data (or -baseline), for
+# `perf report -i`; recording costs the server some throughput), FREIGHT (the
 # freight binary to measure, default target/release/freight; a wrapper script
 # that sets FREIGHT_* variables and execs it compares settings), BARE (the
 # bare handler to measure against: default the one in benches/support/bare.rs,
@@ -27,8 +28,11 @@
 # default one with its ingest route made durable (each fix appended to a file
 # and answered after an fdatasync covers it, group-committed as freight's
 # points are: what durable answers alone cost on this machine, a diagnostic
-# rather than the reference); or a binary's path taking the same
-# `serve <address> <cert> <key> <workers>`, with BARE_DURABLE=1 for a build of
+# rather than the reference); `durable-store`, the same with each fix made
+# durable through freight's own store and group committer instead of a file
+# (what freight's HTTP and service layers add, the store held equal); or a binary's path taking the same
+# `serve <address> <cert> <key> <workers>`, with BARE_DURABLE=1 (and
+# BARE_SYNC_STORE=embedded for durable-store) for a build of
 # the durable one; with FREIGHT given too, nothing is built), BASELINE (another freight binary,
 # e.g. an earlier commit's: measured in place of the bare handler, started and
 # seeded as freight is, so the ratios are this build against that one; the
@@ -69,6 +73,7 @@ fi
 case "${BARE:-}" in
   "") BARE=$BUILT_BARE ;;
   durable) BARE=$BUILT_BARE BARE_DURABLE=1 ;;
+  durable-store) BARE=$BUILT_BARE BARE_DURABLE=1 BARE_SYNC_STORE=embedded ;;
   outside)
     cargo build --release --quiet --manifest-path benches/wrk/outside_bare/Cargo.toml --target-dir target/outside_bare \
       || { echo "the outside bare handler did not build" >&2; exit 1; }
@@ -92,7 +97,7 @@ start() {
   start_freight "$workers"
   BARE_PORT=$(free_port)
   # The durable bare handler's journal: fresh each start, on the same disk as freight's.
-  BARE_SYNC_DIR=$([ -z "${BARE_DURABLE:-}" ] || mktemp -d -p "$WORK") \
+  BARE_SYNC_DIR=$([ -z "${BARE_DURABLE:-}" ] || mktemp -d -p "$WORK") BARE_SYNC_STORE=${BARE_SYNC_STORE:-} \
     "$BARE" serve "127.0.0.1:$BARE_PORT" "$DATA/tls/cert.pem" "$DATA/tls/key.pem" "$workers" &
   BARE_PID=$!
   sleep 0.5
@@ -122,7 +127,7 @@ run() {
   cpu_times >"$WORK/cpus.before"
   before=$(cpu_ticks "$5")
   local perf_pid=""
-  if [ -n "${PERF:-}" ] && [ "$5" = "$FREIGHT_PID" ]; then
+  if [ -n "${PERF:-}" ] && [ -n "${6:-}" ]; then
     mkdir -p target/perf
     perf record -q ${PERF_ARGS:--g} -p "$5" -o "target/perf/$6.data" -- sleep "$SECONDS_PER_RUN" 2>/dev/null &
     perf_pid=$!
@@ -175,7 +180,7 @@ compare() {
   if [ -n "${ONLY:-}" ] && [ "$ONLY" != "$what" ]; then return; fi
   local ratios=()
   for round in $(seq "$ROUNDS"); do
-    read -r bare_rate bare_p99 bare_cpu bare_busiest bare_client bare_cpus _ < <(run "$BARE_PORT" "$script" "$threads" "$connections" "$BARE_PID")
+    read -r bare_rate bare_p99 bare_cpu bare_busiest bare_client bare_cpus _ < <(run "$BARE_PORT" "$script" "$threads" "$connections" "$BARE_PID" "$what-${workers}w-$REFERENCE")
     read -r freight_rate freight_p99 freight_cpu freight_busiest freight_client freight_cpus freight_lookups < <(run "$API_PORT" "$script" "$threads" "$connections" "$FREIGHT_PID" "$what-${workers}w")
     local ratio
     ratio=$(python3 -c "print(f'{$freight_rate/$bare_rate:.2f}')")
