@@ -5,15 +5,14 @@
 //! `bare_handler serve <address> <cert.pem> <key.pem> <workers>`
 //!
 //! With `BARE_SYNC_DIR=<dir>` in its environment, its ingest route also makes
-//! each fix durable before answering (see `durable`). That is a diagnostic, not
-//! the reference: it says what the durability promise alone costs a handler
-//! that does nothing else on the machine at hand, so that freight's distance
-//! from the bare handler can be split into what every durable answer pays and
-//! what freight adds. With `BARE_SYNC_STORE=embedded` as well, each fix is
-//! made durable through freight's own GPS write path instead of a plain file
-//! (its embedded store in that directory, fed by its group committer), which
-//! splits freight's distance once more: what its store costs, and what its
-//! HTTP and service layers add on top.
+//! each fix durable before answering (see `durable`): the reference for GPS
+//! ingest, which makes the promise freight makes (a 2xx means durable) and
+//! nothing else. With `BARE_SYNC_STORE=embedded` as well, each fix is made
+//! durable through freight's own GPS write path instead of a plain file (its
+//! embedded store in that directory, fed by its group committer): freight's
+//! distance from that one is its own work, the store held equal
+//! (`benches/wrk/store_cost.sh` compares the two references). Neither pins a
+//! thread to a CPU, as freight does with fewer workers than CPUs.
 
 #[path = "support/bare.rs"]
 mod bare;
@@ -45,7 +44,11 @@ fn main() -> std::io::Result<()> {
         .with_single_cert(certs, key)
         .expect("TLS configuration");
     let sync_dir = std::env::var_os("BARE_SYNC_DIR").filter(|dir| !dir.is_empty());
-    let through_store = std::env::var("BARE_SYNC_STORE").is_ok_and(|store| store == "embedded");
+    let through_store = match std::env::var("BARE_SYNC_STORE").as_deref() {
+        Ok("embedded") => true,
+        Ok("") | Err(_) => false,
+        Ok(other) => panic!("BARE_SYNC_STORE is `embedded` or unset, not `{other}`"),
+    };
     actix_rt::System::new().block_on(async move {
         let journal = match sync_dir {
             Some(dir) if through_store => Some(durable::Journal::open_store(dir.as_ref()).await?),

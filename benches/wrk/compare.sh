@@ -16,7 +16,8 @@
 # (default 8), LOADS (loads the fixes spread over, default 1000), ONLY
 # (`ingest`, `reads`, `bulk` or `devices`: that comparison alone), PERF (set: record each
 # freight run with `perf record -g` into target/perf/<shape>-<workers>w.data,
-# and each reference run into <shape>-<workers>w-bare.data (or -baseline), for
+# and each reference run into <shape>-<workers>w-<reference>.data (bare,
+# bare-store or baseline), for
 # `perf report -i`; recording costs the server some throughput), FREIGHT (the
 # freight binary to measure, default target/release/freight; a wrapper script
 # that sets FREIGHT_* variables and execs it compares settings), BARE (the
@@ -27,13 +28,13 @@
 # reviewer's handler written outside this repository is; `durable`, the
 # default one with its ingest route made durable (each fix appended to a file
 # and answered after an fdatasync covers it, group-committed as freight's
-# points are: what durable answers alone cost on this machine, a diagnostic
-# rather than the reference); `durable-store`, the same with each fix made
-# durable through freight's own store and group committer instead of a file
-# (what freight's HTTP and service layers add, the store held equal); or a binary's path taking the same
-# `serve <address> <cert> <key> <workers>`, with BARE_DURABLE=1 (and
-# BARE_SYNC_STORE=embedded for durable-store) for a build of
-# the durable one; with FREIGHT given too, nothing is built), BASELINE (another freight binary,
+# points are: the reference for ingest, which makes freight's promise);
+# `durable-store`, the same with each fix made durable through freight's own
+# store and group committer instead of a file (freight's own work, the store
+# held equal; printed as bare-store); or a binary's path taking the same
+# `serve <address> <cert> <key> <workers>`, with BARE_DURABLE=1 for a build
+# of the durable one (and BARE_SYNC_STORE=embedded for durable-store); with
+# FREIGHT given too, nothing is built), BASELINE (another freight binary,
 # e.g. an earlier commit's: measured in place of the bare handler, started and
 # seeded as freight is, so the ratios are this build against that one; the
 # device shapes are left out), PERF_ARGS
@@ -71,17 +72,18 @@ else
   BUILT_BARE=$(build_bare --bin freight)
 fi
 case "${BARE:-}" in
-  "") BARE=$BUILT_BARE ;;
-  durable) BARE=$BUILT_BARE BARE_DURABLE=1 ;;
+  "") BARE=$BUILT_BARE BARE_SYNC_STORE= ;;
+  durable) BARE=$BUILT_BARE BARE_DURABLE=1 BARE_SYNC_STORE= ;;
   durable-store) BARE=$BUILT_BARE BARE_DURABLE=1 BARE_SYNC_STORE=embedded ;;
   outside)
     cargo build --release --quiet --manifest-path benches/wrk/outside_bare/Cargo.toml --target-dir target/outside_bare \
       || { echo "the outside bare handler did not build" >&2; exit 1; }
-    BARE=target/outside_bare/release/outside_bare ;;
+    BARE=target/outside_bare/release/outside_bare BARE_SYNC_STORE= ;;
 esac
 FREIGHT=${FREIGHT:-target/release/freight}
 # What the ratios are against, as the rounds print it.
 REFERENCE=bare
+[ "${BARE_SYNC_STORE:-}" != embedded ] || REFERENCE=bare-store
 [ -z "${BASELINE:-}" ] || REFERENCE=baseline
 
 # Starts freight with $1 workers on fresh storage, seeds it, and starts the bare
