@@ -107,9 +107,6 @@ start() {
 
 stop() { kill "$FREIGHT_PID" "$BARE_PID"; wait "$FREIGHT_PID" "$BARE_PID" 2>/dev/null || true; }
 
-# CPU time (user + system, clock ticks) process $1 has used so far.
-cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
-
 # Each CPU's time counters so far (/proc/stat: user nice system idle iowait ...).
 cpu_times() { grep '^cpu[0-9]' /proc/stat; }
 
@@ -191,7 +188,7 @@ compare() {
       "$what" "$round" "$REFERENCE" "$bare_rate" "$bare_p99" "$bare_cpu" "$bare_busiest" "$bare_client" "$bare_cpus" "$freight_rate" "$freight_p99" "$freight_cpu" "$freight_busiest" "$freight_client" "$freight_cpus" "$freight_lookups" "$ratio"
   done
   printf '%s, %s worker(s), wrk -t%s -c%s: median ratio %s\n' "$what" "$workers" "$threads" "$connections" \
-    "$(printf '%s\n' "${ratios[@]}" | sort -n | sed -n "$(( (${#ratios[@]} + 1) / 2 ))p")"
+    "$(median "${ratios[@]}")"
 }
 
 start 1

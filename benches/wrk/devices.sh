@@ -63,7 +63,7 @@ compare() {
       "$round" "$(python3 -c "print($api_rate * $per)")" "$api_errors" \
       "$(python3 -c "print($device_rate * $per)")" "$device_errors" "$ratio"
   done
-  echo "  median device/api: $(printf '%s\n' "${ratios[@]}" | sort -n | sed -n "$(( (ROUNDS + 1) / 2 ))p")"
+  echo "  median device/api: $(median "${ratios[@]}")"
 }
 
 compare fix.lua osmand.lua 1

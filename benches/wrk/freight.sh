@@ -13,6 +13,12 @@ scratch_and_freight() {
 
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 
+# CPU time (user + system, clock ticks) process $1 has used so far.
+cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+
+# The median of the numbers given (the lower of an even count's middle two).
+median() { printf '%s\n' "$@" | sort -n | sed -n "$(( ($# + 1) / 2 ))p"; }
+
 # Builds benches/bare_handler.rs (bench profile; extra cargo arguments, such as
 # `--bin freight`, build in the same invocation) and prints its path, or fails
 # saying what to run.

@@ -53,8 +53,6 @@ start() {
 
 stop() { kill "$FILE_PID" "$STORE_PID"; wait "$FILE_PID" "$STORE_PID" 2>/dev/null || true; }
 
-cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
-
 # wrk against port $1 (process $2), threads $3, connections $4:
 # "requests/s p99-ms server-CPU-us-per-request".
 run() {
@@ -85,7 +83,7 @@ compare() {
   done
   stop
   printf 'store / file, %s worker(s), wrk -t%s -c%s: median ratio %s\n' "$1" "$2" "$3" \
-    "$(printf '%s\n' "${ratios[@]}" | sort -n | sed -n "$(( (${#ratios[@]} + 1) / 2 ))p")"
+    "$(median "${ratios[@]}")"
 }
 
 compare 1 1 32
