@@ -58,10 +58,9 @@ command -v wrk >/dev/null || { echo "wrk is required (apt-get install wrk)" >&2;
 ROUNDS=${ROUNDS:-3}
 SECONDS_PER_RUN=${SECONDS_PER_RUN:-8}
 LOADS=${LOADS:-1000}
-WORK=$(mktemp -d)
-trap 'kill $(jobs -p) 2>/dev/null || true; wait 2>/dev/null || true; rm -rf "$WORK"' EXIT
 
 source benches/wrk/freight.sh
+scratch
 if [ -n "${FREIGHT:-}" ] && { [ -n "${BASELINE:-}" ] || [ -x "${BARE:-}" ]; }; then
   # Every binary given: nothing to build.
   BUILT_BARE=""

@@ -25,8 +25,6 @@ SECONDS_PER_RUN=${SECONDS_PER_RUN:-8}
 LOADS=${LOADS:-1000}
 WORKERS=${WORKERS:-1}
 CONNECTIONS=${CONNECTIONS:-32}
-WORK=$(mktemp -d)
-trap 'kill $(jobs -p) 2>/dev/null || true; wait 2>/dev/null || true; rm -rf "$WORK"' EXIT
 
 if [ -z "${FREIGHT:-}" ]; then
   echo "building (release)..." >&2
@@ -34,6 +32,7 @@ if [ -z "${FREIGHT:-}" ]; then
   FREIGHT=target/release/freight
 fi
 . benches/wrk/freight.sh
+scratch
 start_freight "$WORKERS"
 python3 benches/wrk/device_setup.py "$API_PORT" "$DATA/tls/cert.pem" "$KEY" "$WORK/loads" >"$WORK/tokens"
 export WRK_LOADS="$WORK/loads" WRK_TOKENS="$WORK/tokens" WRK_KEY="$KEY"

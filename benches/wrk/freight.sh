@@ -3,11 +3,16 @@
 # Needs FREIGHT (the binary), WORK (a scratch directory) and LOADS.
 
 # A scratch directory ($WORK) removed on exit, with every background job of
-# the script stopped; and the freight binary ($FREIGHT) checked, so a script
-# fails before it starts anything when the build is missing.
-scratch_and_freight() {
+# the script stopped.
+scratch() {
   WORK=$(mktemp -d)
   trap 'kill $(jobs -p) 2>/dev/null || true; wait 2>/dev/null || true; rm -rf "$WORK"' EXIT
+}
+
+# `scratch`, and the freight binary ($FREIGHT) checked, so a script fails
+# before it starts anything when the build is missing.
+scratch_and_freight() {
+  scratch
   [ -x "$FREIGHT" ] || { echo "no $FREIGHT; build it: cargo build --profile bench --bin freight" >&2; exit 1; }
 }
 

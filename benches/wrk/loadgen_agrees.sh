@@ -14,12 +14,9 @@ command -v wrk >/dev/null || { echo "wrk is required (apt-get install wrk)" >&2;
 ROUNDS=${ROUNDS:-2}
 SECONDS_PER_RUN=${SECONDS_PER_RUN:-10}
 FREIGHT=target/release/freight
-[ -x "$FREIGHT" ] || { echo "build it first: cargo build --release" >&2; exit 1; }
-WORK=$(mktemp -d)
-trap 'kill $(jobs -p) 2>/dev/null || true; wait 2>/dev/null || true; rm -rf "$WORK"' EXIT
-
 LOADS=1000
 source benches/wrk/freight.sh
+scratch_and_freight
 start_freight 1
 
 for round in $(seq "$ROUNDS"); do

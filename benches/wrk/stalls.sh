@@ -29,12 +29,10 @@ FREIGHT=${FREIGHT:-target/release/freight}
 WINDOWS=${WINDOWS:-14}
 WINDOW_SECONDS=${WINDOW_SECONDS:-5}
 LOADS=${LOADS:-1000}
-WORK=$(mktemp -d)
 STARTED=$(date -u +%Y%m%dT%H%M%SZ)
-trap 'kill $(jobs -p) 2>/dev/null || true; wait 2>/dev/null || true; rm -rf "$WORK"' EXIT
-[ -x "$FREIGHT" ] || { echo "no $FREIGHT; build it: cargo build --profile bench --bin freight" >&2; exit 1; }
 
 source benches/wrk/freight.sh
+scratch_and_freight
 [ -z "${BARE:-}" ] || BUILT_BARE=${BARE_HANDLER:-$(build_bare)}
 start_freight 1
 mkdir -p target/stalls
