@@ -42,21 +42,13 @@ fn layouts<'a>(s: &'a Inner, load: &LoadId) -> impl Iterator<Item = LoadPoints<'
     std::iter::once(current).chain(older)
 }
 
-/// The time of the load's newest stored point, if it has any (one reverse seek
-/// per layout).
+/// The time of the load's newest stored point, if it has any.
 fn newest_stored(s: &Inner, load: &LoadId) -> StorageResult<Option<u64>> {
-    let mut newest = None;
-    for points in layouts(s, load) {
-        if let Some(guard) = points.keyspace.prefix(&points.prefix).next_back() {
-            let key = guard.key().map_err(unavailable)?;
-            newest = newest.max(keys::point_micros(&key));
-        }
-    }
-    Ok(newest)
+    Ok(newest_times(s, load, 1)?.pop())
 }
 
 /// The times of the load's newest `n` stored points, ascending: one reverse
-/// seek per layout, as for `newest_stored`, and the keys behind it.
+/// seek per layout, and the keys behind it.
 fn newest_times(s: &Inner, load: &LoadId, n: usize) -> StorageResult<Vec<u64>> {
     let mut times = Vec::with_capacity(n);
     for points in layouts(s, load) {
