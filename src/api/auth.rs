@@ -16,6 +16,7 @@ use actix_web::{FromRequest, HttpMessage, HttpRequest, ResponseError, web};
 
 use super::error::ApiError;
 use super::idempotency::idempotent_posts;
+use crate::domain::account::PlanKind;
 use crate::domain::api_key::Permission;
 use crate::services::Services;
 use crate::services::auth::Principal;
@@ -151,20 +152,7 @@ pub async fn authenticate<B: MessageBody + 'static>(
     if !quota.allowed {
         metrics::counter!(RATE_LIMITED_METRIC).increment(1);
         let retry_after = quota.retry_after.unwrap_or(1);
-        let refusal = ApiError::new(
-            StatusCode::TOO_MANY_REQUESTS,
-            "RATE_LIMITED",
-            format!(
-                "this account has used its {} requests per hour; retry in {retry_after} s",
-                quota.limit
-            ),
-        )
-        .with_details(serde_json::json!({
-            "limit": quota.limit,
-            "window_seconds": WINDOW_SECONDS,
-            "retry_after_seconds": retry_after,
-        }))
-        .with_header("retry-after", retry_after.to_string());
+        let refusal = quota_refusal(principal.account.plan, quota.limit, retry_after);
         let mut response = refusal.error_response();
         add_quota_headers(response.headers_mut(), &quota);
         return Ok(req.into_response(response).map_into_right_body());
@@ -176,6 +164,58 @@ pub async fn authenticate<B: MessageBody + 'static>(
     let mut response = idempotent_posts(req, next, &principal).await?;
     add_quota_headers(response.headers_mut(), &quota);
     Ok(response.map_into_left_body())
+}
+
+/// The 429 of a used-up hourly quota: it names the plan, the plan above it
+/// and where to change plans, so the reader knows what to do besides wait.
+fn quota_refusal(plan: PlanKind, limit: u32, retry_after: u64) -> ApiError {
+    let next = plan.next();
+    let upgrade = match next {
+        Some((next, Some(quota))) => format!(
+            ", or move to the {} plan ({} requests an hour) on the plan page, /dashboard/plan",
+            next.title(),
+            thousands(quota)
+        ),
+        Some((next, None)) => format!(
+            ", or ask the operator for the {} plan (a quota agreed with you); plans: /dashboard/plan",
+            next.title()
+        ),
+        None => ", or ask the operator to raise the account's quota".to_owned(),
+    };
+    ApiError::new(
+        StatusCode::TOO_MANY_REQUESTS,
+        "RATE_LIMITED",
+        format!(
+            "this account has used its {} requests per hour on the {} plan; retry in {retry_after} s{upgrade}",
+            thousands(limit),
+            plan.title()
+        ),
+    )
+    .with_details(serde_json::json!({
+        "limit": limit,
+        "window_seconds": WINDOW_SECONDS,
+        "retry_after_seconds": retry_after,
+        "plan": plan.as_str(),
+        "next_plan": next.map(|(plan, quota)| serde_json::json!({
+            "plan": plan.as_str(),
+            "requests_per_hour": quota,
+        })),
+        "plan_page": "/dashboard/plan",
+    }))
+    .with_header("retry-after", retry_after.to_string())
+}
+
+/// 10000 as "10,000".
+fn thousands(n: u32) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
 }
 
 /// The quota as `X-RateLimit-*` (GitHub's widely known trio: limit, remaining,

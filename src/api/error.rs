@@ -474,6 +474,15 @@ impl From<DeviceError> for ApiError {
                 "device_id",
                 format!("names no device of this account ({id})"),
             ),
+            DeviceError::TooManyLoads { limit, loads } => ApiError::new(
+                StatusCode::CONFLICT,
+                "DEVICE_LOAD_LIMIT",
+                format!(
+                    "this device already feeds {limit} loads that are not delivered or cancelled, \
+                     the most one device may feed at once; detach it from one of them first"
+                ),
+            )
+            .with_details(json!({"limit": limit, "load_ids": loads})),
             DeviceError::Storage(e) => e.into(),
         }
     }

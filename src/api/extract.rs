@@ -6,10 +6,11 @@ use std::pin::Pin;
 use actix_web::dev::Payload;
 use actix_web::http::{StatusCode, header};
 use actix_web::{FromRequest, HttpRequest, web};
-use futures_util::StreamExt;
 use serde::de::DeserializeOwned;
 use serde_json::json;
 
+use super::body::read_capped;
+pub use super::body::{buffer_body, declared_length};
 use super::error::ApiError;
 use crate::domain::validation::ValidationErrors;
 use crate::storage::PageRequest;
@@ -52,11 +53,7 @@ impl FromRequest for JsonBytes {
                     .to_ascii_lowercase()
             })
             .is_some_and(|mime| mime == "application/json" || mime.ends_with("+json"));
-        let declared_len = req
-            .headers()
-            .get(header::CONTENT_LENGTH)
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.parse::<usize>().ok());
+        let declared_len = declared_length(req.headers());
         let mut payload = payload.take();
         Box::pin(async move {
             if !content_type_ok {
@@ -71,62 +68,6 @@ impl FromRequest for JsonBytes {
                 .map(JsonBytes)
         })
     }
-}
-
-/// Reads a request's whole body in a middleware and puts it back for the
-/// handler: the request and its body, or the request and the refusal (413,
-/// unreadable). The cap is the largest any route allows; a route's own cap
-/// applies when its handler reads the body again.
-pub async fn buffer_body(
-    req: actix_web::dev::ServiceRequest,
-) -> Result<(actix_web::dev::ServiceRequest, web::Bytes), (actix_web::dev::ServiceRequest, ApiError)>
-{
-    use actix_web::dev::ServiceRequest;
-    let limit = req
-        .app_data::<web::Data<BodyLimit>>()
-        .map_or(DEFAULT_BODY_LIMIT, |l| l.0)
-        .max(BATCH_BODY_LIMIT);
-    let declared = req
-        .headers()
-        .get(header::CONTENT_LENGTH)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.parse::<usize>().ok());
-    let (http, mut payload) = req.into_parts();
-    match read_capped(&mut payload, declared, limit).await {
-        Ok(body) => Ok((
-            ServiceRequest::from_parts(http, Payload::from(body.clone())),
-            body,
-        )),
-        Err(error) => Err((ServiceRequest::from_parts(http, payload), error)),
-    }
-}
-
-/// Reads a whole body of at most `limit` bytes (413 beyond it).
-pub async fn read_capped(
-    payload: &mut Payload,
-    declared_len: Option<usize>,
-    limit: usize,
-) -> Result<web::Bytes, ApiError> {
-    // What is left unread of a refused body is read and dropped by the
-    // outermost middleware before the 413 goes out (`server::unread_body`).
-    if declared_len.is_some_and(|len| len > limit) {
-        return Err(too_large(limit));
-    }
-    let mut body = web::BytesMut::with_capacity(declared_len.unwrap_or(1024).min(limit));
-    while let Some(chunk) = payload.next().await {
-        let chunk = chunk.map_err(|e| {
-            ApiError::new(
-                StatusCode::BAD_REQUEST,
-                "MALFORMED_BODY",
-                format!("the request body could not be read: {e}"),
-            )
-        })?;
-        if body.len() + chunk.len() > limit {
-            return Err(too_large(limit));
-        }
-        body.extend_from_slice(&chunk);
-    }
-    Ok(body.freeze())
 }
 
 /// A JSON body deserialised into `T`; a refusal names the offending field.
@@ -154,15 +95,6 @@ impl<T: BodyInput + 'static> FromRequest for JsonBody<T> {
             parse_json(&body).map(JsonBody)
         })
     }
-}
-
-fn too_large(limit: usize) -> ApiError {
-    ApiError::new(
-        StatusCode::PAYLOAD_TOO_LARGE,
-        "PAYLOAD_TOO_LARGE",
-        format!("the request body exceeds the limit of {limit} bytes"),
-    )
-    .with_details(json!({"limit_bytes": limit}))
 }
 
 /// Deserialises JSON, telling syntax errors apart from wrong fields; a body

@@ -2,8 +2,10 @@
 //! the same key and the same request (method, path, query, body) gets
 //! the first answer again (status and body, marked `Idempotent-Replayed: true`)
 //! without doing the work twice; the same key on a different request is refused
-//! with 422, and while the first is still running, with 409. Runs after
-//! authentication (keys are per account) and reads the body itself to compare it.
+//! with 422, and while the first is still running, with 409; so is the same
+//! key from another API key of the account (an answer may hold a secret shown
+//! once). Runs after authentication (keys are per account) and reads the body
+//! itself to compare it. Kept answers are sealed at rest (`storage::secret_box`).
 
 use actix_web::body::{BoxBody, EitherBody, MessageBody};
 use actix_web::dev::{ServiceRequest, ServiceResponse};
@@ -85,7 +87,7 @@ where
         .app_data::<web::Data<Services>>()
         .expect("Services are registered as app data")
         .clone();
-    let (req, print) = match read_and_fingerprint(req).await {
+    let (req, print) = match read_and_fingerprint(req, principal).await {
         Ok(read) => read,
         Err((req, error)) => return Ok(refuse(req, error)),
     };
@@ -133,9 +135,16 @@ fn parse_key(raw: &HeaderValue) -> Result<String, ApiError> {
 /// puts it back for the handler; answers the request with its fingerprint.
 async fn read_and_fingerprint(
     req: ServiceRequest,
+    principal: &Principal,
 ) -> Result<(ServiceRequest, String), (ServiceRequest, ApiError)> {
     let (req, body) = buffer_body(req).await?;
-    let print = fingerprint(req.method().as_str(), req.path(), req.query_string(), &body);
+    let print = fingerprint(
+        principal.key_id.as_str(),
+        req.method().as_str(),
+        req.path(),
+        req.query_string(),
+        &body,
+    );
     Ok((req, print))
 }
 
@@ -154,7 +163,7 @@ fn reused() -> ApiError {
     ApiError::new(
         StatusCode::UNPROCESSABLE_ENTITY,
         "IDEMPOTENCY_KEY_REUSED",
-        "this Idempotency-Key was used for a different request (method, path or body) in the last 24 hours; use a new key",
+        "this Idempotency-Key was used for a different request (method, path, body or API key) in the last 24 hours; use a new key",
     )
     .with_details(serde_json::json!({"field": "Idempotency-Key"}))
 }

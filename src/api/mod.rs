@@ -3,11 +3,13 @@
 
 pub mod account_views;
 pub mod auth;
+pub mod body;
 pub mod envelope;
 pub mod error;
 pub mod extract;
 pub mod forward;
 pub mod idempotency;
 pub mod input;
+pub mod origin;
 pub mod path;
 pub mod webhook_views;

@@ -214,6 +214,27 @@ pub struct ServeArgs {
     /// `&copy; <a href="https://www.openstreetmap.org/copyright">OpenStreetMap</a> contributors`).
     #[arg(long, env = "FREIGHT_MAP_ATTRIBUTION", requires = "map_tiles")]
     pub map_attribution: Option<String>,
+    /// The service's public address (https://freight.example.com): the links
+    /// it hands out (share links, devices' ingest URLs, invitations) start
+    /// with it. Without it they use the address the client reached; set it
+    /// behind a load balancer and whenever phones must reach the service by a
+    /// name of its own.
+    #[arg(long, env = "FREIGHT_PUBLIC_URL")]
+    pub public_url: Option<String>,
+    /// Positions a second each device may send, sustained (a position fed to
+    /// several loads counts once per load); beyond it 429 with Retry-After.
+    #[arg(long, env = "FREIGHT_DEVICE_POSITIONS_PER_SECOND", default_value_t = 1.0,
+          value_parser = positive_rate)]
+    pub device_positions_per_second: f64,
+    /// Positions a device may send at once after a quiet spell.
+    #[arg(long, env = "FREIGHT_DEVICE_BURST", default_value_t = 60,
+          value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+    pub device_burst: u32,
+    /// Loads (not delivered or cancelled) one device may feed at once; a
+    /// further attachment is refused with 409 DEVICE_LOAD_LIMIT.
+    #[arg(long, env = "FREIGHT_DEVICE_MAX_LOADS", default_value_t = 10,
+          value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub device_max_loads: u32,
     /// Log format.
     #[arg(long, env = "FREIGHT_LOG_FORMAT", value_enum, default_value = "text")]
     pub log_format: crate::telemetry::LogFormat,
@@ -411,6 +432,16 @@ pub enum UsersCommand {
         #[command(flatten)]
         connection: AdminConnection,
     },
+}
+
+/// A rate of positions a second: a positive number, at most 1,000.
+fn positive_rate(text: &str) -> Result<f64, String> {
+    match text.parse::<f64>() {
+        Ok(rate) if rate > 0.0 && rate <= 1000.0 => Ok(rate),
+        _ => Err(format!(
+            "must be a number above 0 and at most 1000, not {text}"
+        )),
+    }
 }
 
 /// Runs the parsed command; the process exit code follows the result.

@@ -16,6 +16,7 @@ use crate::server::cluster::signing::ClusterSecret;
 use crate::server::settings::{ApiTransport, Settings};
 use crate::server::startup::Application;
 use crate::server::tls::TlsSource;
+use crate::services::device_meter::DeviceLimits;
 use crate::services::live::LiveSettings;
 use crate::webhooks::dispatcher::DispatchSettings;
 
@@ -94,6 +95,18 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
         live: LiveSettings::default(),
         map,
         cluster,
+        public_url: match args.public_url {
+            Some(url) => {
+                crate::api::origin::check_public_url(&url).map_err(anyhow::Error::msg)?;
+                Some(url)
+            }
+            None => None,
+        },
+        devices: DeviceLimits {
+            positions_per_second: args.device_positions_per_second,
+            burst: args.device_burst,
+            max_loads: args.device_max_loads as usize,
+        },
     };
     let scheme = match settings.transport {
         ApiTransport::Tls(_) => "https",

@@ -60,8 +60,8 @@ pub async fn create(
                 .await;
             match created {
                 Ok(issued) => {
-                    // The address the browser reached, as the API's create answers.
-                    let origin = format!("https://{}", req.connection_info().host());
+                    // Where links point (`api::origin`), as the API's create answers.
+                    let origin = crate::api::origin::public_origin(&req);
                     let shown = Issued {
                         device: &issued.device,
                         token: &issued.token,
@@ -303,7 +303,7 @@ async fn list_view(
                 @else {
                     div.table-wrap {
                         table.devices.stack {
-                            thead { tr { th { "Name" } th { "Carrier" } th { "Last seen" } th { "Loads" } th { span.visually-hidden { "Actions" } } } }
+                            thead { tr { th { "Name" } th { "Carrier" } th { "Last seen" } th { "Loads" } th { "Ignored positions" } th { span.visually-hidden { "Actions" } } } }
                             tbody {
                                 @for (device, loads) in &devices {
                                     tr data-device-id=(device.id) {
@@ -316,6 +316,7 @@ async fn list_view(
                                                 a.load-link href=(format!("/dashboard/loads/{load}")) { code { (load) } } " "
                                             }
                                         }
+                                        td.device-ignored data-label="Ignored positions" { (ignored(&services.devices.standing(&device.id).ignored)) }
                                         td.action { a.danger href=(format!("/dashboard/devices/{}/revoke", device.id)) { "Revoke" } }
                                     }
                                 }
@@ -327,6 +328,28 @@ async fn list_view(
             script src="/dashboard/assets/dashboard.js" defer {}
         },
     ))
+}
+
+/// Positions a device sent that were taken but not stored: how many, and
+/// the latest one's reason in words.
+fn ignored(ignored: &crate::domain::device::Ignored) -> Markup {
+    let total: u64 = ignored.counts.values().sum();
+    let Some((reason, at)) = ignored.last else {
+        return html! { "None" };
+    };
+    let words = crate::services::ignored_positions::REASONS
+        .iter()
+        .find(|(r, _)| *r == reason)
+        .map_or(reason, |(_, words)| words);
+    html! {
+        strong { (total) } " since the service started. Latest " (when(Some(at))) ": " (words) "."
+        @if ignored.counts.len() > 1 {
+            br;
+            small {
+                @for (reason, n) in &ignored.counts { code { (reason) } " " (n) " " }
+            }
+        }
+    }
 }
 
 /// The new device's token and, per app, what to type where.
@@ -380,6 +403,10 @@ pub fn device_error(error: DeviceError) -> PageError {
         // in a path would be.
         DeviceError::UnknownDevice(_) => PageError::NotFound,
         DeviceError::UnknownCarrier(_) => PageError::BadForm,
+        DeviceError::TooManyLoads { limit, .. } => PageError::Conflict(format!(
+            "This device already feeds {limit} loads that are not delivered or cancelled, the most \
+             one device may feed at once. Detach it from one of them first (on that load's page)."
+        )),
         DeviceError::Storage(e) => PageError::Unavailable(e.to_string()),
     }
 }

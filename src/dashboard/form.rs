@@ -7,7 +7,7 @@ use std::future::Future;
 use std::pin::Pin;
 
 use actix_web::dev::Payload;
-use actix_web::{FromRequest, HttpRequest, web};
+use actix_web::{FromRequest, HttpRequest};
 
 use super::page::PageError;
 use crate::domain::validation::ValidationErrors;
@@ -87,12 +87,13 @@ impl FromRequest for Form {
     type Future = Pin<Box<dyn Future<Output = Result<Self, PageError>>>>;
 
     fn from_request(req: &HttpRequest, payload: &mut Payload) -> Self::Future {
-        let body = web::Bytes::from_request(req, payload);
+        let declared = crate::api::body::declared_length(req.headers());
+        let mut payload = payload.take();
         Box::pin(async move {
-            let body = body.await.map_err(|_| PageError::BadForm)?;
-            if body.len() > MAX_FORM_BYTES {
-                return Err(PageError::BadForm);
-            }
+            // Capped in size and rate as the API's bodies are.
+            let body = crate::api::body::read_capped(&mut payload, declared, MAX_FORM_BYTES)
+                .await
+                .map_err(|_| PageError::BadForm)?;
             let pairs: Vec<(String, String)> =
                 serde_urlencoded::from_bytes(&body).map_err(|_| PageError::BadForm)?;
             let mut fields: HashMap<String, Vec<String>> = HashMap::new();

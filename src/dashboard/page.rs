@@ -121,6 +121,9 @@ pub enum PageError {
     Throttled { retry_after: u64 },
     #[error("the account is disabled")]
     AccountDisabled,
+    /// The change conflicts with what is stored; the text says why and what to do.
+    #[error("{0}")]
+    Conflict(String),
     #[error("{0}")]
     Unavailable(String),
     /// The load is acted for by this other instance: the request is
@@ -139,6 +142,7 @@ impl ResponseError for PageError {
             PageError::AccountDisabled => StatusCode::FORBIDDEN,
             PageError::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
             PageError::Throttled { .. } => StatusCode::TOO_MANY_REQUESTS,
+            PageError::Conflict(_) => StatusCode::CONFLICT,
             PageError::Unavailable(_) | PageError::LeasedElsewhere(_) => {
                 StatusCode::SERVICE_UNAVAILABLE
             }
@@ -180,6 +184,7 @@ impl ResponseError for PageError {
                 "Too many attempts",
                 format!("Wait {retry_after} seconds, then try again."),
             ),
+            PageError::Conflict(why) => ("This cannot be done", why.clone()),
             PageError::LeasedElsewhere(holder) => {
                 let mut response = respond(
                     self.status_code(),

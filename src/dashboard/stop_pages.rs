@@ -168,7 +168,7 @@ pub async fn create(
         .create(viewer.account_id(), &id, None)
         .await
         .map_err(share_error)?;
-    let url = format!("https://{}/track/{token}", req.connection_info().host());
+    let url = format!("{}/track/{token}", crate::api::origin::public_origin(&req));
     let load = services
         .loads
         .get(viewer.account_id(), &id)

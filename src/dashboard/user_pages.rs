@@ -72,7 +72,11 @@ pub async fn invite(
         .invite(&viewer.user, email)
         .await
         .map_err(user_error)?;
-    let url = format!("https://{}{}", req.connection_info().host(), issued.path());
+    let url = format!(
+        "{}{}",
+        crate::api::origin::public_origin(&req),
+        issued.path()
+    );
     let shown = Shown {
         invited: Some((&issued, url)),
         ..Shown::default()

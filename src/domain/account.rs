@@ -25,6 +25,25 @@ pub enum PlanKind {
 }
 
 impl PlanKind {
+    /// The plan above this one and its hourly quota (`None`: custom, agreed
+    /// with the operator), for a refusal that says where to go next.
+    pub fn next(self) -> Option<(PlanKind, Option<u32>)> {
+        match self {
+            PlanKind::Standard => Some((PlanKind::Pro, Some(10_000))),
+            PlanKind::Pro => Some((PlanKind::Enterprise, None)),
+            PlanKind::Enterprise => None,
+        }
+    }
+
+    /// As the plan page names it.
+    pub fn title(self) -> &'static str {
+        match self {
+            PlanKind::Standard => "Standard",
+            PlanKind::Pro => "Pro",
+            PlanKind::Enterprise => "Enterprise",
+        }
+    }
+
     pub fn as_str(self) -> &'static str {
         match self {
             PlanKind::Standard => "standard",

@@ -6,6 +6,8 @@
 //! SHA-256 the secret is compared with in constant time. A device is attached
 //! to loads (a truck carrying several); a load has one device at most.
 
+use std::collections::BTreeMap;
+
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
@@ -31,6 +33,47 @@ pub struct Device {
     /// see `services::devices`).
     #[serde(default, with = "serde_utc::option")]
     pub last_seen_at: Option<DateTime<Utc>>,
+}
+
+/// What the operator allows each device (`--device-positions-per-second`,
+/// `--device-burst`, `--device-max-loads`), the same on every plan.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct DeviceLimits {
+    /// The sustained rate, in positions a second (a position fed to several
+    /// loads counts once per load).
+    pub positions_per_second: f64,
+    /// Positions a device may send at once after a quiet spell.
+    pub burst: u32,
+    /// Loads that are not delivered or cancelled a device may be attached to at once.
+    pub max_loads: usize,
+}
+
+impl Default for DeviceLimits {
+    fn default() -> Self {
+        DeviceLimits {
+            positions_per_second: 1.0,
+            burst: 60,
+            max_loads: 10,
+        }
+    }
+}
+
+/// What a device's ignored positions were.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Ignored {
+    /// The latest: its reason and when it arrived.
+    pub last: Option<(&'static str, DateTime<Utc>)>,
+    pub counts: BTreeMap<&'static str, u64>,
+}
+
+/// What the service knows of a device beyond its record: its allowance now
+/// and the positions it ignored (`GET /v1/devices/{id}`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Standing {
+    pub limits: DeviceLimits,
+    /// Positions it may send now (below zero: a debt it is waiting off).
+    pub available: f64,
+    pub ignored: Ignored,
 }
 
 /// A load and the device attached to it.

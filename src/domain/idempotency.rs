@@ -45,9 +45,18 @@ pub fn check_key(raw: &str) -> Result<&str, String> {
 }
 
 /// The hash that tells a retry from a different request under the same key.
-pub fn fingerprint(method: &str, path: &str, query: &str, body: &[u8]) -> String {
+/// `credential` names the API key that sent it: a kept answer may hold a
+/// secret shown once (a device's token), so only the key that asked for it
+/// may have it replayed; another key of the account is told the
+/// idempotency key was used for a different request.
+pub fn fingerprint(credential: &str, method: &str, path: &str, query: &str, body: &[u8]) -> String {
     let mut hash = Sha256::new();
-    for part in [method.as_bytes(), path.as_bytes(), query.as_bytes()] {
+    for part in [
+        credential.as_bytes(),
+        method.as_bytes(),
+        path.as_bytes(),
+        query.as_bytes(),
+    ] {
         hash.update((part.len() as u64).to_be_bytes());
         hash.update(part);
     }
@@ -66,14 +75,15 @@ mod tests {
         assert!(check_key("has space").is_err());
         assert!(check_key("ümlaut").is_err());
         assert!(check_key(&"k".repeat(256)).is_err());
-        let a = fingerprint("POST", "/v1/loads", "", b"{}");
-        assert_eq!(a, fingerprint("POST", "/v1/loads", "", b"{}"));
-        assert_ne!(a, fingerprint("POST", "/v1/loads", "", b"{ }"));
-        assert_ne!(a, fingerprint("POST", "/v1/carriers", "", b"{}"));
+        let a = fingerprint("key_1", "POST", "/v1/loads", "", b"{}");
+        assert_eq!(a, fingerprint("key_1", "POST", "/v1/loads", "", b"{}"));
+        assert_ne!(a, fingerprint("key_1", "POST", "/v1/loads", "", b"{ }"));
+        assert_ne!(a, fingerprint("key_1", "POST", "/v1/carriers", "", b"{}"));
+        assert_ne!(a, fingerprint("key_2", "POST", "/v1/loads", "", b"{}"));
         // Parts cannot run into each other.
         assert_ne!(
-            fingerprint("POST", "/v1/a", "b", b""),
-            fingerprint("POST", "/v1/ab", "", b"")
+            fingerprint("key_1", "POST", "/v1/a", "b", b""),
+            fingerprint("key_1", "POST", "/v1/ab", "", b"")
         );
     }
 }

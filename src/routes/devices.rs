@@ -44,7 +44,7 @@ pub(crate) async fn create(
         .devices
         .create(principal.account_id(), new.name, new.carrier_id)
         .await?;
-    let origin = format!("https://{}", req.connection_info().host());
+    let origin = crate::api::origin::public_origin(&req);
     let ingest = IngestSettings::new(&origin, &issued.token);
     Ok(envelope::created(NewDeviceView::new(
         &issued.device,
@@ -72,7 +72,8 @@ pub(crate) async fn get(
         .devices
         .get(principal.account_id(), &id.found()?)
         .await?;
-    Ok(envelope::ok(DeviceView::new(&device, &loads)))
+    let standing = services.devices.standing(&device.id);
+    Ok(envelope::ok(DeviceView::new(&device, &loads, &standing)))
 }
 
 /// List the account's devices, oldest first.
@@ -95,7 +96,9 @@ pub(crate) async fn list(
         .iter()
         .skip(page.offset as usize)
         .take(page.limit as usize)
-        .map(|(device, loads)| DeviceView::new(device, loads))
+        .map(|(device, loads)| {
+            DeviceView::new(device, loads, &services.devices.standing(&device.id))
+        })
         .collect();
     Ok(envelope::list(
         "devices",

@@ -12,47 +12,32 @@
 //! The protocols are parsed by `crate::ingest`; what becomes of a position is
 //! `services::device_ingest`. Mounted outside `/v1`'s key authentication.
 
-use std::future::Future;
-use std::pin::Pin;
-
-use actix_web::dev::Payload;
 use actix_web::http::{StatusCode, header};
-use actix_web::{FromRequest, HttpRequest, HttpResponse, ResponseError, web};
+use actix_web::{HttpRequest, HttpResponse, ResponseError, web};
 use serde_json::json;
 
+use crate::api::body::{declared_length, read_capped};
 use crate::api::error::ApiError;
-use crate::api::extract::{BATCH_BODY_LIMIT, DEFAULT_BODY_LIMIT, read_capped};
+use crate::api::extract::{BATCH_BODY_LIMIT, DEFAULT_BODY_LIMIT};
 use crate::ingest::{self, DevicePosition, Parsed, Protocol};
 use crate::services::Services;
 use crate::services::device_ingest::{self, refused};
 use crate::services::devices::{DeviceContext, DeviceRefusal};
 
-/// A body of any type, capped at `DEFAULT_BODY_LIMIT` (Overland's batches:
-/// `BATCH_BODY_LIMIT`), read whole.
-pub(crate) struct RawBody(web::Bytes);
-
-impl FromRequest for RawBody {
-    type Error = ApiError;
-    type Future = Pin<Box<dyn Future<Output = Result<Self, ApiError>>>>;
-
-    fn from_request(req: &HttpRequest, payload: &mut Payload) -> Self::Future {
-        let limit = if req.path().ends_with("/overland") {
-            BATCH_BODY_LIMIT
-        } else {
-            DEFAULT_BODY_LIMIT
-        };
-        let declared = req
-            .headers()
-            .get(header::CONTENT_LENGTH)
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.parse::<usize>().ok());
-        let mut payload = payload.take();
-        Box::pin(async move {
-            read_capped(&mut payload, declared, limit)
-                .await
-                .map(RawBody)
-        })
-    }
+/// The body of a device's post, read whole once its token (where the
+/// protocol carries it outside the body) has been checked: capped at
+/// `DEFAULT_BODY_LIMIT` (Overland's batches: `BATCH_BODY_LIMIT`), and bounded
+/// in time as every body is (`api::body`).
+async fn read_body(req: &HttpRequest, payload: web::Payload) -> Result<web::Bytes, HttpResponse> {
+    let limit = if req.path().ends_with("/overland") {
+        BATCH_BODY_LIMIT
+    } else {
+        DEFAULT_BODY_LIMIT
+    };
+    let declared = declared_length(req.headers());
+    read_capped(&mut payload.into_inner(), declared, limit)
+        .await
+        .map_err(|error| error.error_response())
 }
 
 /// A refused post, in the error envelope, counted by reason.
@@ -86,62 +71,76 @@ fn malformed(protocol: Protocol, why: &ingest::Refusal) -> HttpResponse {
     )
 }
 
-/// The device of the token, with its quota counted; an answer if refused.
+/// The device of the token; an answer if refused. Only the device's own
+/// allowance meters its posts (`meter`), never the account's API quota.
 async fn admit(
     services: &Services,
     protocol: Protocol,
     token: Option<&str>,
 ) -> Result<DeviceContext, HttpResponse> {
-    let device = match services.devices.authenticate(token).await {
-        Ok(device) => device,
+    match services.devices.authenticate(token).await {
+        Ok(device) => Ok(device),
         Err(DeviceRefusal::Storage(error)) => {
             refused(protocol, "storage");
-            return Err(ApiError::from(error).error_response());
+            Err(ApiError::from(error).error_response())
         }
-        Err(error @ DeviceRefusal::AccountDisabled) => {
-            return Err(refusal(
-                protocol,
-                error.reason(),
-                StatusCode::FORBIDDEN,
-                "ACCOUNT_DISABLED",
-                error.to_string(),
-            ));
-        }
-        Err(error) => {
-            return Err(refusal(
-                protocol,
-                error.reason(),
-                StatusCode::UNAUTHORIZED,
-                "INVALID_DEVICE_TOKEN",
-                error.to_string(),
-            ));
-        }
-    };
-    let quota = services
-        .rate_limits
-        .check(&device.account.id, device.account.requests_per_hour());
-    if !quota.allowed {
-        let retry_after = quota.retry_after.unwrap_or(1);
+        Err(error @ DeviceRefusal::AccountDisabled) => Err(refusal(
+            protocol,
+            error.reason(),
+            StatusCode::FORBIDDEN,
+            "ACCOUNT_DISABLED",
+            error.to_string(),
+        )),
+        Err(error) => Err(refusal(
+            protocol,
+            error.reason(),
+            StatusCode::UNAUTHORIZED,
+            "INVALID_DEVICE_TOKEN",
+            error.to_string(),
+        )),
+    }
+}
+
+/// Takes a post of `positions` from the device's allowance (429 with
+/// `Retry-After` past it), and notes that the device was seen.
+async fn meter(
+    services: &Services,
+    protocol: Protocol,
+    device: &DeviceContext,
+    positions: usize,
+) -> Result<(), HttpResponse> {
+    let meter = &services.devices.meter;
+    if let Err(exhausted) = meter.take(&device.device.id, positions) {
+        let limits = meter.limits();
+        let retry_after = exhausted.retry_after;
         refused(protocol, "rate_limited");
         metrics::counter!(crate::api::auth::RATE_LIMITED_METRIC).increment(1);
         return Err(ApiError::new(
             StatusCode::TOO_MANY_REQUESTS,
             "RATE_LIMITED",
             format!(
-                "this device's account has used its {} requests per hour; retry in {retry_after} s",
-                quota.limit
+                "this device has used its allowance of {} positions a second (bursts of {}); retry in {retry_after} s",
+                limits.positions_per_second, limits.burst
             ),
         )
+        .with_details(json!({
+            "scope": "device",
+            "positions_per_second": limits.positions_per_second,
+            "burst": limits.burst,
+            "retry_after_seconds": retry_after,
+        }))
         .with_header("retry-after", retry_after.to_string())
         .error_response());
     }
     if let Err(error) = services.devices.seen(&device.device).await {
         tracing::warn!(device = %device.device.id, error = %crate::telemetry::error_chain(&error), "could not note when a device was last seen");
     }
-    Ok(device)
+    Ok(())
 }
 
-/// Records the positions; `answer` is the protocol's success.
+/// Records the positions; `answer` is the protocol's success. Positions fed
+/// to several loads are charged once more per further load, and those not
+/// stored are noted on the device with their reason.
 async fn record(
     services: &Services,
     protocol: Protocol,
@@ -154,7 +153,15 @@ async fn record(
     }
     let now = services.clock.now();
     match device_ingest::record(&services.tracking, device, positions, protocol, now).await {
-        Ok(_) => answer(),
+        Ok(outcome) => {
+            let id = &device.device.id;
+            services
+                .devices
+                .meter
+                .charge(id, outcome.further_fixes(positions.len()));
+            services.devices.ignored.note(id, &outcome.ignored, now);
+            answer()
+        }
         Err(error) => ApiError::from(error).error_response(),
     }
 }
@@ -162,9 +169,11 @@ async fn record(
 /// The answers every ingest endpoint may give besides its success.
 const REFUSALS: &str = "`400 INVALID_POSITION` (a position the protocol cannot carry: \
 `details` says no more than the message), `401 INVALID_DEVICE_TOKEN` (no token, an unknown \
-or revoked one, or an account API key: only device tokens post here), `403 \
-ACCOUNT_DISABLED`, `429 RATE_LIMITED` (the account's hourly quota, with `Retry-After`), \
-`503` (retry). Every refusal is counted by reason in `freight_device_refusals_total`.";
+or revoked one, or an account API key: only device tokens post here; checked before \
+the body is read wherever the protocol sends the token outside it), `403 \
+ACCOUNT_DISABLED`, `408 BODY_TOO_SLOW`, `429 RATE_LIMITED` (the device's own allowance, \
+`details.scope` `device`, with `Retry-After`; device posts never count against the \
+account's API quota), `503` (retry). Every refusal is counted by reason in `freight_device_refusals_total`.";
 
 /// A position from OsmAnd, Traccar Client or GPSLogger (query string).
 ///
@@ -191,7 +200,7 @@ ACCOUNT_DISABLED`, `429 RATE_LIMITED` (the account's hourly quota, with `Retry-A
 pub(crate) async fn osmand_get(
     services: web::Data<Services>,
     req: HttpRequest,
-    body: RawBody,
+    body: web::Payload,
 ) -> HttpResponse {
     osmand(services, req, body).await
 }
@@ -220,7 +229,7 @@ pub(crate) async fn osmand_get(
 pub(crate) async fn osmand_post(
     services: web::Data<Services>,
     req: HttpRequest,
-    body: RawBody,
+    body: web::Payload,
 ) -> HttpResponse {
     osmand(services, req, body).await
 }
@@ -230,8 +239,21 @@ pub(crate) async fn osmand_post(
 async fn osmand(
     services: web::Data<Services>,
     req: HttpRequest,
-    RawBody(body): RawBody,
+    payload: web::Payload,
 ) -> HttpResponse {
+    // A token in the query is checked before the body is read; the body may
+    // carry it instead (a form, or Traccar Client 9's JSON).
+    let early = match query_value(req.query_string(), &["id", "deviceid"]) {
+        Some(token) => match admit(&services, Protocol::OsmAnd, Some(&token)).await {
+            Ok(device) => Some(device),
+            Err(answer) => return answer,
+        },
+        None => None,
+    };
+    let body = match read_body(&req, payload).await {
+        Ok(body) => body,
+        Err(answer) => return answer,
+    };
     let content_type = req
         .headers()
         .get(header::CONTENT_TYPE)
@@ -241,9 +263,12 @@ async fn osmand(
         Ok(request) => request,
         Err(why) => return malformed(Protocol::OsmAnd, &why),
     };
-    let device = match admit(&services, request.protocol, Some(&request.token)).await {
-        Ok(device) => device,
-        Err(answer) => return answer,
+    let device = match early {
+        Some(device) => device,
+        None => match admit(&services, request.protocol, Some(&request.token)).await {
+            Ok(device) => device,
+            Err(answer) => return answer,
+        },
     };
     let positions: Vec<DevicePosition> = match request.parsed {
         Parsed::Position(position) => vec![position],
@@ -252,6 +277,9 @@ async fn osmand(
             Vec::new()
         }
     };
+    if let Err(answer) = meter(&services, request.protocol, &device, positions.len()).await {
+        return answer;
+    }
     record(&services, request.protocol, &device, &positions, || {
         HttpResponse::Ok()
             .content_type("text/plain; charset=utf-8")
@@ -284,7 +312,7 @@ async fn osmand(
 pub(crate) async fn owntracks(
     services: web::Data<Services>,
     req: HttpRequest,
-    RawBody(body): RawBody,
+    payload: web::Payload,
 ) -> HttpResponse {
     let authorization = req
         .headers()
@@ -295,11 +323,18 @@ pub(crate) async fn owntracks(
         Ok(device) => device,
         Err(answer) => return answer,
     };
+    let body = match read_body(&req, payload).await {
+        Ok(body) => body,
+        Err(answer) => return answer,
+    };
     let position = match ingest::parse_owntracks(&body) {
         Ok(position) => position,
         Err(why) => return malformed(Protocol::OwnTracks, &why),
     };
     let positions: Vec<DevicePosition> = position.into_iter().collect();
+    if let Err(answer) = meter(&services, Protocol::OwnTracks, &device, positions.len()).await {
+        return answer;
+    }
     record(&services, Protocol::OwnTracks, &device, &positions, || {
         HttpResponse::Ok().json(json!([]))
     })
@@ -331,16 +366,20 @@ pub(crate) async fn owntracks(
 pub(crate) async fn overland(
     services: web::Data<Services>,
     req: HttpRequest,
-    RawBody(body): RawBody,
+    payload: web::Payload,
 ) -> HttpResponse {
     let authorization = req
         .headers()
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok());
-    let query_token = query_token(req.query_string());
+    let query_token = query_value(req.query_string(), &["token"]);
     let token = ingest::bearer_token(authorization).or(query_token.as_deref());
     let device = match admit(&services, Protocol::Overland, token).await {
         Ok(device) => device,
+        Err(answer) => return answer,
+    };
+    let body = match read_body(&req, payload).await {
+        Ok(body) => body,
         Err(answer) => return answer,
     };
     let locations = match ingest::parse_overland(&body) {
@@ -355,18 +394,24 @@ pub(crate) async fn overland(
             Err(why) => refused(Protocol::Overland, why.reason()),
         }
     }
+    if let Err(answer) = meter(&services, Protocol::Overland, &device, positions.len()).await {
+        return answer;
+    }
     record(&services, Protocol::Overland, &device, &positions, || {
         HttpResponse::Ok().json(json!({"result": "ok"}))
     })
     .await
 }
 
-/// `?token=`, for apps that cannot set a header.
-fn query_token(query: &str) -> Option<String> {
+/// The first non-blank value of one of `names` in the query (`?token=`, for
+/// apps that cannot set a header; OsmAnd's `?id=`).
+fn query_value(query: &str, names: &[&str]) -> Option<String> {
     serde_urlencoded::from_str::<Vec<(String, String)>>(query)
         .ok()?
         .into_iter()
-        .find_map(|(name, value)| (name == "token").then_some(value))
+        .find_map(|(name, value)| {
+            (names.contains(&name.as_str()) && !value.trim().is_empty()).then_some(value)
+        })
 }
 
 /// The paths, outside `/v1`'s key authentication (the app builder mounts

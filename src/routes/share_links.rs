@@ -47,7 +47,7 @@ pub(crate) async fn create(
         .share_links
         .create(principal.account_id(), &id.found()?, expires_at)
         .await?;
-    let origin = format!("https://{}", req.connection_info().host());
+    let origin = crate::api::origin::public_origin(&req);
     Ok(envelope::created(NewShareLinkView::new(
         &link, &origin, &token,
     )))

@@ -54,6 +54,11 @@ pub struct Settings {
     /// With a store several instances share: how this one joins the others
     /// (its internal listener and the cluster secret).
     pub cluster: Option<crate::server::cluster::ClusterSettings>,
+    /// `--public-url`: where the links the service hands out point (see
+    /// `api::origin`).
+    pub public_url: Option<String>,
+    /// What each device may send and feed (`--device-*`).
+    pub devices: crate::services::device_meter::DeviceLimits,
 }
 
 impl Settings {
@@ -83,6 +88,8 @@ impl Settings {
             live: LiveSettings::default(),
             map: crate::dashboard::MapSource::default(),
             cluster: None,
+            public_url: None,
+            devices: crate::services::device_meter::DeviceLimits::default(),
         }
     }
 }

@@ -90,6 +90,7 @@ impl Application {
             settings.webhooks.clone(),
             settings.live,
             settings.gps_queue,
+            settings.devices,
             placement.clone(),
         )
         .await
@@ -293,9 +294,15 @@ fn api_server(
     let known_routes = web::Data::new(crate::api::idempotency::KnownRoutes::new(
         routes::all_routes(),
     ));
+    let origin = web::Data::new(crate::api::origin::PublicOrigin::new(
+        settings.public_url.as_deref(),
+        matches!(settings.transport, ApiTransport::BehindTlsProxy),
+        listener.local_addr()?,
+    ));
     let make_app = move || {
         App::new()
             .app_data(web::Data::new(services.clone()))
+            .app_data(origin.clone())
             .app_data(known_routes.clone())
             .app_data(web::Data::new(body_limit))
             .app_data(web::Data::new(policy))
@@ -416,6 +423,7 @@ async fn start_services(
     dispatch: DispatchSettings,
     live: LiveSettings,
     gps_queue: usize,
+    device_limits: crate::services::device_meter::DeviceLimits,
     placement: Arc<CpuPlacement>,
 ) -> anyhow::Result<Services> {
     let directory = Arc::new(Directory::new(storage.all_webhooks().await?));
@@ -473,6 +481,7 @@ async fn start_services(
     let devices = Arc::new(services::devices::DeviceService::new(
         storage.clone(),
         clock.clone(),
+        device_limits,
     ));
     let services = Services {
         accounts: Arc::new(services::accounts::AccountService::new(
@@ -594,6 +603,7 @@ fn spawn_housekeeping(services: &Services) {
         Arc::downgrade(&services.idempotency),
         Arc::downgrade(&services.webhooks),
         Arc::downgrade(&services.users),
+        Arc::downgrade(&services.devices),
     ));
 }
 

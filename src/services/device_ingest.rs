@@ -19,7 +19,7 @@ pub const POSITIONS_METRIC: &str = "freight_device_positions_total";
 pub const REFUSALS_METRIC: &str = "freight_device_refusals_total";
 
 /// How a device's post went, position by position.
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct IngestOutcome {
     /// Fixes stored (one position may be the fix of several loads).
     pub stored: usize,
@@ -31,6 +31,17 @@ pub struct IngestOutcome {
     /// Positions the API's rules refuse (too old, in the future, too fast):
     /// counted and skipped.
     pub invalid: usize,
+    /// Why each position not stored was not (a reason of
+    /// `ignored_positions::REASONS`), in the order sent.
+    pub ignored: Vec<&'static str>,
+}
+
+impl IngestOutcome {
+    /// Fixes beyond one per position: what the positions cost again for the
+    /// further loads they fed.
+    pub fn further_fixes(&self, positions: usize) -> usize {
+        (self.stored + self.duplicates).saturating_sub(positions)
+    }
 }
 
 /// Why a position is not a fix the API would take.
@@ -90,6 +101,7 @@ pub async fn record(
     let outcomes = points.record(tracking, &device.account).await;
     for span in spans {
         let mut reached = false;
+        let mut rejected = None;
         for point in &outcomes[span.clone()] {
             match point {
                 PointOutcome::Stored => {
@@ -103,6 +115,7 @@ pub async fn record(
                 PointOutcome::Rejected(reason) => {
                     outcome.invalid += 1;
                     refused(protocol, reason);
+                    rejected = Some(*reason);
                     reached = true;
                 }
                 // A load not taking fixes, or gone: not stored, not refused.
@@ -122,6 +135,9 @@ pub async fn record(
         }
         if !reached {
             outcome.unattached += 1;
+            outcome.ignored.push("no_active_load");
+        } else if let Some(reason) = rejected {
+            outcome.ignored.push(reason);
         }
     }
     for (label, n) in [

@@ -12,9 +12,11 @@ use std::time::{Duration, Instant};
 
 use chrono::DateTime;
 
+use super::device_meter::{DeviceLimits, DeviceMeter};
+use super::ignored_positions::IgnoredPositions;
 use crate::clock::Clock;
 use crate::domain::account::Account;
-use crate::domain::device::{Attachment, Device, IssuedDevice, parse_device_token};
+use crate::domain::device::{Attachment, Device, IssuedDevice, Standing, parse_device_token};
 use crate::domain::ids::{AccountId, CarrierId, DeviceId, LoadId};
 use crate::shared_map::SharedMap;
 use crate::storage::{Storage, StorageError};
@@ -36,6 +38,10 @@ pub enum DeviceError {
     /// A device named in a body (not the path) that is not the account's.
     #[error("names no device of this account ({0})")]
     UnknownDevice(DeviceId),
+    /// The device already feeds as many loads (not delivered or cancelled)
+    /// as it may.
+    #[error("the device already feeds {} loads, the most one device may feed at once", .limit)]
+    TooManyLoads { limit: usize, loads: Vec<LoadId> },
     #[error(transparent)]
     Storage(#[from] StorageError),
 }
@@ -92,16 +98,22 @@ pub struct DeviceService {
     /// When each device was last seen by this process (Unix seconds), and
     /// when that was last written to storage.
     seen: SharedMap<DeviceId, (AtomicI64, AtomicI64)>,
+    /// Each device's allowance of positions.
+    pub meter: DeviceMeter,
+    /// Positions taken but not stored, by reason.
+    pub ignored: IgnoredPositions,
 }
 
 impl DeviceService {
-    pub fn new(storage: Arc<dyn Storage>, clock: Clock) -> Self {
+    pub fn new(storage: Arc<dyn Storage>, clock: Clock, limits: DeviceLimits) -> Self {
         DeviceService {
             storage,
+            meter: DeviceMeter::new(limits, clock.clone()),
             clock,
             cache: SharedMap::default(),
             changes: AtomicU64::new(0),
             seen: SharedMap::default(),
+            ignored: IgnoredPositions::default(),
         }
     }
 
@@ -156,12 +168,17 @@ impl DeviceService {
         self.storage.delete_device(&device).await?;
         self.changed(id);
         self.seen.remove(id);
+        self.meter.forget(id);
+        self.ignored.forget(id);
         tracing::info!(request_id = %crate::telemetry::request_id(), account = %account, device = %id, "device removed");
         Ok(())
     }
 
     /// Attaches a device of the account to a load of the account (any
-    /// status), replacing the load's device if it had one.
+    /// status), replacing the load's device if it had one. A device feeds at
+    /// most `max_loads` loads that are not delivered or cancelled: one
+    /// position becomes a fix of each, so without a cap one post could
+    /// become any number of writes.
     pub async fn attach(
         &self,
         account: &AccountId,
@@ -173,6 +190,7 @@ impl DeviceService {
             Err(DeviceError::NotFound) => return Err(DeviceError::UnknownDevice(device.clone())),
             found => found?,
         };
+        self.check_room(device, load).await?;
         let before = self.storage.attachment_of_load(load).await?;
         self.storage
             .put_attachment(&Attachment {
@@ -186,6 +204,38 @@ impl DeviceService {
         }
         self.changed(device);
         Ok(self.with_last_seen(attached))
+    }
+
+    /// The device's allowance now and the positions it ignored.
+    pub fn standing(&self, id: &DeviceId) -> Standing {
+        Standing {
+            limits: self.meter.limits(),
+            available: self.meter.available(id),
+            ignored: self.ignored.of(id),
+        }
+    }
+
+    /// Refuses a further load for a device that feeds `max_loads` active
+    /// ones already (re-attaching one of them is not a further load).
+    async fn check_room(&self, device: &DeviceId, load: &LoadId) -> Result<(), DeviceError> {
+        let limit = self.meter.limits().max_loads;
+        let mut active = Vec::new();
+        for attached in self.loads_of(device).await? {
+            if &attached == load {
+                return Ok(());
+            }
+            let status = self.storage.get_load(&attached).await?.map(|l| l.status);
+            if status.is_some_and(|s| !s.is_final()) {
+                active.push(attached);
+            }
+        }
+        if active.len() >= limit {
+            return Err(DeviceError::TooManyLoads {
+                limit,
+                loads: active,
+            });
+        }
+        Ok(())
     }
 
     /// Detaches the load's device (none attached: nothing to do).

@@ -5,8 +5,10 @@ pub mod auth;
 pub mod carriers;
 pub mod detention;
 pub mod device_ingest;
+pub mod device_meter;
 pub mod devices;
 pub mod idempotency;
+pub mod ignored_positions;
 pub mod live;
 pub mod load_search;
 pub mod loads;
@@ -67,7 +69,7 @@ impl Drop for DispatchThread {
     }
 }
 
-/// Every ten minutes: forget idle quota windows, expired idempotency answers,
+/// Every ten minutes: forget idle quota windows and full device buckets, expired idempotency answers,
 /// webhook history past its retention and expired dashboard sessions. Holds the services weakly, so it ends once
 /// they are dropped (and never keeps the store open past them).
 pub async fn housekeeping(
@@ -75,20 +77,23 @@ pub async fn housekeeping(
     idempotency: std::sync::Weak<idempotency::Idempotency>,
     webhooks: std::sync::Weak<webhooks::WebhookService>,
     users: std::sync::Weak<users::UserService>,
+    devices: std::sync::Weak<devices::DeviceService>,
 ) {
     let mut every = tokio::time::interval(std::time::Duration::from_secs(600));
     every.tick().await;
     loop {
         every.tick().await;
-        let (Some(rate_limits), Some(idempotency), Some(webhooks), Some(users)) = (
+        let (Some(rate_limits), Some(idempotency), Some(webhooks), Some(users), Some(devices)) = (
             rate_limits.upgrade(),
             idempotency.upgrade(),
             webhooks.upgrade(),
             users.upgrade(),
+            devices.upgrade(),
         ) else {
             return;
         };
         rate_limits.forget_idle();
+        devices.meter.forget_full();
         match idempotency.purge().await {
             Ok(0) => {}
             Ok(purged) => tracing::info!(purged, "expired idempotency keys forgotten"),

@@ -13,6 +13,11 @@
 //! `all_webhooks` through [`SecretSealing`], so nothing above storage ever
 //! sees a sealed secret, and the conformance suite runs the same checks on a
 //! sealing store of each backend.
+//!
+//! The answers kept for `Idempotency-Key` replays are sealed the same way,
+//! whole (their body may be a new device's token, a share link's URL or a
+//! webhook's signing secret, each shown once), with the account and key as
+//! the associated data.
 
 use std::sync::Arc;
 
@@ -22,6 +27,7 @@ use ring::aead::{AES_256_GCM, Aad, LessSafeKey, NONCE_LEN, Nonce, UnboundKey};
 use ring::rand::{SecureRandom, SystemRandom};
 
 use super::{StorageError, StorageResult};
+use crate::domain::idempotency::StoredResponse;
 use crate::domain::webhook::Subscription;
 
 /// The key's length: AES-256.
@@ -103,6 +109,12 @@ impl SecretBox {
     }
 }
 
+/// What a kept answer is sealed for: its account and key, so that it opens
+/// for no other.
+fn answer_context(answer: &StoredResponse) -> String {
+    format!("idempotency:{}:{}", answer.account_id, answer.key)
+}
+
 /// Whether a stored secret is sealed (rather than written before sealing).
 pub fn is_sealed(stored: &str) -> bool {
     stored.starts_with(SEALED_PREFIX)
@@ -143,6 +155,38 @@ impl SecretSealing {
         stored.secret = opened.map_err(|error| {
             StorageError::undecodable(format!("webhook {}'s secret", stored.id), error)
         })?;
+        Ok(stored)
+    }
+
+    /// A kept answer as it is to be stored: its body sealed.
+    pub(crate) fn seal_answer(&self, answer: &StoredResponse) -> StoredResponse {
+        let mut stored = answer.clone();
+        if let Some(secret_box) = &self.0 {
+            stored.body = secret_box.seal(&answer.body, &answer_context(answer));
+        }
+        stored
+    }
+
+    /// A kept answer as storage read it, its body opened. One kept before
+    /// answers were sealed reads as it is, and lives out its day.
+    pub(crate) fn open_answer(&self, mut stored: StoredResponse) -> StorageResult<StoredResponse> {
+        if !is_sealed(&stored.body) {
+            return Ok(stored);
+        }
+        let Some(secret_box) = &self.0 else {
+            return Err(StorageError::corrupt(format!(
+                "idempotency key {}: its answer is sealed, and this store was opened without the key",
+                stored.key
+            )));
+        };
+        stored.body = secret_box
+            .open(&stored.body, &answer_context(&stored))
+            .map_err(|error| {
+                StorageError::undecodable(
+                    format!("the answer of idempotency key {}", stored.key),
+                    error,
+                )
+            })?;
         Ok(stored)
     }
 

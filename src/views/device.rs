@@ -1,11 +1,43 @@
 //! Devices as clients see them, and the settings to type into each app.
 
+use std::collections::BTreeMap;
+
 use serde::Serialize;
 use utoipa::ToSchema;
 
-use crate::domain::device::Device;
+use crate::domain::device::{Device, Standing};
 use crate::domain::ids::LoadId;
 use crate::domain::timestamp::format;
+
+/// What a device may send and feed, and what it may send now.
+#[derive(Serialize, ToSchema)]
+pub struct AllowanceView {
+    /// The sustained rate; a position fed to several loads counts once per load.
+    pub positions_per_second: f64,
+    /// Positions it may send at once after a quiet spell.
+    pub burst: u32,
+    /// Loads (not delivered or cancelled) it may feed at once.
+    pub max_loads: usize,
+    /// Positions it may send now; below zero, the debt a large batch left,
+    /// waited off at the sustained rate before the next post is taken.
+    pub available: i64,
+}
+
+/// Positions the device sent that were answered as taken but not stored,
+/// since this instance started.
+#[derive(Serialize, ToSchema)]
+pub struct IgnoredView {
+    /// The latest one's reason: `future_timestamp`, `too_old`, `bad_speed` or
+    /// `no_active_load` (see the guide's "Connect a device").
+    #[schema(required = true, value_type = Option<String>)]
+    pub last_reason: Option<&'static str>,
+    /// When it arrived.
+    #[schema(required = true, format = DateTime)]
+    pub last_at: Option<String>,
+    /// How many, per reason.
+    #[schema(value_type = BTreeMap<String, u64>)]
+    pub counts: BTreeMap<&'static str, u64>,
+}
 
 /// A device. `last_seen_at` is when a post of it last arrived.
 #[derive(Serialize, ToSchema)]
@@ -23,10 +55,14 @@ pub struct DeviceView {
     /// they are `assigned` or `in_transit`).
     #[schema(value_type = Vec<String>)]
     pub loads: Vec<String>,
+    pub allowance: AllowanceView,
+    pub ignored_positions: IgnoredView,
 }
 
 impl DeviceView {
-    pub fn new(device: &Device, loads: &[LoadId]) -> Self {
+    pub fn new(device: &Device, loads: &[LoadId], standing: &Standing) -> Self {
+        let limits = standing.limits;
+        let ignored = &standing.ignored;
         DeviceView {
             id: device.id.to_string(),
             name: device.name.clone(),
@@ -34,6 +70,17 @@ impl DeviceView {
             created_at: format(&device.created_at),
             last_seen_at: device.last_seen_at.as_ref().map(format),
             loads: loads.iter().map(ToString::to_string).collect(),
+            allowance: AllowanceView {
+                positions_per_second: limits.positions_per_second,
+                burst: limits.burst,
+                max_loads: limits.max_loads,
+                available: standing.available.floor() as i64,
+            },
+            ignored_positions: IgnoredView {
+                last_reason: ignored.last.map(|(reason, _)| reason),
+                last_at: ignored.last.map(|(_, at)| format(&at)),
+                counts: ignored.counts.clone(),
+            },
         }
     }
 }
@@ -81,14 +128,13 @@ pub struct NewDeviceView {
 
 impl NewDeviceView {
     pub fn new(device: &Device, token: String, ingest: IngestSettings) -> Self {
-        let view = DeviceView::new(device, &[]);
         NewDeviceView {
-            id: view.id,
-            name: view.name,
-            carrier_id: view.carrier_id,
-            created_at: view.created_at,
-            last_seen_at: view.last_seen_at,
-            loads: view.loads,
+            id: device.id.to_string(),
+            name: device.name.clone(),
+            carrier_id: device.carrier_id.as_ref().map(ToString::to_string),
+            created_at: format(&device.created_at),
+            last_seen_at: None,
+            loads: Vec::new(),
             token,
             ingest,
         }

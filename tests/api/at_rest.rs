@@ -46,6 +46,23 @@ fn assert_private(dir: &Path, when: &str) {
     }
 }
 
+/// No file under `dir` holds any of `secrets` in plain text.
+fn assert_nowhere(dir: &Path, secrets: &[&str], when: &str) {
+    for (path, _, is_dir) in everything_under(dir) {
+        if is_dir {
+            continue;
+        }
+        let bytes = std::fs::read(&path).unwrap();
+        for secret in secrets {
+            assert!(
+                !bytes.windows(secret.len()).any(|w| w == secret.as_bytes()),
+                "{when}: {} holds the secret {secret} in plain text",
+                path.display()
+            );
+        }
+    }
+}
+
 async fn subscribe(app: &TestApp, secret: &str) -> String {
     let (status, body) = app
         .post(
@@ -71,21 +88,8 @@ async fn webhook_secrets_are_not_in_the_data_directory_in_plain_text() {
         )
         .await;
     assert_eq!(status, StatusCode::OK, "{body}");
-    let search = |dir: &Path, when: &str| {
-        for (path, _, is_dir) in everything_under(dir) {
-            if is_dir {
-                continue;
-            }
-            let bytes = std::fs::read(&path).unwrap();
-            for secret in [FIRST_SECRET, ROTATED_SECRET] {
-                assert!(
-                    !bytes.windows(secret.len()).any(|w| w == secret.as_bytes()),
-                    "{when}: {} holds the webhook secret {secret} in plain text",
-                    path.display()
-                );
-            }
-        }
-    };
+    let search =
+        |dir: &Path, when: &str| assert_nowhere(dir, &[FIRST_SECRET, ROTATED_SECRET], when);
     search(app.data_dir.path(), "while running");
     let key = app
         .data_dir
@@ -150,4 +154,71 @@ async fn a_wrong_secrets_key_stops_the_start() {
     let message = format!("{refused:#}");
     assert!(message.contains(&key.display().to_string()), "{message}");
     assert!(message.contains("does not open with this key"), "{message}");
+}
+
+/// The answers kept for `Idempotency-Key` replays hold one-time secrets (a new
+/// device's token, a share link's token, a generated webhook signing secret):
+/// they are sealed, so no file of the data directory holds them, before or
+/// after a restart; the same key replays them, another key of the account is
+/// refused.
+#[actix_web::test]
+async fn one_time_secrets_in_kept_answers_are_sealed() {
+    let app = spawn_app_with_local_webhooks().await;
+    let load = app.create_load(crate::helpers::load_body("TX", "GA")).await;
+    let load = load["id"].as_str().unwrap().to_owned();
+    let requests = [
+        ("/devices".to_owned(), json!({"name": "Truck 9"}), "token"),
+        (format!("/loads/{load}/share-links"), json!({}), "url"),
+        (
+            "/webhooks".to_owned(),
+            json!({"url": "http://127.0.0.1:9/hook", "events": ["load.created"]}),
+            "signing_secret",
+        ),
+    ];
+    let post = |app: &TestApp, key: &str, n: usize| {
+        let (path, body, _) = &requests[n];
+        app.client
+            .post(app.url(path))
+            .bearer_auth(key)
+            .header("idempotency-key", format!("once-{n}"))
+            .json(body)
+            .send()
+    };
+    let mut secrets = Vec::new();
+    for n in 0..requests.len() {
+        let response = post(&app, &app.key, n).await.unwrap();
+        assert_eq!(response.status(), StatusCode::CREATED);
+        let body: serde_json::Value = response.json().await.unwrap();
+        let shown = body["data"][requests[n].2].as_str().unwrap().to_owned();
+        // The part that is secret: a token's tail, a URL's last segment, a
+        // whole signing secret.
+        let secret = match requests[n].2 {
+            "token" => shown.rsplit('_').next().unwrap().to_owned(),
+            "url" => shown.rsplit('/').next().unwrap().to_owned(),
+            _ => shown.clone(),
+        };
+        assert!(secret.len() >= 32, "{shown}");
+        secrets.push((shown, secret));
+    }
+    let tails: Vec<&str> = secrets.iter().map(|(_, s)| s.as_str()).collect();
+    assert_nowhere(app.data_dir.path(), &tails, "while running");
+
+    let app = app.restart_with(|s| {
+        s.webhooks.url_policy.allow_http = true;
+        s.webhooks.url_policy.allow_private = true;
+    });
+    let app = app.await;
+    for (n, (shown, _)) in secrets.iter().enumerate() {
+        let replay = post(&app, &app.key, n).await.unwrap();
+        assert_eq!(replay.headers()["idempotent-replayed"], "true");
+        let body: serde_json::Value = replay.json().await.unwrap();
+        assert_eq!(body["data"][requests[n].2], shown.as_str(), "{body}");
+    }
+    let other = app.new_key(&app.account_id, &["read", "write"], None).await;
+    let refused = post(&app, &other, 0).await.unwrap();
+    assert_eq!(refused.status(), StatusCode::UNPROCESSABLE_ENTITY);
+    let body: serde_json::Value = refused.json().await.unwrap();
+    assert_eq!(body["error"]["code"], "IDEMPOTENCY_KEY_REUSED", "{body}");
+    let data_dir = app.stop().await;
+    assert_nowhere(data_dir.path(), &tails, "after a restart");
 }

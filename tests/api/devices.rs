@@ -11,7 +11,7 @@ use crate::helpers::{TestApp, assert_error, send, spawn_app};
 use crate::tracking::load_in;
 
 /// A new device: its id and token.
-async fn device(app: &TestApp, name: &str) -> (String, String, Value) {
+pub async fn device(app: &TestApp, name: &str) -> (String, String, Value) {
     let (status, body) = app.post("/devices", json!({"name": name})).await;
     assert_eq!(status, StatusCode::CREATED, "{body}");
     let data = body["data"].clone();
@@ -22,7 +22,7 @@ async fn device(app: &TestApp, name: &str) -> (String, String, Value) {
     )
 }
 
-async fn attach(app: &TestApp, load: &str, device: &str) {
+pub async fn attach(app: &TestApp, load: &str, device: &str) {
     let (status, body) = send(
         app.client
             .put(app.url(&format!("/loads/{load}/device")))
@@ -57,7 +57,7 @@ async fn sources(app: &TestApp, load: &str) -> Vec<String> {
         .collect()
 }
 
-fn ingest(app: &TestApp, path_and_query: &str) -> String {
+pub fn ingest(app: &TestApp, path_and_query: &str) -> String {
     format!(
         "https://localhost:{}/v1/ingest/{path_and_query}",
         app.api_port
@@ -156,38 +156,6 @@ async fn devices_are_made_attached_and_revoked_and_tokens_stay_in_their_lane() {
     assert_eq!(history_len(&app, &load).await, 1);
     let (_, shown) = app.get(&format!("/loads/{load}")).await;
     assert_eq!(shown["data"]["device"], Value::Null, "{shown}");
-}
-
-/// Device posts count against the account's quota like API calls: past it,
-/// 429 with Retry-After, which Traccar Client and Overland retry after.
-#[actix_web::test]
-async fn device_posts_count_against_the_quota() {
-    let app = spawn_app().await;
-    let (_, token, _) = device(&app, "Truck 1").await;
-    let response = app.get_response("/devices").await;
-    let remaining: u64 = response.headers()["x-ratelimit-remaining"]
-        .to_str()
-        .unwrap()
-        .parse()
-        .unwrap();
-    let url = ingest(&app, &format!("osmand?id={token}&batt=50"));
-    for _ in 0..remaining {
-        assert_eq!(
-            app.client.get(&url).send().await.unwrap().status(),
-            StatusCode::OK
-        );
-    }
-    let refused = app.client.get(&url).send().await.unwrap();
-    assert_eq!(refused.status(), StatusCode::TOO_MANY_REQUESTS);
-    assert!(refused.headers().contains_key("retry-after"));
-    let body: Value = refused.json().await.unwrap();
-    assert_eq!(body["error"]["code"], "RATE_LIMITED");
-    let (status, _) = app.get("/devices").await;
-    assert_eq!(
-        status,
-        StatusCode::TOO_MANY_REQUESTS,
-        "the same account's quota"
-    );
 }
 
 /// A device token opens nothing but ingest: every route the API serves

@@ -116,6 +116,10 @@ async fn start(
     freight::telemetry::install_crypto_provider();
     let mut settings = Settings::ephemeral(data_dir.path().to_owned());
     settings.clock = Clock::manual(clock.clone());
+    // The test clock stands still, so a device's allowance would never refill:
+    // tests post as fast as they like unless they set the limits they test.
+    settings.devices.positions_per_second = 1000.0;
+    settings.devices.burst = 1_000_000;
     adjust(&mut settings);
     // On a restart, the stopped server's last threads (its webhook dispatcher's
     // arbiter, stopped, not joined) may hold the store a moment longer than

@@ -7,6 +7,7 @@ mod carriers;
 mod corrections;
 mod crash;
 mod dashboard;
+mod device_limits;
 mod devices;
 mod helpers;
 mod idempotency;

@@ -178,7 +178,7 @@ async fn the_first_start_key_is_made_once_and_can_be_turned_off() {
 /// Writes `head` and `body` over TLS the way Python's `http.client` and most
 /// SDKs do (the whole body, then read; no `Expect: 100-continue`), and
 /// returns the answer's status line, or why there was none.
-async fn write_all_then_read(app: &TestApp, head: &str, body: &[u8]) -> Result<String, String> {
+pub async fn write_all_then_read(app: &TestApp, head: &str, body: &[u8]) -> Result<String, String> {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     let mut roots = rustls::RootCertStore::empty();
     let pem = std::fs::read(app.data_dir.path().join("tls/cert.pem")).unwrap();

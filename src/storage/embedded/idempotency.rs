@@ -16,12 +16,14 @@ impl IdempotencyStore for EmbeddedStore {
         key: &str,
     ) -> StorageResult<Option<StoredResponse>> {
         let key = keys::idempotency(account, key);
-        self.run(move |s| s.get_json(&s.idempotency, &key)).await
+        let stored: Option<StoredResponse> =
+            self.run(move |s| s.get_json(&s.idempotency, &key)).await?;
+        stored.map(|s| self.secrets.open_answer(s)).transpose()
     }
 
     async fn put_idempotent(&self, response: &StoredResponse) -> StorageResult<()> {
         let key = keys::idempotency(&response.account_id, &response.key);
-        let value = encode(response)?;
+        let value = encode(&self.secrets.seal_answer(response))?;
         self.put_one(|s| &s.idempotency, key, value).await
     }
 

@@ -23,17 +23,18 @@ impl IdempotencyStore for ScyllaStore {
         let before_013 = self
             .idempotency_before_013_until
             .is_some_and(|until| Utc::now() < until);
-        match found {
+        let found: Option<StoredResponse> = match found {
             None if before_013 => {
                 self.record(&self.st.get_idempotent_before_013, (account.as_str(), key))
-                    .await
+                    .await?
             }
-            found => Ok(found),
-        }
+            found => found,
+        };
+        found.map(|s| self.secrets.open_answer(s)).transpose()
     }
 
     async fn put_idempotent(&self, response: &StoredResponse) -> StorageResult<()> {
-        let record = encode(response)?;
+        let record = encode(&self.secrets.seal_answer(response))?;
         let values = (
             response.account_id.as_str(),
             response.key.as_str(),
