@@ -21,10 +21,10 @@ use chrono::{DateTime, Utc};
 use tokio::time::Instant;
 
 use super::LoadError;
-use crate::domain::eta::{self, EtaChanged};
+use crate::domain::eta::EtaChanged;
 use crate::domain::ids::AccountId;
 use crate::domain::load::{Load, LoadStatus};
-use crate::domain::stops::{Milestone, StopKind, StopTimer, StopWatch, StopsProgress};
+use crate::domain::stops::{Geofence, Milestone, StopKind, StopTimer, StopWatch, StopsProgress};
 use crate::domain::tracking::{Appended, FixSource, GpsFix, TrackingState};
 
 /// Positions kept in memory per load, newest first (the rest is in storage).
@@ -318,7 +318,8 @@ impl HeldFix {
 pub struct Tracked {
     pub(super) account: AccountId,
     status: LoadStatus,
-    pub(super) destination: Option<(f64, f64)>,
+    /// Where the ETA aims (see `eta_target`).
+    pub(super) destination: Option<Geofence>,
     /// The pickup and delivery as stops, folded from admitted fixes.
     stops: StopWatch,
     /// Bumped by every admission that changes `stops`.
@@ -415,71 +416,6 @@ impl Tracked {
         (changes, undo)
     }
 
-    /// Looks at the delivery ETA once the newest admitted fix is a minute
-    /// (of fix time) past the last one looked at, and adds `load.eta_changed`
-    /// to that fix's changes when the ETA must be sent.
-    fn watch_eta(&mut self, fixes: &[GpsFix], changes: &mut Vec<StopsAdmitted>) {
-        let Some(destination) = self.destination else {
-            return;
-        };
-        let Some((index, newest)) = fixes.iter().enumerate().max_by_key(|(_, f)| f.timestamp)
-        else {
-            return;
-        };
-        let micros = newest.timestamp.timestamp_micros();
-        let every = eta::ETA_CHECK_EVERY.num_microseconds().unwrap_or(i64::MAX);
-        let latest_held = self.recent.front().map_or(i64::MIN, |f| f.micros);
-        if micros <= latest_held || micros.saturating_sub(self.eta_checked) < every {
-            return;
-        }
-        self.eta_checked = micros;
-        // The newest fixes once these are stored, newest first.
-        let mut window: Vec<GpsFix> = fixes
-            .iter()
-            .filter(|f| f.timestamp.timestamp_micros() > latest_held)
-            .copied()
-            .collect();
-        window.sort_by_key(|f| std::cmp::Reverse(f.timestamp));
-        window.extend(self.recent.iter().map(HeldFix::fix));
-        let Some(estimate) = eta::estimate(&window, destination) else {
-            return;
-        };
-        let appointment = self.appointments[StopKind::Delivery.index()];
-        let previous = self.stops.progress().eta_sent;
-        let Some(sent) = eta::change_to_send(
-            previous.as_ref(),
-            estimate.at,
-            newest.timestamp,
-            appointment,
-        ) else {
-            return;
-        };
-        self.stops.eta_sent(sent);
-        let change = EtaChanged {
-            eta: estimate.at,
-            previous: previous.and_then(|p| DateTime::from_timestamp_micros(p.eta)),
-            late_risk: sent.late_risk,
-            appointment,
-            sequence: self.next_sequence,
-        };
-        self.next_sequence += 1;
-        let progress = *self.stops.progress();
-        match changes.iter_mut().find(|c| c.index == index) {
-            Some(existing) => {
-                existing.progress = progress;
-                existing.eta_changed = Some(change);
-            }
-            None => changes.push(StopsAdmitted {
-                index,
-                milestones: Vec::new(),
-                timer: None,
-                eta_changed: Some(change),
-                progress,
-                first_sequence: change.sequence,
-            }),
-        }
-    }
-
     /// A stop's detention clock came due: the event's sequence number and the
     /// free minutes when the truck is still there (and it was not sent yet).
     pub(super) fn start_detention(&mut self, stop: StopKind) -> Option<(u64, u32)> {
@@ -539,6 +475,7 @@ impl Tracked {
             recent: self.recent.iter().map(HeldFix::fix).collect(),
             destination: self.destination,
             delivery_appointment: self.appointments[StopKind::Delivery.index()],
+            delivery_arrived_at: self.stops.progress().delivery.arrived(),
         }
     }
 
@@ -597,201 +534,9 @@ impl State {
     }
 }
 
-/// The tracking state of `load` as stored, `recent` its newest fixes (newest
-/// first): what its actor would hold, for a reader on an instance that does
-/// not act for the load.
-pub fn stored_state(load: &Load, recent: Vec<GpsFix>) -> TrackingState {
-    TrackingState {
-        status: load.status,
-        recent,
-        destination: eta_target(&load.destination),
-        delivery_appointment: load.delivery_date,
-    }
-}
-
-/// Where the ETA aims: the delivery's own coordinates when the load gives them
-/// (the centre of its geofence), else its ZIP's centroid.
-fn eta_target(destination: &crate::domain::location::Location) -> Option<(f64, f64)> {
-    crate::domain::stops::Geofence::of(destination).map(|fence| (fence.lat, fence.lng))
-}
+mod eta_watch;
+use eta_watch::eta_target;
+pub use eta_watch::stored_state;
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn active(account: &AccountId, status: LoadStatus) -> SharedState {
-        let load = Load {
-            account_id: account.clone(),
-            ..crate::domain::load::sample(status)
-        };
-        let shared = SharedState::loading();
-        shared.lock().state =
-            State::Active(Tracked::from_load(load, &[], 7, StopsProgress::default()));
-        shared
-    }
-
-    /// `n` fixes (far from either stop) to admit.
-    fn some(n: i64) -> Vec<GpsFix> {
-        (0..n).map(|s| fix(1_000 + s)).collect()
-    }
-
-    fn fix(second: i64) -> GpsFix {
-        GpsFix {
-            timestamp: chrono::DateTime::from_timestamp(1_780_000_000 + second, 0).unwrap(),
-            lat: 33.0,
-            lng: -96.0,
-            speed_mph: None,
-            heading_deg: None,
-            source: FixSource::Api,
-        }
-    }
-
-    #[tokio::test]
-    async fn callers_admit_only_what_the_actor_would_and_defer_the_rest_to_it() {
-        let account = AccountId::generate();
-        let shared = active(&account, LoadStatus::InTransit);
-
-        let admitted = shared
-            .try_admit(&account, &some(3), Wanted::ALL)
-            .unwrap()
-            .unwrap();
-        assert_eq!(admitted.first_sequence, Some(7));
-        // The load's first ETA is sent, with the newest fix, numbered after
-        // the three fixes' events.
-        let [eta] = &admitted.stops[..] else {
-            panic!("one ETA change: {:?}", admitted.stops);
-        };
-        assert_eq!((eta.index, eta.milestones.len()), (2, 0));
-        assert_eq!(eta.eta_changed.map(|e| e.sequence), Some(10));
-        assert!(eta.progress.eta_sent.is_some(), "stored with the fix");
-        assert_eq!(shared.lock().in_flight, 1);
-        let again = shared
-            .try_admit(&account, &some(1), Wanted::ALL)
-            .unwrap()
-            .unwrap();
-        assert_eq!(
-            again.first_sequence,
-            Some(11),
-            "sequence numbers are reserved"
-        );
-        assert!(
-            again.stops.is_empty(),
-            "a second later: not looked at again"
-        );
-
-        // Another account's key sees no such load.
-        let stranger = shared
-            .try_admit(&AccountId::generate(), &some(1), Wanted::default())
-            .unwrap();
-        assert!(matches!(stranger, Err(LoadError::NotFound)));
-
-        // While the actor loads, changes status or stops, the mailbox decides.
-        for flag in ["changing", "stopping"] {
-            let mut guard = shared.lock();
-            match flag {
-                "changing" => guard.changing = true,
-                _ => guard.stopping = true,
-            }
-            drop(guard);
-            assert!(
-                shared
-                    .try_admit(&account, &some(1), Wanted::default())
-                    .is_none(),
-                "{flag}"
-            );
-            let mut guard = shared.lock();
-            guard.changing = false;
-            guard.stopping = false;
-        }
-        assert!(
-            SharedState::loading()
-                .try_admit(&account, &some(1), Wanted::default())
-                .is_none()
-        );
-        assert!(SharedState::loading().try_read(&account).is_none());
-
-        // Each admission's outcome is recorded once; only stored fixes move the
-        // latest position.
-        let fixes = [fix(1), fix(3), fix(2)];
-        let outcomes = [Appended::Stored, Appended::Duplicate, Appended::Stored];
-        let state = shared
-            .record_stored(&fixes, Some(&outcomes), true, None)
-            .unwrap();
-        assert_eq!(state.recent, vec![fix(2), fix(1)]);
-        assert!(shared.record_stored(&[fix(9)], None, true, None).is_none());
-        assert_eq!(shared.lock().in_flight, 0);
-        assert_eq!(shared.try_read(&account).unwrap().unwrap().recent.len(), 2);
-    }
-
-    #[tokio::test]
-    async fn a_rendered_view_is_kept_until_the_state_changes() {
-        let account = AccountId::generate();
-        let shared = active(&account, LoadStatus::InTransit);
-        let stale_version = |view| match view {
-            Some(Ok(View::Stale { version, .. })) => version,
-            _ => panic!("expected a stale view"),
-        };
-        let first = stale_version(shared.try_view(&account));
-        shared.keep_view(first, Bytes::from_static(b"v1"));
-        assert!(matches!(
-            shared.try_view(&account),
-            Some(Ok(View::Current(view))) if view == "v1"
-        ));
-
-        // A stored fix makes the kept view stale, and a render of the older
-        // state that finishes late is not kept.
-        shared
-            .try_admit(&account, &some(1), Wanted::default())
-            .unwrap()
-            .unwrap();
-        shared.record_stored(&[fix(5)], Some(&[Appended::Stored]), false, None);
-        let second = stale_version(shared.try_view(&account));
-        assert_ne!(first, second);
-        shared.keep_view(first, Bytes::from_static(b"late"));
-        assert_eq!(stale_version(shared.try_view(&account)), second);
-
-        // Once the latest positions are full, a fix older than all of them
-        // changes nothing a reader sees.
-        shared.keep_view(second, Bytes::from_static(b"v2"));
-        let newer: Vec<GpsFix> = (0..RECENT_FIXES as i64 + 1).map(|s| fix(100 + s)).collect();
-        shared
-            .try_admit(&account, &some(11), Wanted::default())
-            .unwrap()
-            .unwrap();
-        shared.record_stored(
-            &newer,
-            Some(&[Appended::Stored; RECENT_FIXES + 1]),
-            false,
-            None,
-        );
-        shared
-            .try_admit(&account, &some(1), Wanted::default())
-            .unwrap()
-            .unwrap();
-        let third = stale_version(shared.try_view(&account));
-        shared.keep_view(third, Bytes::from_static(b"v3"));
-        shared.record_stored(&[fix(0)], Some(&[Appended::Stored]), false, None);
-        assert!(matches!(
-            shared.try_view(&account),
-            Some(Ok(View::Current(view))) if view == "v3"
-        ));
-        assert!(matches!(
-            shared.try_view(&AccountId::generate()),
-            Some(Err(LoadError::NotFound))
-        ));
-    }
-
-    #[tokio::test]
-    async fn a_load_that_does_not_take_fixes_refuses_them_without_the_actor() {
-        let account = AccountId::generate();
-        let delivered = active(&account, LoadStatus::Delivered);
-        let refused = delivered
-            .try_admit(&account, &some(1), Wanted::default())
-            .unwrap();
-        assert!(matches!(
-            refused,
-            Err(LoadError::NotTrackable(LoadStatus::Delivered))
-        ));
-        assert_eq!(delivered.lock().in_flight, 0, "a refusal holds nothing");
-    }
-}
+mod tests;

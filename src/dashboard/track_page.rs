@@ -177,9 +177,16 @@ fn page(data: &PublicTracking, token: &str) -> Markup {
             h1 { (route) }
             dl.facts {
                 dt { "Status" } dd data-field="status" { (data.status.replace('_', " ")) }
-                dt { "Estimated arrival" } dd data-field="eta" { (when(data.eta.as_ref())) }
-                dt { "Schedule" } dd data-field="late-risk" {
-                    @if data.late_risk { "At risk of arriving late" } @else { "On schedule" }
+                @match &data.arrival {
+                    Some(arrival) => {
+                        dt { "Delivery" } dd data-field="arrival" { (arrival) }
+                    }
+                    None => {
+                        dt { "Estimated arrival" } dd data-field="eta" { (when(data.eta.as_ref())) }
+                        dt { "Schedule" } dd data-field="late-risk" {
+                            @if data.late_risk { "At risk of arriving late" } @else { "On schedule" }
+                        }
+                    }
                 }
                 dt { "Last position" } dd data-field="position-at" {
                     @match &data.position {
@@ -199,7 +206,9 @@ fn page(data: &PublicTracking, token: &str) -> Markup {
                         h3 { (name) ": " (stop.place.city) ", " (stop.place.state) }
                         dl.facts {
                             dt { "Appointment" } dd { (when(stop.appointment.as_ref())) }
-                            dt { "Arrived" } dd data-field=(format!("{}-arrived", stop.kind.as_str())) { (when(stop.arrived_at.as_ref())) }
+                            dt { "Arrived" } dd data-field=(format!("{}-arrived", stop.kind.as_str())) {
+                                (stop.arrived_local.clone().unwrap_or_else(|| "—".to_owned()))
+                            }
                             dt { "Departed" } dd data-field=(format!("{}-departed", stop.kind.as_str())) { (when(stop.departed_at.as_ref())) }
                         }
                     }

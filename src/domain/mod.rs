@@ -16,6 +16,7 @@ pub(crate) mod fixtures;
 pub mod idempotency;
 pub mod ids;
 pub mod load;
+pub mod local_time;
 pub mod location;
 pub mod password_link;
 pub mod share_link;

@@ -112,10 +112,14 @@ pub struct TrackingState {
     pub status: LoadStatus,
     /// Newest first; the first is the latest position.
     pub recent: Vec<GpsFix>,
-    /// The destination ZIP's centroid, if the ZIP is known.
-    pub destination: Option<(f64, f64)>,
+    /// Where the ETA aims: the delivery's geofence, centred on its own
+    /// coordinates or else its ZIP's centroid (`None`: a ZIP freight does not know).
+    pub destination: Option<super::stops::Geofence>,
     /// The delivery appointment (`delivery_date`), for late risk.
     pub delivery_appointment: Option<DateTime<Utc>>,
+    /// When the truck arrived at the delivery: from then on there is no ETA
+    /// and no late risk, only how the arrival compared with the appointment.
+    pub delivery_arrived_at: Option<DateTime<Utc>>,
 }
 
 /// What storing a point did.

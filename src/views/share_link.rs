@@ -6,6 +6,7 @@ use serde::Serialize;
 use utoipa::ToSchema;
 
 use crate::domain::load::Load;
+use crate::domain::local_time;
 use crate::domain::share_link::ShareLink;
 use crate::domain::stops::{ArrivalStatus, StopKind};
 use crate::domain::timestamp::format;
@@ -88,7 +89,8 @@ pub struct PublicPosition {
 }
 
 /// A stop on the public page: its times and, at arrival, how it compares
-/// with the appointment.
+/// with the appointment. Its position is rounded to about a kilometre (two
+/// decimals), as its street and ZIP are held back.
 #[derive(Serialize, ToSchema)]
 pub struct PublicStop {
     #[serde(rename = "type")]
@@ -108,6 +110,40 @@ pub struct PublicStop {
     pub departed_at: Option<String>,
     #[schema(required = true)]
     pub arrival_status: Option<ArrivalStatus>,
+    /// Arrival minus appointment, whole minutes (negative: early).
+    #[schema(required = true)]
+    pub deviation_minutes: Option<i64>,
+    /// The arrival in the stop's local time with its zone named, and how it
+    /// compares with the appointment: "1 Dec 2026, 21:20 EST (30 min late)".
+    #[schema(required = true)]
+    pub arrived_local: Option<String>,
+}
+
+/// A coordinate to two decimals: within about a kilometre.
+fn about_a_kilometre(degrees: f64) -> f64 {
+    (degrees * 100.0).round() / 100.0
+}
+
+/// "1 Dec 2026, 21:20 EST (30 min late)", once the truck has arrived.
+fn arrived_local(stop: &StopView<'_>) -> Option<String> {
+    let at: DateTime<Utc> = stop.arrived_at.as_ref()?.parse().ok()?;
+    let local = local_time::format_local(at, stop.location.state.as_str());
+    let mark = match (stop.arrival_status, stop.deviation_minutes) {
+        (Some(ArrivalStatus::Late), Some(m)) => format!(" ({} late)", minutes(m)),
+        (Some(ArrivalStatus::Early), Some(m)) => format!(" ({} early)", minutes(-m)),
+        (Some(ArrivalStatus::OnTime), _) => " (on time)".to_owned(),
+        _ => String::new(),
+    };
+    Some(format!("{local}{mark}"))
+}
+
+/// 30 as "30 min", 135 as "2 h 15 min".
+fn minutes(m: i64) -> String {
+    match (m / 60, m % 60) {
+        (0, m) => format!("{m} min"),
+        (h, 0) => format!("{h} h"),
+        (h, m) => format!("{h} h {m} min"),
+    }
 }
 
 /// The public tracking page's data.
@@ -119,9 +155,15 @@ pub struct PublicTracking {
     pub destination: PublicPlace,
     #[schema(required = true)]
     pub position: Option<PublicPosition>,
+    /// Null once the truck has arrived at the delivery (see `arrival`).
     #[schema(required = true, format = DateTime)]
     pub eta: Option<String>,
+    /// False once the truck has arrived at the delivery.
     pub late_risk: bool,
+    /// Once the truck has arrived at the delivery: when, in the delivery's
+    /// local time, and how it compares with the appointment.
+    #[schema(required = true)]
+    pub arrival: Option<String>,
     pub stops: Vec<PublicStop>,
     /// When the link stops working.
     #[schema(format = DateTime)]
@@ -150,29 +192,40 @@ impl PublicTracking {
             city: l.city.clone(),
             state: l.state.as_str().to_owned(),
         };
+        let stops: Vec<PublicStop> = stops
+            .iter()
+            .map(|stop| PublicStop {
+                kind: stop.kind,
+                place: PublicPlace {
+                    city: stop.location.city.to_owned(),
+                    state: stop.location.state.as_str().to_owned(),
+                },
+                lat: stop.location.lat.map(about_a_kilometre),
+                lng: stop.location.lng.map(about_a_kilometre),
+                appointment: stop.appointment.clone(),
+                arrived_at: stop.arrived_at.clone(),
+                departed_at: stop.departed_at.clone(),
+                arrival_status: stop.arrival_status,
+                deviation_minutes: stop.deviation_minutes,
+                arrived_local: arrived_local(stop),
+            })
+            .collect();
+        let arrival = stops
+            .iter()
+            .rfind(|s| s.kind == StopKind::Delivery)
+            .and_then(|s| s.arrived_local.as_ref())
+            .map(|local| format!("Arrived {local}"));
+        // Arrived: the estimate and its risk are over (the stop says how it went).
+        let arrived = arrival.is_some();
         PublicTracking {
             status: load.status.as_str(),
             origin: place(&load.origin),
             destination: place(&load.destination),
             position,
-            eta: summary.eta.clone(),
-            late_risk: summary.late_risk,
-            stops: stops
-                .iter()
-                .map(|stop| PublicStop {
-                    kind: stop.kind,
-                    place: PublicPlace {
-                        city: stop.location.city.to_owned(),
-                        state: stop.location.state.as_str().to_owned(),
-                    },
-                    lat: stop.location.lat,
-                    lng: stop.location.lng,
-                    appointment: stop.appointment.clone(),
-                    arrived_at: stop.arrived_at.clone(),
-                    departed_at: stop.departed_at.clone(),
-                    arrival_status: stop.arrival_status,
-                })
-                .collect(),
+            eta: summary.eta.clone().filter(|_| !arrived),
+            late_risk: summary.late_risk && !arrived,
+            arrival,
+            stops,
             link_expires_at: format(&link_ends_at),
         }
     }

@@ -6,6 +6,7 @@ use utoipa::ToSchema;
 use crate::domain::eta;
 use crate::domain::ids::LoadId;
 use crate::domain::load::LoadStatus;
+use crate::domain::stops::PlacedBy;
 use crate::domain::timestamp::format;
 use crate::domain::tracking::{FixSource, GpsFix, TrackingState};
 use crate::geo;
@@ -117,16 +118,33 @@ pub struct TrackingSummary {
     #[schema(required = true, schema_with = super::schema::optional_echoed_timestamp)]
     pub last_update: Option<String>,
     /// True while the ETA is more than 15 minutes past the delivery
-    /// appointment (`delivery_date`); false without either.
+    /// appointment (`delivery_date`); false without either, and false once
+    /// the truck has arrived at the delivery (there is no ETA then).
     pub late_risk: bool,
 }
 
-/// ETA only while the load is on its way; none for a posted or delivered load.
+/// ETA only while the load is on its way; none for a posted or delivered
+/// load, nor once the truck has arrived at the delivery.
 fn estimate(state: &TrackingState) -> Option<eta::Eta> {
-    if !matches!(state.status, LoadStatus::Assigned | LoadStatus::InTransit) {
+    if !matches!(state.status, LoadStatus::Assigned | LoadStatus::InTransit)
+        || state.delivery_arrived_at.is_some()
+    {
         return None;
     }
-    eta::estimate(&state.recent, state.destination?)
+    let target = state.destination?;
+    eta::estimate(&state.recent, (target.lat, target.lng))
+}
+
+/// How the ETA was worked out, naming the target it aims at.
+fn method(target: Option<PlacedBy>) -> &'static str {
+    match target {
+        Some(PlacedBy::Coordinates) => {
+            "great-circle miles to the delivery's own coordinates x 1.2, at the mean moving speed of the last hour (45 mph when stopped)"
+        }
+        _ => {
+            "great-circle miles to the delivery ZIP's centroid x 1.2, at the mean moving speed of the last hour (45 mph when stopped)"
+        }
+    }
 }
 
 /// The load's ETA as the views write it, if it has one.
@@ -213,9 +231,14 @@ impl<'a> LiveTracking<'a> {
             eta_details: eta.map(|e| EtaDetails {
                 remaining_miles: (e.remaining_miles * 10.0).round() / 10.0,
                 assumed_speed_mph: (e.assumed_mph * 10.0).round() / 10.0,
-                method: "great-circle miles to the destination ZIP centroid x 1.2, at the mean moving speed of the last hour (45 mph when stopped)",
+                method: method(state.destination.map(|d| d.placed_by)),
             }),
-            points: state.recent.iter().take(points).map(PointView::new).collect(),
+            points: state
+                .recent
+                .iter()
+                .take(points)
+                .map(PointView::new)
+                .collect(),
         }
     }
 }

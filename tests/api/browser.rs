@@ -93,6 +93,9 @@ async fn run_script(
     stdout
 }
 
+/// A city name that is markup (the tester's): Leaflet writes strings as HTML.
+const HOSTILE_CITY: &str = "<b>Dallas</b><img src=x onerror=alert(1)>";
+
 /// With `--map-tiles`, the board and a load's page draw Leaflet over the
 /// operator's tiles: `tests/browser/map.mjs` serves them from a local HTTPS
 /// server and checks they are drawn, the marker moves and opens the load, and
@@ -114,9 +117,12 @@ async fn the_maps_draw_the_operators_tiles_in_chromium() {
         settings.map = MapSource(Some(tiles));
     })
     .await;
-    // An assigned load near Dallas with a short trail heading east.
+    // An assigned load near Dallas with a short trail heading east, from a
+    // pickup whose city is written as markup: its tooltip must show it as text.
     let carrier = app.create_carrier("778812").await;
-    let load = app.create_load(crate::helpers::load_body("TX", "OK")).await;
+    let mut body = crate::helpers::load_body("TX", "OK");
+    body["origin"]["city"] = json!(HOSTILE_CITY);
+    let load = app.create_load(body).await;
     let load_id = load["id"].as_str().unwrap().to_owned();
     let (status, body) = app
         .patch(
@@ -158,6 +164,7 @@ async fn the_maps_draw_the_operators_tiles_in_chromium() {
                 user["data"]["link_path"].as_str().unwrap().to_owned(),
             ),
             ("FIX_TIME", now.to_rfc3339_opts(SecondsFormat::Millis, true)),
+            ("HOSTILE_CITY", HOSTILE_CITY.to_owned()),
         ],
     )
     .await;

@@ -165,3 +165,90 @@ async fn a_share_link_shows_the_shipment_and_nothing_else_until_revoked_or_expir
         Some(2)
     );
 }
+
+/// Once the truck has arrived at the delivery, the load's tracking and its
+/// public page stop estimating: no ETA, no late risk, but when it arrived in
+/// the stop's local time and how late; the ETA aimed at the delivery's own
+/// coordinates, and says so; public stop positions are rounded.
+#[actix_web::test]
+async fn after_arrival_the_page_says_when_and_how_late_instead_of_an_eta() {
+    use chrono::{Duration, SecondsFormat};
+    let app = spawn_app().await;
+    let iso = |at: chrono::DateTime<chrono::Utc>| at.to_rfc3339_opts(SecondsFormat::Secs, true);
+    let start = app.clock.now() - Duration::hours(3);
+    let appointment = start + Duration::minutes(90);
+    let delivery = (33.748_123, -84.387_456);
+    let mut body = crate::helpers::load_body("TX", "GA");
+    body["destination"]["lat"] = json!(delivery.0);
+    body["destination"]["lng"] = json!(delivery.1);
+    body["destination"]["radius_m"] = json!(400);
+    body["delivery_date"] = json!(iso(appointment));
+    let load = app.create_load(body).await;
+    let id = load["id"].as_str().unwrap().to_owned();
+    let carrier = app.create_carrier("616161").await;
+    let (status, moved) = app
+        .patch(
+            &format!("/loads/{id}/status"),
+            json!({"status": "assigned", "carrier_id": carrier["id"]}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{moved}");
+    let fix = |minute: i64, south_m: f64, mph: f64| {
+        json!({"lat": delivery.0 - south_m / 111_195.0, "lng": delivery.1,
+            "timestamp": iso(start + Duration::minutes(minute)), "speed": mph})
+    };
+
+    // Far out, past the appointment already: at risk, aiming at the coordinates.
+    let (status, body) = app
+        .post(&format!("/loads/{id}/tracking"), fix(0, 300_000.0, 60.0))
+        .await;
+    assert!(status.is_success(), "{body}");
+    let (_, tracking) = app.get(&format!("/loads/{id}/tracking")).await;
+    let method = tracking["data"]["eta_details"]["method"].as_str().unwrap();
+    assert!(method.contains("delivery's own coordinates"), "{method}");
+    let (_, got) = app.get(&format!("/loads/{id}")).await;
+    assert_eq!(got["data"]["tracking"]["late_risk"], true, "{got}");
+    let (status, created) = app
+        .post(&format!("/loads/{id}/share-links"), json!({}))
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{created}");
+    let page = path_of(created["data"]["url"].as_str().unwrap());
+
+    // Arrived 30 minutes after the appointment.
+    for (minute, south_m, mph) in [(110, 9_000.0, 55.0), (120, 200.0, 2.0)] {
+        let (status, body) = app
+            .post(&format!("/loads/{id}/tracking"), fix(minute, south_m, mph))
+            .await;
+        assert!(status.is_success(), "{body}");
+    }
+    let (_, got) = app.get(&format!("/loads/{id}")).await;
+    assert_eq!(got["data"]["tracking"]["late_risk"], false, "{got}");
+    assert_eq!(got["data"]["tracking"]["eta"], Value::Null, "{got}");
+
+    let data: Value = public(&app, &format!("{page}.json"))
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(data["eta"], Value::Null, "{data}");
+    assert_eq!(data["late_risk"], false);
+    let arrival = data["arrival"].as_str().unwrap();
+    assert!(
+        arrival.starts_with("Arrived ") && arrival.ends_with("(30 min late)"),
+        "{arrival}"
+    );
+    assert!(
+        arrival.contains(" EST ") || arrival.contains(" EDT "),
+        "Atlanta's time: {arrival}"
+    );
+    let stop = &data["stops"][1];
+    assert_eq!(stop["arrival_status"], "late");
+    assert_eq!(stop["deviation_minutes"], 30);
+    assert_eq!(stop["lat"], 33.75, "rounded to about a kilometre: {stop}");
+    assert_eq!(stop["lng"], -84.39);
+
+    let html = public(&app, &page).await.text().await.unwrap();
+    assert!(html.contains(arrival), "{html}");
+    assert!(!html.contains("Estimated arrival"), "{html}");
+    assert!(!html.contains("At risk of arriving late"), "{html}");
+}

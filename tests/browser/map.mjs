@@ -129,6 +129,14 @@ try {
   const vertices = (d.match(/[ML]/g) || []).length;
   if (vertices < 3) fail(`the trail line has ${vertices} points: ${d}`);
   if (await page.locator('#load-map .truck-marker').count() !== 1) fail('no truck on the load map');
+
+  step('a stop\'s tooltip shows its city as text, never as markup');
+  await page.locator('#load-map path.stop-pickup').hover();
+  const tooltip = page.locator('#load-map .leaflet-tooltip');
+  await tooltip.waitFor();
+  const text = await tooltip.textContent();
+  if (!text.includes(process.env.HOSTILE_CITY)) fail(`the tooltip says ${JSON.stringify(text)}`);
+  if (await tooltip.locator('img, b').count() !== 0) fail('the tooltip holds markup from the city\'s name');
   await shoot(page, '21-load-tiles');
 
   if (problems.length) fail(`problems seen:\n${problems.join('\n')}`);

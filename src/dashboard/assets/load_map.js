@@ -45,8 +45,10 @@
     }
     bounds.push(...trail);
     for (const s of stops) {
+      // A text node, never a string: Leaflet writes a string as HTML, and a
+      // stop's city is the account's own text.
       L.circleMarker([s.lat, s.lng], { className: `stop stop-${s.type}`, radius: 7 })
-        .bindTooltip(label(s)).addTo(map);
+        .bindTooltip(document.createTextNode(label(s))).addTo(map);
       bounds.push([s.lat, s.lng]);
     }
     if (truck) {

@@ -47,11 +47,15 @@
 
   function apply(data) {
     setText('status', data.status.replace('_', ' '));
+    // Once the truck is at the delivery the server renders the page anew
+    // (the ETA and its risk give way to the arrival): reload to show it.
+    if (data.arrival && !document.querySelector('[data-field="arrival"]')) { window.location.reload(); return; }
+    setText('arrival', data.arrival || '');
     setText('eta', when(data.eta));
     setText('late-risk', data.late_risk ? 'At risk of arriving late' : 'On schedule');
     setText('position-at', data.position ? when(data.position.at) : 'no position yet');
     for (const stop of data.stops) {
-      setText(`${stop.type}-arrived`, when(stop.arrived_at));
+      setText(`${stop.type}-arrived`, stop.arrived_local || '\u2014');
       setText(`${stop.type}-departed`, when(stop.departed_at));
     }
     draw(data);

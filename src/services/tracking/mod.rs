@@ -177,7 +177,10 @@ impl TrackingService {
                         PointRange::latest(crate::actors::load_actor::RECENT_FIXES),
                     )
                     .await?;
-                Ok(crate::actors::load_state::stored_state(&stored, recent))
+                let progress = self.storage.load_stops(load).await?.unwrap_or_default();
+                Ok(crate::actors::load_state::stored_state(
+                    &stored, recent, &progress,
+                ))
             }
             other => other,
         }
