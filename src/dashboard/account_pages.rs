@@ -32,6 +32,7 @@ pub async fn change_plan(
     form: Form,
 ) -> Result<HttpResponse, PageError> {
     viewer.check_csrf(form.raw("csrf").as_deref())?;
+    viewer.check_owner()?;
     // Enterprise is the operator's to set: the form offers only these two.
     let plan = match form.text("plan").as_deref() {
         Some("standard") => PlanKind::Standard,
@@ -124,6 +125,7 @@ pub async fn generate_key(
     form: Form,
 ) -> Result<HttpResponse, PageError> {
     viewer.check_csrf(form.raw("csrf").as_deref())?;
+    viewer.check_owner()?;
     let expires_at = match form.text("expires_at") {
         None => None,
         Some(raw) => match parse_local_or_utc(&raw) {
@@ -196,6 +198,7 @@ pub async fn revoke(
     form: Form,
 ) -> Result<HttpResponse, PageError> {
     viewer.check_csrf(form.raw("csrf").as_deref())?;
+    viewer.check_owner()?;
     let key = own_key(&services, &viewer, key).await?;
     services
         .accounts

@@ -90,6 +90,7 @@ fn mount(cfg: &mut web::ServiceConfig, map: MapSource) {
         "/settings/api-keys/{key}/revoke" => [get => account_pages::confirm_revoke, post => account_pages::revoke],
         "/settings/users" => [get => user_pages::users_page, post => user_pages::invite],
         "/settings/users/{id}/remove" => [post => user_pages::remove_user],
+        "/settings/user-roles/{id}" => [post => user_pages::set_role],
         "/settings/invitations/{token}/withdraw" => [post => user_pages::withdraw_invitation],
         "/settings/password" => [post => user_pages::change_password],
         "/settings/stops" => [get => stop_pages::settings_page, post => stop_pages::change_settings],

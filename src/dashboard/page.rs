@@ -121,6 +121,9 @@ pub enum PageError {
     Throttled { retry_after: u64 },
     #[error("the account is disabled")]
     AccountDisabled,
+    /// Managing users, API keys, the plan and settings is for owners.
+    #[error("owners only")]
+    OwnersOnly,
     /// The change conflicts with what is stored; the text says why and what to do.
     #[error("{0}")]
     Conflict(String),
@@ -143,6 +146,7 @@ impl ResponseError for PageError {
             PageError::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
             PageError::Throttled { .. } => StatusCode::TOO_MANY_REQUESTS,
             PageError::Conflict(_) => StatusCode::CONFLICT,
+            PageError::OwnersOnly => StatusCode::FORBIDDEN,
             PageError::Unavailable(_) | PageError::LeasedElsewhere(_) => {
                 StatusCode::SERVICE_UNAVAILABLE
             }
@@ -185,6 +189,12 @@ impl ResponseError for PageError {
                 format!("Wait {retry_after} seconds, then try again."),
             ),
             PageError::Conflict(why) => ("This cannot be done", why.clone()),
+            PageError::OwnersOnly => (
+                "For the account's owners",
+                "Managing users, API keys, the plan and settings is for the account's owners. \
+                 Ask one of them (Settings → Users lists who they are)."
+                    .to_owned(),
+            ),
             PageError::LeasedElsewhere(holder) => {
                 let mut response = respond(
                     self.status_code(),

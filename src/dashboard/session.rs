@@ -46,6 +46,14 @@ impl Viewer {
         html! { input type="hidden" name="csrf" value=(self.session.csrf_token); }
     }
 
+    /// Refuses a member what only owners may do (users, API keys, plan, settings).
+    pub fn check_owner(&self) -> Result<(), PageError> {
+        match self.user.role {
+            crate::domain::user::Role::Owner => Ok(()),
+            crate::domain::user::Role::Member => Err(PageError::OwnersOnly),
+        }
+    }
+
     /// Refuses a form without this session's token.
     pub fn check_csrf(&self, sent: Option<&str>) -> Result<(), PageError> {
         match sent {

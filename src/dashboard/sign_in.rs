@@ -136,6 +136,10 @@ pub fn user_error(error: UserError) -> PageError {
         | UserError::BadCredentials
         | UserError::WrongPassword
         | UserError::LastUser => PageError::BadForm,
+        UserError::LastOwner => PageError::Conflict(
+            "An account keeps at least one owner: make another user an owner first.".to_owned(),
+        ),
+        UserError::OwnersOnly => PageError::OwnersOnly,
         UserError::UnknownUser | UserError::LinkUnusable => PageError::NotFound,
         UserError::Storage(e) => PageError::Unavailable(e.to_string()),
         UserError::Unavailable(e) => PageError::Unavailable(e.to_string()),

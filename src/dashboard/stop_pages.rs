@@ -216,6 +216,7 @@ pub async fn change_settings(
     form: Form,
 ) -> Result<HttpResponse, PageError> {
     viewer.check_csrf(form.raw("csrf").as_deref())?;
+    viewer.check_owner()?;
     let mut errors = ValidationErrors::new();
     let input = SettingsChangeInput {
         late_after_minutes: form.number("late_after_minutes", &mut errors),

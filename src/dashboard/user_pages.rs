@@ -14,7 +14,7 @@ use super::sign_in::{signed_in_response, user_error, with_form_token};
 use super::widgets::{Kind, Problems, field};
 use crate::domain::ids::UserId;
 use crate::domain::password_link::{LinkPurpose, PasswordLink};
-use crate::domain::user::{check_new_password, parse_email};
+use crate::domain::user::{Role, User, check_new_password, parse_email};
 use crate::domain::validation::ValidationErrors;
 use crate::services::Services;
 use crate::services::users::{IssuedLink, UserError};
@@ -91,6 +91,7 @@ pub async fn withdraw_invitation(
     token_sha256: web::Path<String>,
 ) -> Result<HttpResponse, PageError> {
     viewer.check_csrf(form.raw("csrf").as_deref())?;
+    viewer.check_owner()?;
     let withdrawn = services
         .users
         .withdraw_invitation(viewer.account_id(), &token_sha256)
@@ -110,7 +111,7 @@ pub async fn remove_user(
 ) -> Result<HttpResponse, PageError> {
     viewer.check_csrf(form.raw("csrf").as_deref())?;
     let id = UserId::parse(&id).ok_or(PageError::NotFound)?;
-    match services.users.remove_user(viewer.account_id(), &id).await {
+    match services.users.remove_user(&viewer.user, &id).await {
         // Removing oneself ends this session too.
         Ok(_) if id == viewer.user.id => Ok(page::see_other("/dashboard/login?signed_out=1")),
         Ok(removed) => {
@@ -131,6 +132,41 @@ pub async fn remove_user(
             };
             let view = users_view(&services, &viewer, shown).await?;
             Ok(page::respond(actix_web::http::StatusCode::CONFLICT, view))
+        }
+        Err(UserError::UnknownUser) => Err(PageError::NotFound),
+        Err(error) => Err(user_error(error)),
+    }
+}
+
+/// Makes a user an owner or a member.
+pub async fn set_role(
+    viewer: Viewer,
+    services: web::Data<Services>,
+    form: Form,
+    id: web::Path<String>,
+) -> Result<HttpResponse, PageError> {
+    viewer.check_csrf(form.raw("csrf").as_deref())?;
+    let id = UserId::parse(&id).ok_or(PageError::NotFound)?;
+    let role = match form.text("role").as_deref() {
+        Some("owner") => Role::Owner,
+        Some("member") => Role::Member,
+        _ => return Err(PageError::BadForm),
+    };
+    match services.users.set_role(&viewer.user, &id, role).await {
+        Ok(user) => {
+            let note = format!(
+                "{} is now {} of the account.",
+                user.email,
+                match role {
+                    Role::Owner => "an owner",
+                    Role::Member => "a member",
+                }
+            );
+            let shown = Shown {
+                note: Some(&note),
+                ..Shown::default()
+            };
+            Ok(page::ok(users_view(&services, &viewer, shown).await?))
         }
         Err(UserError::UnknownUser) => Err(PageError::NotFound),
         Err(error) => Err(user_error(error)),
@@ -219,6 +255,14 @@ async fn users_view(
         .await
         .map_err(user_error)?;
     let only_user = users.len() <= 1;
+    let owner = viewer.user.role == Role::Owner;
+    let inviter = |user: &User| match &user.invited_by {
+        Some(by) => users
+            .iter()
+            .find(|u| &u.id == by)
+            .map_or_else(|| "a former user".to_owned(), |u| u.email.clone()),
+        None => "—".to_owned(),
+    };
     Ok(page::page(
         "Users",
         Some(viewer),
@@ -243,14 +287,23 @@ async fn users_view(
             section.card {
                 h2 { "People in this account" }
                 table.stack {
-                    thead { tr { th { "Email" } th { "Since" } th { span.visually-hidden { "Actions" } } } }
+                    thead { tr { th { "Email" } th { "Role" } th { "Invited by" } th { "Since" } th { span.visually-hidden { "Actions" } } } }
                     tbody {
                         @for user in &users {
-                            tr {
+                            tr data-user=(user.email) {
                                 td.email data-label="Email" { (user.email) @if user.id == viewer.user.id { " (you)" } }
+                                td.role data-label="Role" { (user.role.as_str()) }
+                                td.invited-by data-label="Invited by" { (inviter(user)) }
                                 td data-label="Since" { (when(Some(user.created_at))) }
                                 td.action {
-                                    @if !only_user {
+                                    @if owner && !only_user {
+                                        @let (to, label) = match user.role { Role::Owner => ("member", "Make member"), Role::Member => ("owner", "Make owner") };
+                                        form.inline method="post" action=(format!("/dashboard/settings/user-roles/{}", user.id)) {
+                                            (viewer.csrf_field())
+                                            input type="hidden" name="role" value=(to);
+                                            button type="submit" { (label) }
+                                        }
+                                        " "
                                         form.inline method="post" action=(format!("/dashboard/settings/users/{}/remove", user.id)) {
                                             (viewer.csrf_field())
                                             button.danger type="submit" { "Remove" }
@@ -275,7 +328,10 @@ async fn users_view(
                     }
                 }
             }
-            section.card {
+            @if !owner {
+                p.hint { "Owners manage the account's users, API keys, plan and settings; you are a member." }
+            }
+            @if owner { section.card {
                 h2 { "Invite someone" }
                 p.hint { "They get a link to choose their own password. It is valid for 7 days." }
                 (shown.invite.summary())
@@ -284,7 +340,7 @@ async fn users_view(
                     (field("email", "Email address", Kind::Email, shown.email.as_deref(), true, &shown.invite))
                     button.primary type="submit" { "Make invitation link" }
                 }
-            }
+            } }
             section.card {
                 h2 { "Change your password" }
                 p.hint { "Your other sessions end; this one stays." }

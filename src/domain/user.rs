@@ -21,6 +21,27 @@ pub const MAX_PASSWORD_CHARS: usize = 200;
 /// A session ends this long after sign-in, whatever its activity.
 pub const SESSION_LIFETIME: Duration = Duration::days(7);
 
+/// What a user may do in the dashboard. Owners manage the account's users,
+/// API keys, plan and settings; members use everything else (loads,
+/// carriers, devices, webhooks, share links).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Role {
+    /// Also every user stored before roles, who could all manage everything.
+    #[default]
+    Owner,
+    Member,
+}
+
+impl Role {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::Owner => "owner",
+            Role::Member => "member",
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct User {
     pub id: UserId,
@@ -31,6 +52,12 @@ pub struct User {
     pub password_hash: String,
     #[serde(with = "serde_utc")]
     pub created_at: DateTime<Utc>,
+    #[serde(default)]
+    pub role: Role,
+    /// Who invited them: `None` for an account's first user (signed up, or
+    /// made by the operator) and for users stored before this was kept.
+    #[serde(default)]
+    pub invited_by: Option<UserId>,
 }
 
 /// A signed-in browser. The token itself lives only in the browser's cookie.

@@ -58,6 +58,8 @@ fn user_error(error: UserError) -> ApiError {
         | UserError::BadCredentials
         | UserError::Throttled { .. }
         | UserError::LastUser
+        | UserError::LastOwner
+        | UserError::OwnersOnly
         | UserError::LinkUnusable
         | UserError::WrongPassword) => ApiError::new(
             StatusCode::CONFLICT,

@@ -9,7 +9,7 @@ use reqwest::header::{COOKIE, LOCATION, SET_COOKIE};
 use crate::helpers::{TestApp, assert_error, load_body, spawn_app};
 
 /// A cookie jar and a client that does not follow redirects.
-struct Browser {
+pub(crate) struct Browser {
     client: reqwest::Client,
     origin: String,
     cookies: HashMap<String, String>,
@@ -19,15 +19,15 @@ struct Browser {
     forwarded_for: Option<String>,
 }
 
-struct Page {
-    status: StatusCode,
-    location: Option<String>,
-    body: String,
+pub(crate) struct Page {
+    pub(crate) status: StatusCode,
+    pub(crate) location: Option<String>,
+    pub(crate) body: String,
 }
 
 impl Page {
     /// The value of the hidden input `name` in the page's first form that has one.
-    fn hidden(&self, name: &str) -> String {
+    pub(crate) fn hidden(&self, name: &str) -> String {
         let marker = format!("name=\"{name}\" value=\"");
         let start = self
             .body
@@ -40,7 +40,7 @@ impl Page {
 }
 
 impl Browser {
-    fn new(app: &TestApp) -> Self {
+    pub(crate) fn new(app: &TestApp) -> Self {
         let pem = std::fs::read(app.data_dir.path().join("tls/cert.pem")).unwrap();
         let client = reqwest::Client::builder()
             .tls_certs_only([reqwest::Certificate::from_pem(&pem).unwrap()])
@@ -105,12 +105,12 @@ impl Browser {
         }
     }
 
-    async fn get(&mut self, path: &str) -> Page {
+    pub(crate) async fn get(&mut self, path: &str) -> Page {
         let request = self.client.get(format!("{}{path}", self.origin));
         self.send(request).await
     }
 
-    async fn post(&mut self, path: &str, fields: &[(&str, &str)]) -> Page {
+    pub(crate) async fn post(&mut self, path: &str, fields: &[(&str, &str)]) -> Page {
         let body = serde_urlencoded::to_string(fields).unwrap();
         let request = self
             .client
@@ -138,7 +138,7 @@ impl Browser {
     }
 
     /// Registers a new account, then logs in to it; the log-in's answer.
-    async fn register(&mut self, email: &str) -> Page {
+    pub(crate) async fn register(&mut self, email: &str) -> Page {
         let registered = self.sign_up(email, "correct horse battery").await;
         assert_eq!(
             registered.status,
@@ -392,7 +392,7 @@ impl Browser {
 
     /// Tries to sign in; the answer's status (303 signed in, 200 the form
     /// again, 429 throttled).
-    async fn sign_in(&mut self, email: &str, password: &str) -> StatusCode {
+    pub(crate) async fn sign_in(&mut self, email: &str, password: &str) -> StatusCode {
         let form = self.get("/dashboard/login").await;
         let token = form.hidden("form_token");
         let fields = [
@@ -488,7 +488,7 @@ async fn repeated_wrong_passwords_are_throttled_but_lock_nobody_out() {
 
 impl Page {
     /// The value of the input with `id`.
-    fn input(&self, id: &str) -> String {
+    pub(crate) fn input(&self, id: &str) -> String {
         let marker = format!("id=\"{id}\" readonly value=\"");
         let start = self
             .body
@@ -502,7 +502,7 @@ impl Page {
 
 impl Browser {
     /// Invites `email` from the users page; the link's path and query.
-    async fn invite(&mut self, email: &str) -> String {
+    pub(crate) async fn invite(&mut self, email: &str) -> String {
         let users = self.get("/dashboard/settings/users").await;
         let made = self
             .post(
@@ -520,7 +520,7 @@ impl Browser {
     }
 
     /// Opens a password link and chooses `password`; the answer.
-    async fn choose_password(&mut self, link: &str, password: &str) -> Page {
+    pub(crate) async fn choose_password(&mut self, link: &str, password: &str) -> Page {
         let form = self.get(link).await;
         assert_eq!(form.status, StatusCode::OK, "{}", form.body);
         let fields = [
@@ -534,7 +534,7 @@ impl Browser {
     }
 
     /// Posts a form of the users page (its CSRF token added).
-    async fn on_users_page(&mut self, path: &str, fields: &[(&str, &str)]) -> Page {
+    pub(crate) async fn on_users_page(&mut self, path: &str, fields: &[(&str, &str)]) -> Page {
         let users = self.get("/dashboard/settings/users").await;
         let csrf = users.hidden("csrf");
         let mut all = vec![("csrf", csrf.as_str())];

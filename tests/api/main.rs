@@ -28,5 +28,6 @@ mod tenancy;
 mod tracking;
 mod transitions;
 mod transport;
+mod user_roles;
 mod validation;
 mod webhooks;

@@ -15,6 +15,8 @@ fn user(account: &AccountId, email: &str) -> User {
         email: email.into(),
         password_hash: "$argon2id$v=19$m=19456,t=2,p=1$c2FsdA$aGFzaA".into(),
         created_at: crate::fixtures::now(),
+        role: freight::domain::user::Role::Member,
+        invited_by: None,
     }
 }
 
