@@ -43,13 +43,15 @@ for line in sys.stdin:
 # and a read/write key ($KEY), and $LOADS assigned loads with ten fixes each,
 # whose ids go to $WORK/loads. Sets DATA, API_PORT, ADMIN_PORT, FREIGHT_PID.
 # $2 (optional) names a second instance: its data in $WORK/data-$2-$1 and its
-# load ids in $WORK/loads-$2.
+# load ids in $WORK/loads-$2. Each device's allowance is raised far past what
+# a benchmark sends: the runs measure the ingest path, not its refusals.
 start_freight() {
   local workers=$1 name=${2:-}
   DATA="$WORK/data-${name:+$name-}$workers"
   API_PORT=$(free_port); ADMIN_PORT=$(free_port)
   "$FREIGHT" serve --data-dir "$DATA" --listen "127.0.0.1:$API_PORT" \
     --admin-listen "127.0.0.1:$ADMIN_PORT" --workers "$workers" --no-bootstrap-key \
+    --device-positions-per-second 1000 --device-burst 1000000 \
     >"$WORK/freight${name:+-$name}.log" 2>&1 &
   FREIGHT_PID=$!
   for _ in $(seq 100); do [ -f "$DATA/admin.token" ] && curl -sk "https://localhost:$API_PORT/v1" -o /dev/null && break; sleep 0.1; done

@@ -40,6 +40,18 @@ pub trait ForwardRequests: Send + Sync {
 /// idempotency keys; the instance they came from did that.
 pub struct InternalListener;
 
+/// On a forwarded request, the client's address as the first instance saw
+/// it, and the origin the client reached (both signed: `server::cluster::signing`).
+pub const CLIENT_HEADER: &str = "x-freight-cluster-client";
+pub const ORIGIN_HEADER: &str = "x-freight-cluster-origin";
+
+/// What a request that came in on the internal listener says of its client:
+/// the signed `header`, never its forwarding headers.
+pub fn forwarded_value<'a>(req: &'a actix_web::HttpRequest, header: &str) -> Option<&'a str> {
+    req.app_data::<web::Data<InternalListener>>()?;
+    req.headers().get(header).and_then(|v| v.to_str().ok())
+}
+
 /// Whether `req` came in on the internal listener.
 pub fn is_internal(req: &ServiceRequest) -> bool {
     req.app_data::<web::Data<InternalListener>>().is_some()

@@ -4,6 +4,7 @@
 pub mod account_views;
 pub mod auth;
 pub mod body;
+pub mod client_address;
 pub mod envelope;
 pub mod error;
 pub mod extract;

@@ -56,6 +56,12 @@ impl PublicOrigin {
 /// The origin links for `req` start with (see [`PublicOrigin`]); a server
 /// built without one answers with the request's `Host`.
 pub fn public_origin(req: &HttpRequest) -> String {
+    // Forwarded by another instance: the origin its client reached, signed.
+    if let Some(origin) = super::forward::forwarded_value(req, super::forward::ORIGIN_HEADER)
+        .filter(|o| o.strip_prefix("https://").is_some_and(is_authority))
+    {
+        return origin.to_owned();
+    }
     match req.app_data::<web::Data<PublicOrigin>>() {
         Some(origin) => origin.of(req),
         None => {

@@ -40,13 +40,21 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
         }
         _ => MapSource::default(),
     };
+    let internal_address = match &args.internal_address {
+        Some(address) => address.clone(),
+        None => default_internal_address(args.internal_listen),
+    };
+    if args.storage == StorageKind::Scylla
+        && !crate::server::cluster::peers::is_host_and_port(&internal_address)
+    {
+        anyhow::bail!(
+            "--internal-address must be host:port, nothing more (not {internal_address:?})"
+        );
+    }
     let cluster = match (&args.storage, &args.cluster_secret) {
         (StorageKind::Scylla, Some(secret)) => Some(ClusterSettings {
             internal_listen: args.internal_listen,
-            internal_address: match &args.internal_address {
-                Some(address) => address.clone(),
-                None => default_internal_address(args.internal_listen),
-            },
+            internal_address,
             secret: ClusterSecret::parse(secret)
                 .map_err(|e| anyhow::anyhow!("--cluster-secret: {e}"))?,
         }),

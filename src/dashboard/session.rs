@@ -18,7 +18,6 @@ use rand::RngCore;
 use subtle::ConstantTimeEq;
 
 use super::page::PageError;
-use crate::api::auth::TransportPolicy;
 use crate::domain::account::Account;
 use crate::domain::ids::AccountId;
 use crate::domain::user::{SESSION_LIFETIME, Session, User};
@@ -132,31 +131,7 @@ pub fn check_form_token(req: &HttpRequest, sent: Option<&str>) -> Result<(), Pag
     }
 }
 
-/// The client's address, for throttling: the peer, or behind a TLS proxy the
-/// address the proxy reports.
-pub fn client_address(req: &HttpRequest) -> String {
-    let behind_proxy = req
-        .app_data::<web::Data<TransportPolicy>>()
-        .is_some_and(|p| matches!(***p, TransportPolicy::TrustForwardedProto));
-    // Behind a proxy: the last X-Forwarded-For entry, the one the proxy itself
-    // appended (the ones before it are whatever the client chose to send).
-    let forwarded = behind_proxy
-        .then(|| {
-            req.headers()
-                .get_all("x-forwarded-for")
-                .filter_map(|v| v.to_str().ok())
-                .flat_map(|v| v.split(','))
-                .map(str::trim)
-                .filter(|a| !a.is_empty())
-                .last()
-                .map(str::to_owned)
-        })
-        .flatten();
-    // The port changes per connection; the address is what an attacker has.
-    forwarded
-        .or_else(|| req.peer_addr().map(|a| a.ip().to_string()))
-        .unwrap_or_else(|| "unknown".to_owned())
-}
+pub use crate::api::client_address::client_address;
 
 fn secure_cookie(
     name: &'static str,

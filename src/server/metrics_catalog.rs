@@ -113,6 +113,11 @@ pub fn register() {
         "Device posts and positions refused, by protocol and reason (bad token, malformed, \
          rate limited, ...): apps such as Traccar Client retry a refused post forever"
     );
+    describe_counter!(
+        crate::server::cluster::internal::REFUSALS_METRIC,
+        "Requests the internal listener refused for their signature (unsigned, another \
+         secret, too old, replayed, altered): another instance's secret or clock, or a stranger"
+    );
 
     // Incrementing by zero registers a counter without changing it (a restart
     // of the service starts counters from zero, as Prometheus expects).

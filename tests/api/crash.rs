@@ -105,6 +105,14 @@ async fn start(data_dir: &std::path::Path) -> (Server, Option<String>) {
         .args(["--admin-listen", &format!("127.0.0.1:{admin}")])
         // The test receiver listens on plain http on loopback.
         .args(["--webhooks-allow-http", "--webhooks-allow-private"])
+        // Devices here post as fast as they can: durability, not their
+        // allowance, is under test.
+        .args([
+            "--device-positions-per-second",
+            "1000",
+            "--device-burst",
+            "1000000",
+        ])
         .env("RUST_LOG", "info,freight::webhooks=debug")
         .stdout(Stdio::null())
         .stderr(

@@ -24,7 +24,10 @@ use bytes::Bytes;
 use serde::{Deserialize, Serialize};
 
 use super::Cluster;
-use super::signing::{SIGNATURE_HEADER, TIME_HEADER};
+use super::signing::{
+    BODY_SIGNATURE_HEADER, CLIENT_HEADER, LENGTH_HEADER, NONCE_HEADER, ORIGIN_HEADER,
+    SIGNATURE_HEADER, SignedHead, TIME_HEADER, new_nonce,
+};
 use crate::actors::LoadError;
 use crate::api::forward::FORWARDED_BY;
 use crate::domain::account::Account;
@@ -55,6 +58,32 @@ fn hop_by_hop(name: &str) -> bool {
             | "x-forwarded-proto"
     ) || name.starts_with("x-freight-cluster-")
         || name == FORWARDED_BY
+}
+
+/// Headers a forwarded request carries only as signed (`Relayed`), and the
+/// client's forwarding headers, which the holder must not believe: the
+/// address the first instance saw travels signed instead.
+fn signed_or_the_clients_own(name: &str) -> bool {
+    matches!(
+        name,
+        "authorization"
+            | "cookie"
+            | "idempotency-key"
+            | "x-forwarded-for"
+            | "x-forwarded-host"
+            | "x-real-ip"
+            | "forwarded"
+    )
+}
+
+/// What a forwarded request carries of its client, signed with it.
+#[derive(Debug, Default)]
+pub(super) struct Relayed {
+    pub authorization: Option<String>,
+    pub cookie: Option<String>,
+    pub idempotency_key: Option<String>,
+    pub client: String,
+    pub origin: String,
 }
 
 /// One forwarded fix, as `POST /internal/v1/fixes` takes it.
@@ -172,11 +201,24 @@ impl crate::api::forward::ForwardRequests for Cluster {
             .to_owned();
         let method = reqwest::Method::from_bytes(req.method().as_str().as_bytes())
             .expect("an HTTP method is a method");
+        let text = |name: &str| {
+            req.headers()
+                .get(name)
+                .and_then(|v| v.to_str().ok())
+                .map(str::to_owned)
+        };
+        let relayed = Relayed {
+            authorization: text("authorization"),
+            cookie: text("cookie"),
+            idempotency_key: text("idempotency-key"),
+            client: crate::api::client_address::client_address(req),
+            origin: crate::api::origin::public_origin(req),
+        };
         let mut request = self
-            .signed(&self.client, holder, method, &path, body)
+            .signed(&self.client, holder, method, &path, body, relayed)
             .await?;
         for (name, value) in req.headers() {
-            if !hop_by_hop(name.as_str()) {
+            if !hop_by_hop(name.as_str()) && !signed_or_the_clients_own(name.as_str()) {
                 request = request.header(name.as_str(), value.as_bytes());
             }
         }
@@ -274,6 +316,7 @@ impl Cluster {
                 reqwest::Method::POST,
                 FIXES_PATH,
                 body,
+                Relayed::default(),
             )
             .await?
             .header("content-type", "application/json");
@@ -305,7 +348,8 @@ impl Cluster {
         Ok(answer)
     }
 
-    /// A request to `holder`'s internal listener, signed, with `body`.
+    /// A request to `holder`'s internal listener with `body` and what it
+    /// carries of its client, signed.
     pub(super) async fn signed(
         &self,
         client: &reqwest::Client,
@@ -313,6 +357,7 @@ impl Cluster {
         method: reqwest::Method,
         path: &str,
         body: Bytes,
+        relayed: Relayed,
     ) -> Result<reqwest::RequestBuilder, Unavailable> {
         let Some(address) = self.peers.address_of(self.storage.as_ref(), holder).await else {
             tracing::warn!(instance = %holder, "the instance acting for a load is not in the instance registry");
@@ -320,16 +365,41 @@ impl Cluster {
                 instance: holder.clone(),
             });
         };
-        let time = Self::now();
-        let signature = self.secret.sign(time, method.as_str(), path, &body);
-        Ok(client
+        let head = SignedHead {
+            time: Self::now(),
+            nonce: new_nonce(),
+            method: method.as_str().to_owned(),
+            path_and_query: path.to_owned(),
+            length: body.len() as u64,
+            authorization: relayed.authorization,
+            cookie: relayed.cookie,
+            idempotency_key: relayed.idempotency_key,
+            client: relayed.client,
+            origin: relayed.origin,
+        };
+        let (signature, body_signature) = self.secret.sign(&head, &body);
+        let mut request = client
             .request(method, format!("http://{address}{path}"))
-            .header(TIME_HEADER, time.to_string())
+            .header(TIME_HEADER, head.time.to_string())
+            .header(NONCE_HEADER, &head.nonce)
+            .header(LENGTH_HEADER, head.length.to_string())
             .header(SIGNATURE_HEADER, signature)
+            .header(BODY_SIGNATURE_HEADER, body_signature)
+            .header(CLIENT_HEADER, &head.client)
+            .header(ORIGIN_HEADER, &head.origin)
             // The client's own request reached this instance over TLS.
             .header("x-forwarded-proto", "https")
-            .header(FORWARDED_BY, self.peers.me().as_ref())
-            .body(body))
+            .header(FORWARDED_BY, self.peers.me().as_ref());
+        for (name, value) in [
+            ("authorization", head.authorization),
+            ("cookie", head.cookie),
+            ("idempotency-key", head.idempotency_key),
+        ] {
+            if let Some(value) = value {
+                request = request.header(name, value);
+            }
+        }
+        Ok(request.body(body))
     }
 
     pub(super) fn unreachable(

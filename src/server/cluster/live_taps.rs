@@ -15,10 +15,11 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use actix_web::{HttpResponse, web};
+use actix_web::{HttpMessage, HttpResponse, web};
 use futures_util::StreamExt;
 
 use super::Cluster;
+use super::internal::SignedAt;
 use crate::api::error::ApiError;
 use crate::domain::ids::AccountId;
 use crate::services::Services;
@@ -34,11 +35,19 @@ const RECONNECT: Duration = Duration::from_secs(1);
 const PEER_SCAN: Duration = Duration::from_secs(5);
 /// A tap silent this long (no line, no heartbeat) is taken for dead.
 const SILENCE: Duration = Duration::from_secs(45);
+/// How long a tap lasts from the time its request was signed: a request
+/// captured on the private network cannot open an unending stream of an
+/// account's fixes. The tapping instance opens the next one at once.
+pub const TAP_LIFE: Duration = Duration::from_secs(600);
+/// A tap that lasted at least this long and then closed is reopened at
+/// once, not after [`RECONNECT`]: it reached its life, it did not fail.
+const LIVED: Duration = Duration::from_secs(30);
 
 /// `GET /internal/v1/taps/{account_id}`: the account's updates stored here.
 pub async fn serve(
     services: web::Data<Services>,
     account: web::Path<String>,
+    req: actix_web::HttpRequest,
 ) -> Result<HttpResponse, ApiError> {
     let Some(account) = AccountId::parse(&account) else {
         return Err(ApiError::new(
@@ -47,10 +56,27 @@ pub async fn serve(
             "not an account id",
         ));
     };
+    let signed_at = req
+        .extensions()
+        .get::<SignedAt>()
+        .map_or(0, |signed| signed.0);
     let lines = services.tracking.live().tap(&account, TAP_BUFFER);
+    let ends = until(signed_at, chrono::Utc::now().timestamp());
     Ok(HttpResponse::Ok()
         .content_type("text/plain; charset=utf-8")
-        .streaming(lines.map(Ok::<_, std::convert::Infallible>)))
+        .streaming(
+            lines
+                .take_until(tokio::time::sleep(ends))
+                .map(Ok::<_, std::convert::Infallible>),
+        ))
+}
+
+/// How much longer a tap signed at `signed_at` may last, `now` (Unix seconds).
+fn until(signed_at: i64, now: i64) -> Duration {
+    let left = signed_at
+        .saturating_add(TAP_LIFE.as_secs() as i64)
+        .saturating_sub(now);
+    Duration::from_secs(left.max(0) as u64)
 }
 
 /// The accounts whose taps are kept (one task each).
@@ -124,9 +150,13 @@ async fn keep_taps(cluster: &Arc<Cluster>, hub: &LiveHub, account: &AccountId) {
 async fn tap_instance(cluster: Arc<Cluster>, hub: LiveHub, account: AccountId, instance: Arc<str>) {
     let path = PATH.replace("{account_id}", account.as_str());
     while hub.streaming(&account) {
+        let opened = tokio::time::Instant::now();
         match cluster.open_tap(&instance, &path).await {
             Ok(response) => {
                 if let Err(error) = read_tap(response, &hub, &account).await {
+                    if error == CLOSED && opened.elapsed() >= LIVED {
+                        continue;
+                    }
                     tracing::info!(%instance, error = %error, "a tap on another instance ended; reopening it");
                 }
             }
@@ -137,6 +167,9 @@ async fn tap_instance(cluster: Arc<Cluster>, hub: LiveHub, account: AccountId, i
         tokio::time::sleep(RECONNECT).await;
     }
 }
+
+/// How [`read_tap`] says the other instance ended the tap.
+const CLOSED: &str = "closed";
 
 async fn read_tap(
     mut response: reqwest::Response,
@@ -150,7 +183,7 @@ async fn read_tap(
             .map_err(|_| "silent past its heartbeat".to_owned())?
             .map_err(|e| error_chain(&e).to_string())?;
         let Some(chunk) = chunk else {
-            return Err("closed".into());
+            return Err(CLOSED.into());
         };
         pending.extend_from_slice(&chunk);
         let Some(end) = pending.iter().rposition(|b| *b == b'\n') else {
@@ -180,8 +213,22 @@ impl Cluster {
                 reqwest::Method::GET,
                 path,
                 bytes::Bytes::new(),
+                super::forward::Relayed::default(),
             )
             .await?;
         self.answered(instance, request, "a tap").await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_tap_lasts_its_life_from_the_signed_time() {
+        assert_eq!(until(1_000, 1_000), TAP_LIFE);
+        assert_eq!(until(1_000, 1_060), TAP_LIFE - Duration::from_secs(60));
+        assert_eq!(until(1_000, 1_000 + 601), Duration::ZERO);
+        assert_eq!(until(0, 1_000_000), Duration::ZERO, "unsigned: none");
     }
 }

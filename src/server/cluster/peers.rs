@@ -76,10 +76,41 @@ impl Peers {
     }
 
     async fn read(&self, storage: &dyn Storage) -> StorageResult<()> {
-        let rows: HashMap<String, String> = storage.instances().await?.into_iter().collect();
+        let rows: HashMap<String, String> = storage
+            .instances()
+            .await?
+            .into_iter()
+            .filter(|(instance, address)| {
+                let usable = is_host_and_port(address);
+                if !usable {
+                    tracing::warn!(%instance, address = %address.escape_debug(), "an instance registered an address that is not host:port; it is not used");
+                }
+                usable
+            })
+            .collect();
         *self.known.write().unwrap_or_else(|p| p.into_inner()) = rows;
         Ok(())
     }
+}
+
+/// Whether `address` is `host:port` and nothing more: a URL is built on it
+/// (`http://{address}/…`), so a row with a path, user or query in it would
+/// send forwarded requests, signed, somewhere else.
+pub fn is_host_and_port(address: &str) -> bool {
+    let Some((host, port)) = address.rsplit_once(':') else {
+        return false;
+    };
+    let host_ok = match host.strip_prefix('[').and_then(|h| h.strip_suffix(']')) {
+        Some(v6) => v6.parse::<std::net::Ipv6Addr>().is_ok(),
+        None => {
+            !host.is_empty()
+                && host.len() <= 253
+                && host
+                    .bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'-' | b'_'))
+        }
+    };
+    host_ok && port.parse::<u16>().is_ok_and(|p| p > 0)
 }
 
 /// Registers every [`REGISTER_EVERY`] until the peers are dropped.
@@ -93,6 +124,30 @@ pub async fn keep_registered(peers: Weak<Peers>, storage: Arc<dyn Storage>) {
         };
         if let Err(error) = peers.register(storage.as_ref()).await {
             tracing::warn!(error = %error_chain(&error), "could not renew this instance's registration; retrying");
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::is_host_and_port;
+
+    #[test]
+    fn only_host_and_port_is_an_address() {
+        for good in ["10.0.0.7:9445", "freight-2.internal:9445", "[fd00::7]:9445"] {
+            assert!(is_host_and_port(good), "{good}");
+        }
+        for bad in [
+            "10.0.0.7",
+            "10.0.0.7:0",
+            "10.0.0.7:99999",
+            "evil.example/x?:9445",
+            "user@host:9445",
+            "host:9445/path",
+            "[not-v6]:9445",
+            ":9445",
+        ] {
+            assert!(!is_host_and_port(bad), "{bad}");
         }
     }
 }
