@@ -116,11 +116,7 @@ pub async fn remove_user(
         Ok(_) if id == viewer.user.id => Ok(page::see_other("/dashboard/login?signed_out=1")),
         Ok(removed) => {
             let note = format!("Removed {}; their sessions have ended.", removed.email);
-            let shown = Shown {
-                note: Some(&note),
-                ..Shown::default()
-            };
-            Ok(page::ok(users_view(&services, &viewer, shown).await?))
+            noted(&services, &viewer, &note).await
         }
         Err(UserError::LastUser) => {
             let shown = Shown {
@@ -162,11 +158,7 @@ pub async fn set_role(
                     Role::Member => "a member",
                 }
             );
-            let shown = Shown {
-                note: Some(&note),
-                ..Shown::default()
-            };
-            Ok(page::ok(users_view(&services, &viewer, shown).await?))
+            noted(&services, &viewer, &note).await
         }
         Err(UserError::UnknownUser) => Err(PageError::NotFound),
         Err(error) => Err(user_error(error)),
@@ -207,11 +199,7 @@ pub async fn change_password(
     {
         Ok(ended) => {
             let note = format!("Password changed; {ended} other session(s) ended.");
-            let shown = Shown {
-                note: Some(&note),
-                ..Shown::default()
-            };
-            Ok(page::ok(users_view(&services, &viewer, shown).await?))
+            noted(&services, &viewer, &note).await
         }
         Err(UserError::WrongPassword) => {
             refused(Problems::one("current_password", "is not right")).await
@@ -232,11 +220,20 @@ pub async fn sign_out_elsewhere(
         .await
         .map_err(user_error)?;
     let note = format!("Signed out of {ended} other session(s).");
+    noted(&services, &viewer, &note).await
+}
+
+/// The users page with a note on what was just done.
+async fn noted(
+    services: &Services,
+    viewer: &Viewer,
+    note: &str,
+) -> Result<HttpResponse, PageError> {
     let shown = Shown {
-        note: Some(&note),
+        note: Some(note),
         ..Shown::default()
     };
-    Ok(page::ok(users_view(&services, &viewer, shown).await?))
+    Ok(page::ok(users_view(services, viewer, shown).await?))
 }
 
 async fn users_view(

@@ -16,3 +16,4 @@ pub mod settings;
 pub mod startup;
 pub mod tls;
 pub mod unread_body;
+mod wiring;

@@ -95,7 +95,7 @@ impl DeviceMeter {
         let burst = f64::from(self.limits.burst);
         let rate = self.limits.positions_per_second;
         self.buckets.retain(|_, bucket| {
-            let bucket = bucket.lock().unwrap_or_else(|p| p.into_inner());
+            let bucket = bucket.get_mut().unwrap_or_else(|p| p.into_inner());
             let seconds = (now - bucket.at).num_milliseconds() as f64 / 1000.0;
             bucket.tokens + seconds * rate < burst
         });

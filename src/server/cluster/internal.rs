@@ -115,7 +115,11 @@ impl Nonces {
         let Ok(key) = u128::from_str_radix(nonce, 16) else {
             return false;
         };
-        if self.taken.fetch_add(1, Ordering::Relaxed) % 1024 == 0 {
+        if self
+            .taken
+            .fetch_add(1, Ordering::Relaxed)
+            .is_multiple_of(1024)
+        {
             self.seen.retain(|_, at| now - *at <= 2 * MAX_AGE_SECS);
         }
         match self.seen.entry(key) {
@@ -131,14 +135,14 @@ impl Nonces {
 /// Refusals logged at WARN at most this often; the rest at DEBUG, counted in
 /// the next warning (a peer sending garbage must not fill the log).
 const REFUSAL_LOG_EVERY_SECS: i64 = 10;
-static LAST_REFUSAL_LOGGED: AtomicI64 = AtomicI64::new(i64::MIN);
+static LAST_REFUSAL_LOGGED: AtomicI64 = AtomicI64::new(0);
 static REFUSALS_UNLOGGED: AtomicU64 = AtomicU64::new(0);
 
 fn log_refusal(peer: Option<std::net::SocketAddr>, reason: &str) {
     metrics::counter!(REFUSALS_METRIC).increment(1);
     let now = chrono::Utc::now().timestamp();
     let last = LAST_REFUSAL_LOGGED.load(Ordering::Relaxed);
-    if now - last >= REFUSAL_LOG_EVERY_SECS
+    if now.saturating_sub(last) >= REFUSAL_LOG_EVERY_SECS
         && LAST_REFUSAL_LOGGED
             .compare_exchange(last, now, Ordering::AcqRel, Ordering::Relaxed)
             .is_ok()

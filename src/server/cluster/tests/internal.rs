@@ -116,7 +116,7 @@ async fn an_unsigned_request_is_refused_before_its_body_is_read() {
         .unwrap();
     let head = format!(
         "POST {FIXES_PATH} HTTP/1.1\r\nHost: {internal}\r\nContent-Type: application/json\r\n\
-         Content-Length: 16000000\r\n\r\n",
+         X-Forwarded-Proto: https\r\nContent-Length: 16000000\r\n\r\n",
         FIXES_PATH = super::super::forward::FIXES_PATH
     );
     tcp.write_all(head.as_bytes()).await.unwrap();
