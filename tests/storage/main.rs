@@ -114,28 +114,40 @@ impl Drop for ScratchKeyspace {
     }
 }
 
-/// A ScyllaDB store in a fresh keyspace, migrated from `cql/`, on the cluster
-/// named by `FREIGHT_SCYLLA_URI` (`host:9042[,host:9042...]`). Replication is
-/// one replica unless `FREIGHT_SCYLLA_REPLICATION` says otherwise (three on a
-/// three-node cluster, so that LOCAL_QUORUM means a majority).
-async fn open_scylla() -> Option<(ScratchKeyspace, Arc<dyn Storage>)> {
+/// The CQL cluster named by `FREIGHT_SCYLLA_URI` (`host:9042[,host:9042...]`)
+/// and a fresh keyspace's name on it; `None`, having said why, without one,
+/// except under `CI=true`, where a missing cluster fails the test.
+fn cql_cluster() -> Option<ScyllaConfig> {
     let Ok(uri) = std::env::var("FREIGHT_SCYLLA_URI") else {
-        eprintln!(
-            "skipped: FREIGHT_SCYLLA_URI is not set; set it to host:9042 of a ScyllaDB cluster \
-             to run the conformance suite against it (see deploy/README.md)"
+        let why = "FREIGHT_SCYLLA_URI is not set; start a CQL cluster \
+                   (deploy/cql-test-cluster/cluster.sh start) and set it to what that prints";
+        assert!(
+            std::env::var("CI").as_deref() != Ok("true"),
+            "CI must run the conformance suite on a CQL cluster, but {why}"
         );
+        eprintln!("skipped: {why}");
         return None;
     };
-    let suffix: String = uuid_like();
-    let config = ScyllaConfig {
+    Some(ScyllaConfig {
         nodes: ScyllaConfig::parse_nodes(&uri),
-        keyspace: format!("freight_test_{suffix}"),
+        keyspace: format!("freight_test_{}", uuid_like()),
         local_dc: None,
         credentials: None,
-    };
-    let replication = std::env::var("FREIGHT_SCYLLA_REPLICATION").unwrap_or_else(|_| {
+    })
+}
+
+/// Replication is one replica unless `FREIGHT_SCYLLA_REPLICATION` says
+/// otherwise (three on a three-node cluster, so that LOCAL_QUORUM means a majority).
+fn test_replication() -> String {
+    std::env::var("FREIGHT_SCYLLA_REPLICATION").unwrap_or_else(|_| {
         "{'class': 'NetworkTopologyStrategy', 'replication_factor': 1}".to_owned()
-    });
+    })
+}
+
+/// A CQL store (ScyllaDB or Cassandra) in a fresh keyspace, migrated from `cql/`.
+async fn open_scylla() -> Option<(ScratchKeyspace, Arc<dyn Storage>)> {
+    let config = cql_cluster()?;
+    let replication = test_replication();
     // A retention, so that the time-window options are set as a cluster
     // with one would have them.
     scylla::schema::migrate(&config, Some(&replication), Some(Some(30)), false)
@@ -160,6 +172,34 @@ fn uuid_like() -> String {
 }
 
 conformance_tests!(scylla_cluster, open_scylla());
+
+/// `freight migrate` twice on one keyspace: the second run applies nothing and
+/// changes nothing, on whichever engine the cluster runs; the store opens after both.
+#[tokio::test(flavor = "multi_thread")]
+async fn migrating_twice_applies_nothing_the_second_time() {
+    let Some(config) = cql_cluster() else {
+        return;
+    };
+    let replication = test_replication();
+    let first = scylla::schema::migrate(&config, Some(&replication), Some(Some(30)), false)
+        .await
+        .expect("the first migration");
+    let _guard = ScratchKeyspace(config.clone());
+    assert_eq!(
+        first.applied.len(),
+        scylla::schema::FILES.len(),
+        "{first:?}"
+    );
+    let second = scylla::schema::migrate(&config, Some(&replication), Some(Some(30)), false)
+        .await
+        .expect("the second migration");
+    assert!(second.applied.is_empty(), "{second:?}");
+    assert!(
+        second.notes.iter().any(|n| n.starts_with("engine: ")),
+        "{second:?}"
+    );
+    ScyllaStore::open(&config).await.expect("the store opens");
+}
 
 /// A data directory from before secrets were sealed: its plain secrets are
 /// read as they are by a store that seals, and sealed by

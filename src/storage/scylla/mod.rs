@@ -21,6 +21,7 @@ mod carriers;
 pub mod clock_skew;
 mod dashboard;
 mod devices;
+pub mod engine;
 #[cfg(test)]
 mod faults;
 mod idempotency;
@@ -132,6 +133,8 @@ pub struct ScyllaStore {
     secrets: SecretSealing,
     /// Until when idempotency answers stored before cql/013 are still read.
     idempotency_before_013_until: Option<chrono::DateTime<chrono::Utc>>,
+    /// ScyllaDB or Cassandra: what the backend may send (see `engine`).
+    engine: engine::Engine,
 }
 
 impl ScyllaStore {
@@ -140,6 +143,7 @@ impl ScyllaStore {
     pub async fn open(config: &ScyllaConfig) -> anyhow::Result<Self> {
         use anyhow::Context as _;
         let session = config.connect(true).await?;
+        let engine = engine::Engine::detect(&session).await?;
         schema::check_applied(&session).await?;
         let mut st = Statements::prepare(&session)
             .await
@@ -165,6 +169,7 @@ impl ScyllaStore {
             newest_points: point_series::Remembered::default(),
             secrets: SecretSealing::default(),
             idempotency_before_013_until,
+            engine,
         })
     }
 

@@ -19,6 +19,7 @@ use super::load_rows::LOAD_LISTS;
 use sha2::{Digest, Sha256};
 
 use super::ScyllaConfig;
+use super::engine::Engine;
 
 /// The schema files, in the order they are applied.
 pub const FILES: &[(&str, &str)] = &[
@@ -173,17 +174,17 @@ pub async fn migrate(
     let asked = replication.unwrap_or(DEFAULT_REPLICATION);
     let requested = parse_cql_map(asked).context("--replication")?;
     let session = config.connect(false).await?;
+    let engine = Engine::detect(&session).await?;
     let mut done = Migrated::default();
-    // Tablets (the default for new keyspaces since ScyllaDB 6.0) do not take
-    // lightweight transactions or counters, which leases, uniqueness claims,
-    // status changes and shared rate limits need: this keyspace uses vnodes.
+    done.notes.push(format!("engine: {}", engine.name()));
     run_ddl(
         &session,
         &format!(
             "CREATE KEYSPACE IF NOT EXISTS {} WITH replication = {} \
-             AND durable_writes = true AND tablets = {{'enabled': false}}",
+             AND durable_writes = true{}",
             config.keyspace,
-            asked.trim()
+            asked.trim(),
+            engine.keyspace_options()
         ),
     )
     .await?;

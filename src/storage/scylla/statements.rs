@@ -297,11 +297,6 @@ pub(super) struct LoggedBatch {
     values: Vec<Box<dyn SerializeRow + Send + Sync>>,
 }
 
-/// A logged batch's size at most, in bytes of bound values: ScyllaDB warns
-/// past `batch_size_warn_threshold_in_kb` (128 KiB) and refuses past
-/// `batch_size_fail_threshold_in_kb` (1 MiB).
-pub(super) const MAX_BATCH_BYTES: usize = 96 * 1024;
-
 impl LoggedBatch {
     pub(super) fn new() -> Self {
         let mut batch = Batch::new(BatchType::Logged);
@@ -362,22 +357,28 @@ impl LoggedBatch {
 }
 
 /// Groups of statements, each all or none, packed into logged batches of at
-/// most `MAX_BATCH_BYTES` (a group larger than that is a batch of its own)
+/// most the engine's batch size (`Engine::max_batch_bytes`; a group larger
+/// than that is a batch of its own)
 /// and written one after the other, in order: a group is written only after
 /// every group before it. For writes whose atomicity is per group (one
 /// webhook delivery's record, index rows and schedule move), not across them.
-#[derive(Default)]
 pub(super) struct BoundedBatches {
     batches: Packed<LoggedBatch>,
 }
 
 impl BoundedBatches {
+    pub(super) fn new(max_bytes: usize) -> Self {
+        BoundedBatches {
+            batches: Packed::new(max_bytes),
+        }
+    }
+
     pub(super) fn push(&mut self, group: LoggedBatch) {
         if group.values.is_empty() {
             return;
         }
         let bytes = group.bytes();
-        if bytes > MAX_BATCH_BYTES {
+        if bytes > self.batches.max_bytes {
             // One group that must stay whole: written, but worth knowing of.
             tracing::warn!(
                 bytes,
@@ -389,32 +390,36 @@ impl BoundedBatches {
     }
 
     pub(super) async fn run(self, session: &Session) -> StorageResult<()> {
-        for (_, batch) in self.batches.0 {
+        for (_, batch) in self.batches.batches {
             batch.run(session).await?;
         }
         Ok(())
     }
 }
 
-/// Groups packed in order into batches of at most `MAX_BATCH_BYTES`: each
-/// batch with its size.
-struct Packed<G>(Vec<(usize, G)>);
-
-impl<G> Default for Packed<G> {
-    fn default() -> Self {
-        Packed(Vec::new())
-    }
+/// Groups packed in order into batches of at most `max_bytes`: each batch
+/// with its size.
+struct Packed<G> {
+    max_bytes: usize,
+    batches: Vec<(usize, G)>,
 }
 
 impl<G> Packed<G> {
+    fn new(max_bytes: usize) -> Self {
+        Packed {
+            max_bytes,
+            batches: Vec::new(),
+        }
+    }
+
     /// Adds a group of `bytes` to the last batch if it fits, else starts one.
     fn push(&mut self, bytes: usize, group: G, merge: impl FnOnce(&mut G, G)) {
-        match self.0.last_mut() {
-            Some((size, last)) if *size + bytes <= MAX_BATCH_BYTES => {
+        match self.batches.last_mut() {
+            Some((size, last)) if *size + bytes <= self.max_bytes => {
                 *size += bytes;
                 merge(last, group);
             }
-            _ => self.0.push((bytes, group)),
+            _ => self.batches.push((bytes, group)),
         }
     }
 }
@@ -423,24 +428,33 @@ impl<G> Packed<G> {
 mod tests {
     use super::*;
 
-    /// The batches groups of `sizes` are packed into, as group counts.
-    fn packed(sizes: &[usize]) -> Vec<usize> {
-        let mut packed = Packed::default();
+    use crate::storage::scylla::engine::Engine;
+
+    /// The batches groups of `sizes` are packed into under `max`, as group counts.
+    fn packed(max: usize, sizes: &[usize]) -> Vec<usize> {
+        let mut packed = Packed::new(max);
         for &size in sizes {
             packed.push(size, 1, |groups, one| *groups += one);
         }
-        packed.0.into_iter().map(|(_, groups)| groups).collect()
+        packed
+            .batches
+            .into_iter()
+            .map(|(_, groups)| groups)
+            .collect()
     }
 
     #[test]
     fn groups_are_packed_under_the_bound_in_order_and_never_split() {
-        // 512 delivery outcomes of ~1.5 KB: one batch was ~770 KB, near the
-        // 1 MiB refusal; now 9 batches under the 128 KiB warning.
-        let outcomes = packed(&[1_500; 512]);
-        assert_eq!(outcomes.iter().sum::<usize>(), 512);
-        assert!(outcomes.len() >= 8, "{outcomes:?}");
-        assert!(outcomes.iter().all(|&n| n * 1_500 <= MAX_BATCH_BYTES));
-        // A group over the bound is a batch of its own.
-        assert_eq!(packed(&[10, MAX_BATCH_BYTES + 1, 10]), [1, 1, 1]);
+        // 512 delivery outcomes of ~1.5 KB: one batch was ~770 KB, near
+        // ScyllaDB's 1 MiB refusal; now batches under each engine's bound.
+        for engine in [Engine::Scylla, Engine::Cassandra] {
+            let max = engine.max_batch_bytes();
+            let outcomes = packed(max, &[1_500; 512]);
+            assert_eq!(outcomes.iter().sum::<usize>(), 512);
+            assert!(outcomes.len() >= 8, "{outcomes:?}");
+            assert!(outcomes.iter().all(|&n| n * 1_500 <= max));
+            // A group over the bound is a batch of its own.
+            assert_eq!(packed(max, &[10, max + 1, 10]), [1, 1, 1]);
+        }
     }
 }

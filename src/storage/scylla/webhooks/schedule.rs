@@ -70,7 +70,7 @@ pub(super) async fn put_deliveries(
     // Each delivery's rows are all or none; deliveries need not be
     // written together, so they go in batches of bounded size, in order,
     // and the fanned-out marks after all of them.
-    let mut batches = BoundedBatches::default();
+    let mut batches = BoundedBatches::new(store.engine.max_batch_bytes());
     let mut listed = Listed::default();
     let mut written = Vec::with_capacity(changes.len());
     for (previous, delivery) in changes {
