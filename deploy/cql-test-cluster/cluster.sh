@@ -11,13 +11,16 @@
 #
 # The class path is fetched once into .cache/lib (ignored by git) with
 # `mvn dependency:copy-dependencies`. Nodes keep their data in a temporary
-# directory named in $STATE (default /tmp/freight-cql-cluster.state); `stop`
-# deletes it. Every node listens on its own loopback address with the same
-# ports (9042 CQL, 7000 gossip), as the driver finds peers by address.
+# directory named in $CQL_CLUSTER_STATE (default /tmp/freight-cql-cluster.state);
+# `stop` deletes it. Every node listens on its own loopback address with the
+# same ports (9042 CQL, 7000 gossip), as the driver finds peers by address:
+# node I on 127.0.0.(F+I-1), F = $CQL_CLUSTER_FIRST (default 1), so that a
+# second cluster (another state file, F = 4) can run beside the first.
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 LIB=$HERE/.cache/lib
 STATE=${CQL_CLUSTER_STATE:-/tmp/freight-cql-cluster.state}
+FIRST=${CQL_CLUSTER_FIRST:-1}
 # Node I's token: evenly spaced on Murmur3's ring, so no node waits to
 # allocate tokens (the stock yaml's allocation waits out the ring delay).
 TOKENS=(x -9223372036854775808 -3074457345618258603 3074457345618258602)
@@ -35,7 +38,9 @@ fetch_class_path() {
   touch "$LIB/.complete"
 }
 
-root() { [ -f "$STATE" ] && cat "$STATE" || die "no cluster is running (no $STATE)"; }
+root() { [ -f "$STATE" ] && head -1 "$STATE" || die "no cluster is running (no $STATE)"; }
+# The address of node $1 (the first address is kept in the state file).
+ip() { local first; first=$(sed -n 2p "$STATE" 2>/dev/null); echo "127.0.0.$(( ${first:-$FIRST} + $1 - 1 ))"; }
 nodes() { local r; r=$(root); ls -d "$r"/node* 2>/dev/null | sed 's#.*/node##' | sort -n; }
 pid_of() { cat "$(root)/node$1/pid" 2>/dev/null || true; }
 alive() { local p; p=$(pid_of "$1"); [ -n "$p" ] && kill -0 "$p" 2>/dev/null; }
@@ -56,9 +61,9 @@ endpoint_snitch: SimpleSnitch
 seed_provider:
   - class_name: org.apache.cassandra.locator.SimpleSeedProvider
     parameters:
-      - seeds: "127.0.0.1:7000"
-listen_address: 127.0.0.$n
-rpc_address: 127.0.0.$n
+      - seeds: "$(ip 1):7000"
+listen_address: $(ip "$n")
+rpc_address: $(ip "$n")
 storage_port: 7000
 native_transport_port: 9042
 start_native_transport: true
@@ -168,10 +173,12 @@ launch() {
     "-Dlogback.configurationFile=$r/logback.xml" "-Dcassandra.logdir=$dir/logs"
     "-Dcassandra.storagedir=$dir" -Dcassandra-foreground=yes
     "-Dcassandra.config=file://$dir/conf/cassandra.yaml"
-    # No waiting for gossip to settle, a 5 s ring delay rather than 30, no
-    # blocking flush of system tables after each schema change: test speed.
+    # No waiting for gossip to settle and a 5 s ring delay rather than 30:
+    # test speed. Not -Dcassandra.unsafesystem, which harnesses use for speed:
+    # with it a node killed with -9 came back without the tables created
+    # before the kill (UnknownTableException on every read and write sent to it).
     -Dcassandra.skip_wait_for_gossip_to_settle=0 -Dcassandra.ring_delay_ms=5000
-    -Dcassandra.superuser_setup_delay_ms=0 -Dcassandra.unsafesystem=true
+    -Dcassandra.superuser_setup_delay_ms=0
     "-Djava.io.tmpdir=$dir/tmp"
   )
   setsid java "${jvm[@]}" -cp "$LIB/*" org.apache.cassandra.service.CassandraDaemon \
@@ -185,7 +192,7 @@ wait_cql() {
   for _ in $(seq 1 180); do
     alive "$n" || { tail -20 "$dir/logs/stdout.log" "$dir/logs/system.log" >&2 2>/dev/null; die "node $n exited while starting"; }
     grep -q "Startup complete" "$dir/logs/system.log" 2>/dev/null \
-      && (exec 3<>"/dev/tcp/127.0.0.$n/9042") 2>/dev/null && return 0
+      && (exec 3<>"/dev/tcp/$(ip "$n")/9042") 2>/dev/null && return 0
     sleep 1
   done
   die "node $n did not answer CQL within 180 s (logs in $dir/logs)"
@@ -199,16 +206,16 @@ wait_ring() {
   for n in $all; do for x in $all; do
     [ "$n" = "$x" ] && continue
     for _ in $(seq 1 120); do
-      grep -q "/127.0.0.$x:7000 is now UP" "$r/node$n/logs/system.log" 2>/dev/null && break
+      grep -q "/$(ip "$x"):7000 is now UP" "$r/node$n/logs/system.log" 2>/dev/null && break
       sleep 1
     done
-    grep -q "/127.0.0.$x:7000 is now UP" "$r/node$n/logs/system.log" || die "node $n never saw node $x up"
+    grep -q "/$(ip "$x"):7000 is now UP" "$r/node$n/logs/system.log" || die "node $n never saw node $x up"
   done; done
 }
 
 contact_points() {
   local points=()
-  for n in $(nodes); do points+=("127.0.0.$n:9042"); done
+  for n in $(nodes); do points+=("$(ip "$n"):9042"); done
   (IFS=,; echo "${points[*]}")
 }
 
@@ -216,10 +223,10 @@ case "${1:-}" in
   start)
     size=${2:-1}
     [[ $size == 1 || $size == 3 ]] || die "a cluster has 1 or 3 nodes, not $size"
-    [ -f "$STATE" ] && die "a cluster is running already ($(cat "$STATE")); stop it first"
+    [ -f "$STATE" ] && die "a cluster is running already ($(head -1 "$STATE")); stop it first"
     fetch_class_path
     ulimit -n 100000 2>/dev/null || true
-    mktemp -d /tmp/freight-cql.XXXXXX >"$STATE"
+    { mktemp -d /tmp/freight-cql.XXXXXX; echo "$FIRST"; } >"$STATE"
     started=$(date +%s)
     for n in $(seq 1 "$size"); do write_config "$n" "$(root)"; done
     # Node 1 is the seed: the others need it up before they start.
@@ -242,7 +249,7 @@ case "${1:-}" in
     ;;
   stop)
     [ -f "$STATE" ] || exit 0
-    r=$(cat "$STATE")
+    r=$(head -1 "$STATE")
     for n in $(ls -d "$r"/node* 2>/dev/null | sed 's#.*/node##'); do
       pid=$(cat "$r/node$n/pid" 2>/dev/null || true)
       [ -n "$pid" ] && kill -9 -- "-$pid" 2>/dev/null; [ -n "$pid" ] && kill -9 "$pid" 2>/dev/null || true
@@ -251,7 +258,7 @@ case "${1:-}" in
     ;;
   status)
     for n in $(nodes); do
-      if alive "$n"; then echo "node $n: up (pid $(pid_of "$n")), 127.0.0.$n:9042"; else echo "node $n: down"; fi
+      if alive "$n"; then echo "node $n: up (pid $(pid_of "$n")), $(ip "$n"):9042"; else echo "node $n: down"; fi
     done
     contact_points
     ;;

@@ -5,6 +5,7 @@ mod auth;
 mod browser;
 mod carriers;
 mod corrections;
+mod cql_cluster;
 mod crash;
 mod dashboard;
 mod device_limits;
