@@ -43,7 +43,14 @@ root() { [ -f "$STATE" ] && head -1 "$STATE" || die "no cluster is running (no $
 ip() { local first; first=$(sed -n 2p "$STATE" 2>/dev/null); echo "127.0.0.$(( ${first:-$FIRST} + $1 - 1 ))"; }
 nodes() { local r; r=$(root); ls -d "$r"/node* 2>/dev/null | sed 's#.*/node##' | sort -n; }
 pid_of() { cat "$(root)/node$1/pid" 2>/dev/null || true; }
-alive() { local p; p=$(pid_of "$1"); [ -n "$p" ] && kill -0 "$p" 2>/dev/null; }
+# Running, not a zombie: a killed node's process may wait to be reaped by
+# whatever it was handed to when the script that started it exited.
+alive() {
+  local p state
+  p=$(pid_of "$1"); [ -n "$p" ] || return 1
+  state=$(ps -o stat= -p "$p" 2>/dev/null) || return 1
+  [ -n "$state" ] && [[ $state != Z* ]]
+}
 
 # The node's cassandra.yaml: Cassandra's defaults but for what a test node on
 # a small shared machine needs (each setting that differs says why).
@@ -239,10 +246,13 @@ case "${1:-}" in
     [ -n "${2:-}" ] || die "kill which node?"
     pid=$(pid_of "$2"); [ -n "$pid" ] || die "no node $2"
     kill -9 "$pid" 2>/dev/null || true
+    # Gone before this returns: a restart right after must not find it alive.
+    for _ in $(seq 1 100); do alive "$2" || break; sleep 0.1; done
+    if alive "$2"; then die "node $2 is still running after kill -9"; fi
     ;;
   restart)
     [ -n "${2:-}" ] || die "restart which node?"
-    alive "$2" && die "node $2 is running"
+    if alive "$2"; then die "node $2 is running"; fi
     # A fresh start marker: the node logs "Startup complete" again.
     mv "$(root)/node$2/logs/system.log" "$(root)/node$2/logs/system.log.$(date +%s)" 2>/dev/null || true
     launch "$2"; wait_cql "$2"

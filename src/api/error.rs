@@ -164,6 +164,11 @@ impl From<serde_json::Error> for ApiError {
     }
 }
 
+/// When a client may retry a request the store could not take (a CQL
+/// cluster without a quorum, a node restarting): a store comes back in
+/// seconds or is down for longer, and a retry every few seconds serves both.
+pub const STORAGE_RETRY_AFTER_SECONDS: u64 = 5;
+
 impl From<StorageError> for ApiError {
     fn from(error: StorageError) -> Self {
         let chain = error_chain(&error);
@@ -175,6 +180,8 @@ impl From<StorageError> for ApiError {
                     "STORAGE_UNAVAILABLE",
                     "storage is temporarily unavailable; nothing was changed, retry later",
                 )
+                .with_details(json!({"retry_after_seconds": STORAGE_RETRY_AFTER_SECONDS}))
+                .with_header("retry-after", STORAGE_RETRY_AFTER_SECONDS.to_string())
             }
             StorageError::Corrupt { .. } => {
                 tracing::error!(request_id = %crate::telemetry::request_id(), error = %chain, "corrupt record in storage");
@@ -278,3 +285,22 @@ impl From<AuthError> for ApiError {
 
 mod services;
 pub use services::STREAMS_RETRY_AFTER_SECONDS;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_unavailable_store_says_when_to_retry() {
+        let error = ApiError::from(StorageError::unavailable(std::io::Error::other(
+            "no quorum",
+        )));
+        assert_eq!(error.status, StatusCode::SERVICE_UNAVAILABLE);
+        assert_eq!(error.code, "STORAGE_UNAVAILABLE");
+        assert!(
+            error.headers.contains(&("retry-after", "5".to_owned())),
+            "{:?}",
+            error.headers
+        );
+    }
+}

@@ -156,7 +156,8 @@ const INTERNAL_ERROR: Common = Common {
 const SERVICE_UNAVAILABLE: Common = Common {
     status: "503",
     name: "ServiceUnavailable",
-    description: "`STORAGE_UNAVAILABLE`: storage failed; nothing was changed, retry later. \
+    description: "`STORAGE_UNAVAILABLE` (with `Retry-After: 5`): storage failed; nothing was \
+                  changed, retry later. \
                   `SERVICE_UNAVAILABLE` (with `Retry-After`): a part of the service the request \
                   needs (a load's actor, the GPS committer, the webhook dispatcher) has stopped \
                   or is shutting down, or (several instances) another instance serves the load; \

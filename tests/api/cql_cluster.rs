@@ -24,6 +24,10 @@ struct Cluster3 {
     state: String,
 }
 
+/// One test at a time kills nodes of the cluster.
+static NODES: std::sync::LazyLock<tokio::sync::Mutex<()>> =
+    std::sync::LazyLock::new(|| tokio::sync::Mutex::new(()));
+
 fn cluster3() -> Option<Cluster3> {
     match (
         std::env::var("FREIGHT_CQL_CLUSTER3"),
@@ -117,6 +121,19 @@ impl Instance {
         path: &str,
         body: Option<Value>,
     ) -> (StatusCode, Value) {
+        self.try_call(key, method, path, body)
+            .await
+            .unwrap_or_else(|why| panic!("{why}"))
+    }
+
+    /// As [`Self::call`]; a request that got no answer is an error saying why.
+    async fn try_call(
+        &self,
+        key: &str,
+        method: reqwest::Method,
+        path: &str,
+        body: Option<Value>,
+    ) -> Result<(StatusCode, Value), String> {
         let mut request = self
             .client
             .request(method, format!("{}{path}", self.base))
@@ -127,16 +144,22 @@ impl Instance {
         match request.send().await {
             Ok(response) => {
                 let status = response.status();
-                (status, response.json().await.unwrap_or(Value::Null))
+                Ok((status, response.json().await.unwrap_or(Value::Null)))
             }
-            Err(error) => panic!("{path}: no answer: {error}"),
+            Err(error) => Err(format!(
+                "{path}: no answer: {}; the instances' logs: {} (FREIGHT_KEEP_LOGS keeps them)",
+                freight::telemetry::error_chain(&error),
+                self.data.parent().unwrap().display()
+            )),
         }
     }
 }
 
 /// `freight migrate` into a new keyspace of three replicas; its name.
 fn migrated_keyspace(cluster: &Cluster3) -> String {
-    let keyspace = format!("freight_faults_{}", std::process::id());
+    static MADE: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = MADE.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let keyspace = format!("freight_faults_{}_{n}", std::process::id());
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_freight"))
         .args([
             "migrate",
@@ -155,17 +178,19 @@ fn migrated_keyspace(cluster: &Cluster3) -> String {
     keyspace
 }
 
-/// During sustained ingest through two instances (at QUORUM, three
-/// replicas), one Cassandra node is killed with -9 and started again: ingest
-/// goes on while it is down, nothing is answered 500, and every fix answered
-/// 201 is in the load's history afterwards.
-#[actix_web::test]
-async fn a_cassandra_node_lost_mid_ingest_loses_no_acknowledged_fix() {
-    let Some(cluster) = cluster3() else {
-        return;
-    };
+/// Two instances over a new keyspace of three replicas, an enterprise
+/// account's key, and `n` loads assigned to a carrier.
+async fn two_instances(
+    cluster: &Cluster3,
+    n: usize,
+) -> (tempfile::TempDir, Instance, Instance, String, Vec<String>) {
     freight::telemetry::install_crypto_provider();
-    let dir = tempfile::tempdir().unwrap();
+    // FREIGHT_KEEP_LOGS keeps the instances' data and logs for a look afterwards.
+    let dir = tempfile::Builder::new()
+        .prefix("freight-cql-cluster-")
+        .disable_cleanup(std::env::var("FREIGHT_KEEP_LOGS").is_ok())
+        .tempdir()
+        .unwrap();
     std::fs::write(
         dir.path().join("secrets.key"),
         format!("{}\n", "5a".repeat(32)),
@@ -222,7 +247,7 @@ async fn a_cassandra_node_lost_mid_ingest_loses_no_acknowledged_fix() {
         .await;
     assert_eq!(status, StatusCode::CREATED, "{carrier}");
     let mut loads = Vec::new();
-    for _ in 0..6 {
+    for _ in 0..n {
         let (status, load) = a
             .call(
                 &key,
@@ -245,6 +270,20 @@ async fn a_cassandra_node_lost_mid_ingest_loses_no_acknowledged_fix() {
         loads.push(id);
     }
 
+    (dir, a, b, key, loads)
+}
+
+/// During sustained ingest through two instances (at QUORUM, three
+/// replicas), one Cassandra node is killed with -9 and started again: ingest
+/// goes on while it is down, nothing is answered 500, and every fix answered
+/// 201 is in the load's history afterwards.
+#[actix_web::test]
+async fn a_cassandra_node_lost_mid_ingest_loses_no_acknowledged_fix() {
+    let Some(cluster) = cluster3() else {
+        return;
+    };
+    let _alone = NODES.lock().await;
+    let (_dir, a, b, key, loads) = two_instances(&cluster, 6).await;
     let start = Utc::now() - chrono::Duration::hours(2);
     let mut acked: BTreeMap<String, Vec<String>> = BTreeMap::new();
     let mut statuses: BTreeMap<u16, usize> = BTreeMap::new();
@@ -319,4 +358,84 @@ async fn a_cassandra_node_lost_mid_ingest_loses_no_acknowledged_fix() {
     }
     eprintln!("answers: {statuses:?}; {while_down} fixes acknowledged while node 3 was down");
     drop((a.child, b.child));
+}
+
+/// Every Cassandra node stopped: requests that need the store are answered
+/// 503 with `Retry-After` at once (never a hang, never a 500), `/ready` fails;
+/// once the nodes are back the service takes requests again by itself, and
+/// what was acknowledged before is there.
+#[actix_web::test]
+async fn with_every_cassandra_node_down_requests_get_503_and_the_service_recovers() {
+    let Some(cluster) = cluster3() else {
+        return;
+    };
+    let _alone = NODES.lock().await;
+    let (_dir, a, b, key, loads) = two_instances(&cluster, 1).await;
+    let load = &loads[0];
+    let fix = |minutes: i64| {
+        let at = (Utc::now() - chrono::Duration::minutes(minutes))
+            .to_rfc3339_opts(SecondsFormat::Secs, true);
+        json!({"lat": 33.0, "lng": -96.0, "timestamp": at})
+    };
+    let path = format!("/loads/{load}/tracking");
+    let (status, body) = a
+        .call(&key, reqwest::Method::POST, &path, Some(fix(30)))
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{body}");
+    for node in 1..=3 {
+        cluster.node("kill", node);
+    }
+    for (n, instance) in [&a, &b].into_iter().enumerate() {
+        let began = tokio::time::Instant::now();
+        let response = instance
+            .client
+            .post(format!("{}{path}", instance.base))
+            .bearer_auth(&key)
+            .json(&fix(20 - n as i64))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status(), StatusCode::SERVICE_UNAVAILABLE);
+        assert!(
+            response.headers().contains_key("retry-after"),
+            "{:?}",
+            response.headers()
+        );
+        assert!(
+            began.elapsed() < Duration::from_secs(15),
+            "answered in {:?}",
+            began.elapsed()
+        );
+        let (status, _) = instance
+            .call(&key, reqwest::Method::GET, "/loads", None)
+            .await;
+        assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE);
+        let ready = reqwest::get(format!("{}/ready", instance.admin))
+            .await
+            .unwrap();
+        assert_eq!(ready.status(), StatusCode::SERVICE_UNAVAILABLE);
+    }
+    for node in 1..=3 {
+        cluster.node("restart", node);
+    }
+    crate::helpers::eventually(Duration::from_secs(60), "fixes taken again", || async {
+        let (status, body) = b
+            .try_call(&key, reqwest::Method::POST, &path, Some(fix(10)))
+            .await?;
+        match status {
+            StatusCode::CREATED | StatusCode::OK => Ok(()),
+            other => Err(format!("{other}: {body}")),
+        }
+    })
+    .await;
+    let (status, history) = a
+        .call(&key, reqwest::Method::GET, &format!("{path}/history"), None)
+        .await;
+    assert_eq!(status, StatusCode::OK, "{history}");
+    assert_eq!(
+        history["data"]["total"], 2,
+        "the fix before and the one after: {history}"
+    );
+    let ready = reqwest::get(format!("{}/ready", a.admin)).await.unwrap();
+    assert_eq!(ready.status(), StatusCode::OK);
 }
