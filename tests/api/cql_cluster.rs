@@ -202,9 +202,9 @@ async fn two_instances(
         std::fs::Permissions::from_mode(0o600),
     )
     .unwrap();
-    let keyspace = migrated_keyspace(&cluster);
-    let a = instance(&cluster, &keyspace, dir.path(), 0).await;
-    let b = instance(&cluster, &keyspace, dir.path(), 1).await;
+    let keyspace = migrated_keyspace(cluster);
+    let a = instance(cluster, &keyspace, dir.path(), 0).await;
+    let b = instance(cluster, &keyspace, dir.path(), 1).await;
     let key = crate::helpers::first_key_in(&a.data)
         .await
         .expect("the first key");
