@@ -19,16 +19,16 @@ use tokio::process::{Child, Command};
 
 use crate::helpers::{free_port, https_client, until_healthy};
 
-struct Cluster3 {
+pub(crate) struct Cluster3 {
     nodes: String,
     state: String,
 }
 
 /// One test at a time kills nodes of the cluster.
-static NODES: std::sync::LazyLock<tokio::sync::Mutex<()>> =
+pub(crate) static NODES: std::sync::LazyLock<tokio::sync::Mutex<()>> =
     std::sync::LazyLock::new(|| tokio::sync::Mutex::new(()));
 
-fn cluster3() -> Option<Cluster3> {
+pub(crate) fn cluster3() -> Option<Cluster3> {
     match (
         std::env::var("FREIGHT_CQL_CLUSTER3"),
         std::env::var("FREIGHT_CQL_CLUSTER3_STATE"),
@@ -65,12 +65,12 @@ impl Cluster3 {
 }
 
 /// One `freight serve` over the shared keyspace.
-struct Instance {
-    child: Child,
-    base: String,
-    admin: String,
-    data: std::path::PathBuf,
-    client: reqwest::Client,
+pub(crate) struct Instance {
+    pub(crate) child: Child,
+    pub(crate) base: String,
+    pub(crate) admin: String,
+    pub(crate) data: std::path::PathBuf,
+    pub(crate) client: reqwest::Client,
 }
 
 /// Starts instance `n` over `keyspace` (instance 0 makes the first key).
@@ -87,6 +87,8 @@ async fn instance(cluster: &Cluster3, keyspace: &str, dir: &std::path::Path, n: 
             keyspace,
         ])
         .args(["--cluster-secret", "a-cluster-secret-of-32-characters!!"])
+        // The tests' webhook receiver listens on plain http on loopback.
+        .args(["--webhooks-allow-http", "--webhooks-allow-private"])
         .args(["--internal-listen", &format!("127.0.0.1:{internal}")])
         .args(["--internal-address", &format!("127.0.0.1:{internal}")])
         .args(["--listen", &format!("127.0.0.1:{api}")])
@@ -114,7 +116,7 @@ async fn instance(cluster: &Cluster3, keyspace: &str, dir: &std::path::Path, n: 
 }
 
 impl Instance {
-    async fn call(
+    pub(crate) async fn call(
         &self,
         key: &str,
         method: reqwest::Method,
@@ -127,7 +129,7 @@ impl Instance {
     }
 
     /// As [`Self::call`]; a request that got no answer is an error saying why.
-    async fn try_call(
+    pub(crate) async fn try_call(
         &self,
         key: &str,
         method: reqwest::Method,
@@ -180,7 +182,7 @@ fn migrated_keyspace(cluster: &Cluster3) -> String {
 
 /// Two instances over a new keyspace of three replicas, an enterprise
 /// account's key, and `n` loads assigned to a carrier.
-async fn two_instances(
+pub(crate) async fn two_instances(
     cluster: &Cluster3,
     n: usize,
 ) -> (tempfile::TempDir, Instance, Instance, String, Vec<String>) {

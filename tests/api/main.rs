@@ -6,6 +6,7 @@ mod browser;
 mod carriers;
 mod corrections;
 mod cql_cluster;
+mod cql_instances;
 mod crash;
 mod dashboard;
 mod device_limits;
