@@ -9,7 +9,7 @@ use chrono::{SecondsFormat, Utc};
 use reqwest::StatusCode;
 use serde_json::json;
 
-use crate::cql_cluster::{NODES, cluster3, two_instances};
+use crate::cql_cluster::{NODES, assert_all_stored, cluster3, two_instances};
 use crate::receiver::{Receiver, verify};
 
 const SECRET: &str = "cql-instances-webhook-secret-0123";
@@ -87,31 +87,7 @@ async fn a_freight_instance_lost_mid_ingest_hands_over_its_loads_and_its_webhook
         "answers: {statuses:?}; fixes taken again {:?} after the kill",
         killed.elapsed()
     );
-    for (load, times) in &acked {
-        let (status, history) = b
-            .call(
-                &key,
-                reqwest::Method::GET,
-                &format!("/loads/{load}/tracking/history?limit=1000"),
-                None,
-            )
-            .await;
-        assert_eq!(status, StatusCode::OK, "{history}");
-        let stored: BTreeSet<&str> = history["data"]["points"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|p| p["timestamp"].as_str().unwrap())
-            .collect();
-        let lost: Vec<&String> = times
-            .iter()
-            .filter(|t| !stored.contains(t.as_str()))
-            .collect();
-        assert!(
-            lost.is_empty(),
-            "{load}: acknowledged and not stored: {lost:?}"
-        );
-    }
+    assert_all_stored(&b, &key, &acked).await;
 
     // Changes through B after the kill: B dispatches their events.
     for load in &loads {
