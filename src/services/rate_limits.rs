@@ -332,8 +332,9 @@ pub async fn share_counts(
 /// a failed one may have applied (a timeout after the replicas wrote it), so a
 /// failed minute is never added again: the shared count may be short by it
 /// (an account can then get past its limit by that much), never doubled (which
-/// would answer 429 before the limit). On a failure, the error and the minutes
-/// not tried yet, to add on the next pass.
+/// would answer 429 before the limit). A minute refused before it was sent
+/// (writes stopped for clock skew) did not apply, and is kept with the rest. On
+/// a failure, the error and the minutes to add on the next pass.
 async fn add_each<F, Fut>(
     counts: &[(i64, u32)],
     mut add: F,
@@ -344,7 +345,8 @@ where
 {
     for (i, &minute) in counts.iter().enumerate() {
         if let Err(error) = add(minute).await {
-            return Err((error, counts[i + 1..].to_vec()));
+            let from = if error.was_not_sent() { i } else { i + 1 };
+            return Err((error, counts[from..].to_vec()));
         }
     }
     Ok(())
@@ -377,6 +379,26 @@ mod tests {
         assert_eq!(unsent, [(102, 2)], "only what was never tried is kept");
         assert_eq!(*added.lock().unwrap(), [(100, 5), (101, 7)]);
         assert!(add_each(&counts, |_| async { Ok(()) }).await.is_ok());
+    }
+
+    #[tokio::test]
+    async fn a_minute_refused_before_it_was_sent_is_kept_for_the_next_pass() {
+        let counts = [(100, 5), (101, 7), (102, 2)];
+        let outcome = add_each(&counts, |minute| async move {
+            match minute.0 {
+                // Writes stopped for clock skew: nothing reached the store.
+                101 => Err(crate::storage::StorageError::refused_before_sending(
+                    std::io::Error::other("clock skew"),
+                )),
+                _ => Ok(()),
+            }
+        })
+        .await;
+        let (error, unsent) = outcome.unwrap_err();
+        assert!(error.was_not_sent());
+        assert_eq!(unsent, [(101, 7), (102, 2)]);
+        let timed_out = crate::storage::StorageError::unavailable(std::io::Error::other("x"));
+        assert!(!timed_out.was_not_sent());
     }
 
     fn limiter(at: &str) -> (RateLimiter, ManualClock) {

@@ -68,6 +68,11 @@ pub(crate) fn thread_may_block() -> bool {
 /// one failed group commit answers every request that was in it.
 pub type Source = std::sync::Arc<dyn std::error::Error + Send + Sync>;
 
+/// A request refused before it was sent (see [`StorageError::refused_before_sending`]).
+#[derive(Debug, thiserror::Error)]
+#[error(transparent)]
+pub struct NotSent(Box<dyn std::error::Error + Send + Sync>);
+
 /// Storage failures keep what caused them as their `source()`, so a log line
 /// (`telemetry::error_chain`) shows the whole chain down to the I/O error.
 #[derive(Debug, Clone, thiserror::Error)]
@@ -87,6 +92,18 @@ pub enum StorageError {
 impl StorageError {
     pub fn unavailable(error: impl std::error::Error + Send + Sync + 'static) -> Self {
         StorageError::Unavailable(std::sync::Arc::new(error))
+    }
+
+    /// Unavailable, and refused before anything was sent to the store (a
+    /// clock too far off the cluster's): the write certainly did not apply,
+    /// so even a write that is not idempotent may be sent again.
+    pub fn refused_before_sending(error: impl std::error::Error + Send + Sync + 'static) -> Self {
+        StorageError::Unavailable(std::sync::Arc::new(NotSent(Box::new(error))))
+    }
+
+    /// Whether the store never saw the request ([`Self::refused_before_sending`]).
+    pub fn was_not_sent(&self) -> bool {
+        matches!(self, StorageError::Unavailable(source) if source.is::<NotSent>())
     }
 
     /// A record that is not what it should be; `what` says which and how.

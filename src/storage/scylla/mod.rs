@@ -184,7 +184,7 @@ impl ScyllaStore {
     /// Refuses writes while this clock is too far from the cluster's.
     fn check_clock(&self) -> StorageResult<()> {
         match self.skew.refusing() {
-            Some(skew) => Err(StorageError::unavailable(ClockSkew(skew))),
+            Some(skew) => Err(StorageError::refused_before_sending(ClockSkew(skew))),
             None => Ok(()),
         }
     }
