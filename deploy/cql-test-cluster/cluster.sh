@@ -31,8 +31,11 @@ fetch_class_path() {
   [ -f "$LIB/.complete" ] && return
   command -v mvn >/dev/null || die "mvn is needed to fetch Cassandra from Maven Central"
   rm -rf "$LIB"
-  mvn -B -q -f "$HERE/pom.xml" org.apache.maven.plugins:maven-dependency-plugin:3.6.1:copy-dependencies \
-    -DincludeScope=runtime -DoutputDirectory="$LIB"
+  # Maven's output goes to stderr: stdout carries only the contact points,
+  # which callers capture (Maven 3.8 prints colour resets even with -B -q).
+  mvn -B -q -Dstyle.color=never -f "$HERE/pom.xml" \
+    org.apache.maven.plugins:maven-dependency-plugin:3.6.1:copy-dependencies \
+    -DincludeScope=runtime -DoutputDirectory="$LIB" >&2
   ls "$LIB"/cassandra-all-*.jar "$LIB"/jna-5*.jar "$LIB"/jamm-*.jar >/dev/null \
     || die "the class path in $LIB lacks cassandra-all, jna or jamm"
   touch "$LIB/.complete"
