@@ -184,6 +184,41 @@ impl LoadRegistry {
         (entry.addr.clone(), entry.incarnation)
     }
 
+    /// Gives up the lease of every resident actor's load, for a shutdown
+    /// once the listeners have stopped: the other instances act for those
+    /// loads at once instead of after the lease time (a rolling restart hands
+    /// over without a pause). Each actor is marked stopping first, so that a
+    /// fix admitted after this goes through a message to a successor. A
+    /// release that fails leaves the lease to expire.
+    pub async fn release_leases(&self) {
+        use futures_util::StreamExt as _;
+        if !self.deps.storage.needs_leases() {
+            return;
+        }
+        let held: Vec<(LoadId, String)> = self
+            .deps
+            .residents
+            .iter()
+            .filter_map(|resident| {
+                let mut shared = resident.state.lock();
+                shared.stopping = true;
+                matches!(shared.state, super::load_state::State::Active(_)).then(|| {
+                    let owner =
+                        crate::storage::lease_owner(&self.deps.instance, resident.incarnation);
+                    (resident.key().clone(), owner)
+                })
+            })
+            .collect();
+        let storage = &self.deps.storage;
+        futures_util::stream::iter(held)
+            .for_each_concurrent(64, |(id, owner)| async move {
+                if let Err(error) = storage.release_load(&id, &owner).await {
+                    tracing::warn!(load = %id, error = %crate::telemetry::error_chain(&error), "could not release the load's lease at shutdown; it expires on its own");
+                }
+            })
+            .await;
+    }
+
     /// Stops the arbiter threads (and so every actor on them).
     pub fn shutdown(&self) {
         for arbiter in self

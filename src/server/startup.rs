@@ -196,6 +196,7 @@ impl Application {
         };
         let (api, admin, internal) = tokio::join!(self.api, self.admin, internal);
         signals.abort();
+        self.services.actors.release_leases().await;
         if !self.services.webhooks.drain(WEBHOOK_DRAIN).await {
             tracing::warn!(
                 "webhook attempts still in flight at shutdown; they are retried after the next start"

@@ -1,5 +1,7 @@
 //! `spawn_app()`: the real server on random loopback ports, HTTPS with the
-//! self-signed certificate it generates, fjall in a temporary directory.
+//! self-signed certificate it generates, over the binary's backend
+//! (`crate::backend`): fjall in a temporary directory, or a fresh keyspace on
+//! a CQL cluster.
 
 use std::path::Path;
 
@@ -10,6 +12,8 @@ use freight::server::startup::Application;
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 use tempfile::TempDir;
+
+use crate::backend::TestStore;
 
 pub struct TestApp {
     /// `https://localhost:<port>/v1`
@@ -24,6 +28,7 @@ pub struct TestApp {
     pub client: reqwest::Client,
     pub clock: ManualClock,
     pub data_dir: TempDir,
+    store: TestStore,
     run: Option<tokio::task::JoinHandle<std::io::Result<()>>>,
     handles: Vec<actix_server::ServerHandle>,
 }
@@ -105,16 +110,18 @@ pub async fn first_delivery(app: &TestApp, webhook: &str) -> String {
 pub async fn spawn_app_with(adjust: impl FnOnce(&mut Settings)) -> TestApp {
     let data_dir = tempfile::tempdir().expect("temp dir");
     let clock = ManualClock::starting_at(Utc::now());
-    start(data_dir, clock, adjust).await
+    start(data_dir, TestStore::new().await, clock, adjust).await
 }
 
 async fn start(
     data_dir: TempDir,
+    store: TestStore,
     clock: ManualClock,
     adjust: impl FnOnce(&mut Settings),
 ) -> TestApp {
     freight::telemetry::install_crypto_provider();
     let mut settings = Settings::ephemeral(data_dir.path().to_owned());
+    store.apply(&mut settings);
     settings.clock = Clock::manual(clock.clone());
     // The test clock stands still, so a device's allowance would never refill:
     // tests post as fast as they like unless they set the limits they test.
@@ -158,6 +165,7 @@ async fn start(
         client: https_client(data_dir.path()),
         clock,
         data_dir,
+        store,
         run: Some(run),
         handles,
     }
@@ -195,7 +203,8 @@ impl TestApp {
         self.handles.clear();
         let data_dir = std::mem::replace(&mut self.data_dir, tempfile::tempdir().unwrap());
         let (key, account) = (self.key.clone(), self.account_id.clone());
-        let mut restarted = start(data_dir, self.clock.clone(), adjust).await;
+        let store = self.store.clone();
+        let mut restarted = start(data_dir, store, self.clock.clone(), adjust).await;
         restarted.key = key;
         restarted.account_id = account;
         restarted
@@ -389,113 +398,6 @@ pub fn assert_error(status: StatusCode, body: &Value, want_status: u16, want_cod
     );
     assert!(body["error"]["details"].is_object(), "{body}");
     body["error"].clone()
-}
-
-/// A server-sent event stream, read a frame at a time.
-pub struct EventStream {
-    response: reqwest::Response,
-    buffer: Vec<u8>,
-}
-
-/// One frame of an event stream, by field (a comment line's text as `comment`).
-#[derive(Debug, Default)]
-pub struct Frame {
-    pub id: Option<String>,
-    pub event: Option<String>,
-    pub data: Option<String>,
-    pub comment: Option<String>,
-    pub retry: Option<String>,
-}
-
-impl Frame {
-    fn parse(text: &str) -> Frame {
-        let mut frame = Frame::default();
-        for line in text.lines() {
-            let (field, value) = line.split_once(':').unwrap_or((line, ""));
-            let value = Some(value.strip_prefix(' ').unwrap_or(value).to_owned());
-            match field {
-                "" => frame.comment = value,
-                "id" => frame.id = value,
-                "event" => frame.event = value,
-                "data" => frame.data = value,
-                "retry" => frame.retry = value,
-                other => panic!("unexpected field {other:?} in {text:?}"),
-            }
-        }
-        frame
-    }
-
-    /// `data`, parsed.
-    pub fn json(&self) -> Value {
-        serde_json::from_str(self.data.as_deref().expect("a data line")).expect("JSON data")
-    }
-
-    /// The number at the end of the id (`<epoch>-<n>`), which increases along a stream.
-    pub fn number(&self) -> u64 {
-        let id = self.id.as_deref().expect("an id");
-        id.rsplit_once('-').unwrap().1.parse().unwrap()
-    }
-}
-
-impl EventStream {
-    /// The stream of a 200 answer, after its first frame (the retry hint).
-    pub async fn open(response: reqwest::Response) -> EventStream {
-        assert_eq!(response.status(), StatusCode::OK);
-        assert_media_type(&response, "text/event-stream");
-        let mut stream = EventStream {
-            response,
-            buffer: Vec::new(),
-        };
-        let first = stream.frame().await.expect("a first frame");
-        assert_eq!(first.retry.as_deref(), Some("2000"), "{first:?}");
-        stream
-    }
-
-    /// The next frame, or `None` once the stream has ended; fails after 10 s without one.
-    pub async fn frame(&mut self) -> Option<Frame> {
-        let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(10);
-        loop {
-            if let Some(end) = self.buffer.windows(2).position(|w| w == b"\n\n") {
-                let frame = Frame::parse(std::str::from_utf8(&self.buffer[..end]).unwrap());
-                self.buffer.drain(..end + 2);
-                return Some(frame);
-            }
-            let chunk = tokio::time::timeout_at(deadline, self.response.chunk())
-                .await
-                .expect("a frame within 10 s")
-                .expect("the stream reads");
-            match chunk {
-                Some(bytes) => self.buffer.extend_from_slice(&bytes),
-                None => {
-                    assert!(self.buffer.is_empty(), "a cut frame: {:?}", self.buffer);
-                    return None;
-                }
-            }
-        }
-    }
-
-    /// The next event (heartbeats skipped); fails if the stream ends.
-    pub async fn event(&mut self) -> Frame {
-        loop {
-            let frame = self.frame().await.expect("the stream goes on");
-            if frame.event.is_some() || frame.data.is_some() {
-                return frame;
-            }
-        }
-    }
-}
-
-/// The live stream of one load (`/v1/loads/{load}/tracking/stream`), opened
-/// with the app's key, past its first frame.
-pub async fn load_stream(app: &TestApp, load: &str) -> EventStream {
-    let response = app
-        .client
-        .get(app.url(&format!("/loads/{load}/tracking/stream")))
-        .bearer_auth(&app.key)
-        .send()
-        .await
-        .unwrap();
-    EventStream::open(response).await
 }
 
 /// A loopback port free a moment ago, for a server process a test starts.

@@ -13,9 +13,9 @@ use freight::webhooks::dispatcher::DispatchSettings;
 use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
 
+use crate::event_stream::EventStream;
 use crate::helpers::{
-    EventStream, TestApp, assert_media_type, carrier_body, eventually, load_body, spawn_app,
-    spawn_app_with,
+    TestApp, assert_media_type, carrier_body, eventually, load_body, spawn_app, spawn_app_with,
 };
 use crate::receiver::Receiver;
 

@@ -293,7 +293,7 @@ async fn detention_starts_from_the_timer_with_no_fix_even_after_a_restart() {
     // A restart between the arrival and the end of the free time, then time
     // passes with no fix at all.
     let app = app.restart_with(|s| s.webhooks = webhook_settings()).await;
-    let mut stream = crate::helpers::load_stream(&app, &id).await;
+    let mut stream = crate::event_stream::load_stream(&app, &id).await;
     app.clock.advance(chrono::Duration::minutes(25));
     let received = receiver
         .wait_for("load.detention_started", |r| !r.is_empty())
@@ -397,7 +397,7 @@ async fn a_loads_stream_carries_its_milestones_beside_its_fixes() {
     body["origin"]["lat"] = json!(PICKUP.0);
     body["origin"]["lng"] = json!(PICKUP.1);
     let (id, _) = assigned_load(&app, body, "464646").await;
-    let mut stream = crate::helpers::load_stream(&app, &id).await;
+    let mut stream = crate::event_stream::load_stream(&app, &id).await;
     let start = app.clock.now() - chrono::Duration::minutes(30);
     post_fixes(&app, &id, &[fix(start, 0, PICKUP, 0.0, 0.0)]).await;
     let first = stream.event().await;

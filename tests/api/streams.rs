@@ -9,7 +9,8 @@ use chrono::SecondsFormat;
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 
-use crate::helpers::{EventStream, Frame, TestApp, assert_error, send, spawn_app, spawn_app_with};
+use crate::event_stream::{EventStream, Frame};
+use crate::helpers::{TestApp, assert_error, send, spawn_app, spawn_app_with};
 use crate::tracking::{load_in, load_in_as};
 
 /// A fix `seconds` before the server's clock, at a latitude that tells fixes apart.

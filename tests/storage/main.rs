@@ -2,13 +2,20 @@
 //! checks particular to a backend.
 
 mod conformance;
+#[path = "../common/cql_keyspace.rs"]
+mod cql_keyspace;
 mod fixtures;
+
+use cql_keyspace::{ScratchKeyspace, cql_cluster, test_replication};
+
+/// What a missing CQL cluster keeps from running.
+const SUITE: &str = "the storage conformance suite";
 
 use std::sync::Arc;
 
 use freight::domain::ids::AccountId;
 use freight::storage::embedded::EmbeddedStore;
-use freight::storage::scylla::{self, ScyllaConfig, ScyllaStore};
+use freight::storage::scylla::{self, ScyllaStore};
 use freight::storage::secret_box::{self, SecretBox};
 use freight::storage::{
     CarrierStore, LoadFilter, LoadStore, PageRequest, Storage, StorageError, WebhookStore,
@@ -85,90 +92,13 @@ async fn open_embedded() -> Option<(tempfile::TempDir, Arc<dyn Storage>)> {
 
 conformance_tests!(embedded, open_embedded());
 
-/// A keyspace made for one test, dropped when the test ends.
-struct ScratchKeyspace(ScyllaConfig);
-
-impl Drop for ScratchKeyspace {
-    fn drop(&mut self) {
-        let config = self.0.clone();
-        // Drop runs outside any runtime the test still drives: a thread of its own.
-        let dropped = std::thread::spawn(move || {
-            let runtime = tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-                .unwrap();
-            runtime.block_on(async {
-                let session = config.connect(false).await?;
-                let statement = format!("DROP KEYSPACE IF EXISTS {}", config.keyspace);
-                session.query_unpaged(statement, ()).await?;
-                anyhow::Ok(())
-            })
-        })
-        .join();
-        if !matches!(dropped, Ok(Ok(()))) {
-            eprintln!(
-                "could not drop test keyspace {}; drop it by hand",
-                self.0.keyspace
-            );
-        }
-    }
-}
-
-/// The CQL cluster named by `FREIGHT_SCYLLA_URI` (`host:9042[,host:9042...]`)
-/// and a fresh keyspace's name on it; `None`, having said why, without one,
-/// except under `CI=true`, where a missing cluster fails the test.
-fn cql_cluster() -> Option<ScyllaConfig> {
-    let Ok(uri) = std::env::var("FREIGHT_SCYLLA_URI") else {
-        let why = "FREIGHT_SCYLLA_URI is not set; start a CQL cluster \
-                   (deploy/cql-test-cluster/cluster.sh start) and set it to what that prints";
-        assert!(
-            std::env::var("CI").as_deref() != Ok("true"),
-            "CI must run the conformance suite on a CQL cluster, but {why}"
-        );
-        eprintln!("skipped: {why}");
-        return None;
-    };
-    Some(ScyllaConfig {
-        nodes: ScyllaConfig::parse_nodes(&uri),
-        keyspace: format!("freight_test_{}", uuid_like()),
-        local_dc: None,
-        credentials: None,
-    })
-}
-
-/// Replication is one replica unless `FREIGHT_SCYLLA_REPLICATION` says
-/// otherwise (three on a three-node cluster, so that LOCAL_QUORUM means a majority).
-fn test_replication() -> String {
-    std::env::var("FREIGHT_SCYLLA_REPLICATION").unwrap_or_else(|_| {
-        "{'class': 'NetworkTopologyStrategy', 'replication_factor': 1}".to_owned()
-    })
-}
-
 /// A CQL store (ScyllaDB or Cassandra) in a fresh keyspace, migrated from `cql/`.
 async fn open_scylla() -> Option<(ScratchKeyspace, Arc<dyn Storage>)> {
-    let config = cql_cluster()?;
-    let replication = test_replication();
-    // A retention, so that the time-window options are set as a cluster
-    // with one would have them.
-    scylla::schema::migrate(&config, Some(&replication), Some(Some(30)), false)
+    let keyspace = cql_keyspace::migrated(SUITE).await?;
+    let store = ScyllaStore::open(&keyspace.0)
         .await
-        .expect("migrating a fresh keyspace");
-    let guard = ScratchKeyspace(config.clone());
-    let store = ScyllaStore::open(&config).await.expect("opening the store");
-    Some((guard, Arc::new(store.sealing_secrets_with(secret_box()))))
-}
-
-/// 16 random hex digits, for a keyspace name.
-fn uuid_like() -> String {
-    use std::hash::{BuildHasher, Hasher};
-    let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
-    hasher.write_u128(
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap()
-            .as_nanos(),
-    );
-    format!("{:016x}", hasher.finish())
+        .expect("opening the store");
+    Some((keyspace, Arc::new(store.sealing_secrets_with(secret_box()))))
 }
 
 conformance_tests!(scylla_cluster, open_scylla());
@@ -177,7 +107,7 @@ conformance_tests!(scylla_cluster, open_scylla());
 /// changes nothing, on whichever engine the cluster runs; the store opens after both.
 #[tokio::test(flavor = "multi_thread")]
 async fn migrating_twice_applies_nothing_the_second_time() {
-    let Some(config) = cql_cluster() else {
+    let Some(config) = cql_cluster(SUITE) else {
         return;
     };
     let replication = test_replication();

@@ -109,7 +109,11 @@ pub(super) async fn insert<S: LoadRowStatements>(
     };
     let inserted = st
         .insert_row(&load.id, load.version as i64, &record, &encode(&pending)?)
-        .await?;
+        .await;
+    let inserted = match inserted {
+        Ok(inserted) => inserted,
+        Err(error) => return answer_ambiguous(st, load, &record, &pending, error).await,
+    };
     if !inserted {
         // Its ids are fresh (made by this service): the row is this load's,
         // written by an earlier try.
@@ -144,7 +148,11 @@ pub(super) async fn update<S: LoadRowStatements>(
                 &record,
                 &pending_text,
             )
-            .await?;
+            .await;
+        let cas = match cas {
+            Ok(cas) => cas,
+            Err(error) => return answer_ambiguous(st, updated, &record, &pending, error).await,
+        };
         match cas {
             RowCas::Applied => {
                 finish_committed(st, updated, &record, &pending).await;
@@ -160,6 +168,33 @@ pub(super) async fn update<S: LoadRowStatements>(
     Err(StorageError::unavailable(ChangedMeanwhile(
         updated.id.to_string(),
     )))
+}
+
+/// The answer to a change whose lightweight transaction failed: a timeout
+/// may come after the proposal was accepted, so the row is read back at
+/// LOCAL_SERIAL (which completes or supersedes whatever proposal is in
+/// flight, so the answer cannot change after it). Holding this change's
+/// record: it committed, and is answered as made (a client told otherwise
+/// would retry a change that is in). Anything else, or a read that fails
+/// too: the change is not in, and `error` is the answer.
+async fn answer_ambiguous<S: LoadRowStatements>(
+    st: &S,
+    load: &Load,
+    record: &str,
+    pending: &Pending,
+    error: StorageError,
+) -> StorageResult<()> {
+    if error.was_not_sent() {
+        return Err(error);
+    }
+    match st.read_row(&load.id, true).await {
+        Ok(Some((stored, _))) if stored == record => {
+            tracing::info!(load = %load.id, %error, "a change whose answer was lost had committed; answered as made");
+            finish_committed(st, load, record, pending).await;
+            Ok(())
+        }
+        _ => Err(error),
+    }
 }
 
 /// The committed load, as a reader sees it: a pending follow-up is its

@@ -374,7 +374,7 @@ async fn loads_by_hand_follow_the_api_rules_and_stay_in_their_account() {
 
 impl Browser {
     /// Opens an event stream at `path` with this browser's cookies.
-    pub(super) async fn stream(&self, path: &str) -> crate::helpers::EventStream {
+    pub(super) async fn stream(&self, path: &str) -> crate::event_stream::EventStream {
         let jar: Vec<String> = self
             .cookies
             .iter()
@@ -387,7 +387,7 @@ impl Browser {
             .send()
             .await
             .unwrap();
-        crate::helpers::EventStream::open(response).await
+        crate::event_stream::EventStream::open(response).await
     }
 
     /// Tries to sign in; the answer's status (303 signed in, 200 the form

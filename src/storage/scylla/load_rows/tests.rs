@@ -360,3 +360,58 @@ async fn a_committed_change_whose_follow_up_fails_once_is_finished_at_once() {
     assert_eq!(st.listed_at(&posted), Some(assigned.version));
     assert_eq!(st.event_count(), 1);
 }
+
+#[tokio::test]
+async fn a_change_that_timed_out_after_committing_is_read_back_and_answered_as_made() {
+    let st = FakeLoads::default();
+    let posted = crate::domain::load::sample(LoadStatus::Posted);
+    insert(&st, &posted, &[]).await.unwrap();
+    let assigned = next(&posted, LoadStatus::Assigned);
+    st.faults.fail("update_row", 1, Failure::After);
+    update(&st, &posted, &assigned, &[event(&assigned, 1)])
+        .await
+        .expect("the committed change is answered as made");
+    assert_eq!(
+        st.faults.count("read_row_serial"),
+        1,
+        "read back at LOCAL_SERIAL"
+    );
+    assert_eq!(st.listed_at(&posted), Some(assigned.version));
+    assert!(!st.pending(&posted), "followed up as after any commit");
+    assert_eq!(st.event_count(), 1);
+}
+
+#[tokio::test]
+async fn a_change_that_failed_before_committing_is_an_error_and_changes_nothing() {
+    let st = FakeLoads::default();
+    let posted = crate::domain::load::sample(LoadStatus::Posted);
+    insert(&st, &posted, &[]).await.unwrap();
+    let assigned = next(&posted, LoadStatus::Assigned);
+    st.faults.fail("update_row", 1, Failure::Before);
+    assert!(
+        update(&st, &posted, &assigned, &[event(&assigned, 1)])
+            .await
+            .is_err()
+    );
+    assert_eq!(st.faults.count("read_row_serial"), 1);
+    let seen = read(&st, &posted.id).await.unwrap().unwrap();
+    assert_eq!(seen.status, LoadStatus::Posted);
+    assert_eq!(st.event_count(), 0);
+    // Nor when the read back fails too: the change is not known to be in.
+    st.faults.fail("update_row", 2, Failure::After);
+    st.faults.fail("read_row_serial", 2, Failure::Before);
+    assert!(update(&st, &posted, &assigned, &[]).await.is_err());
+}
+
+#[tokio::test]
+async fn an_insert_that_timed_out_after_committing_is_answered_as_made() {
+    let st = FakeLoads::default();
+    let posted = crate::domain::load::sample(LoadStatus::Posted);
+    st.faults.fail("insert_row", 1, Failure::After);
+    insert(&st, &posted, &[event(&posted, 1)])
+        .await
+        .expect("the committed insert is answered as made");
+    assert_eq!(st.listed_at(&posted), Some(posted.version));
+    assert!(!st.pending(&posted));
+    assert_eq!(st.event_count(), 1);
+}
