@@ -30,37 +30,81 @@ pub async fn apply_status_change(
     next_sequence: u64,
     final_position: Option<GpsFix>,
 ) -> Result<Changed, LoadError> {
-    let (storage, clock) = (&*deps.storage, &deps.clock);
-    // An assignment keeps its carrier from being deleted until the load is
-    // written (a deletion checks for assigned loads first: `carrier_locks`).
-    let mut _carrier_kept = None;
+    let storage = &*deps.storage;
     let current = storage
         .get_load(id)
         .await?
         .filter(|load| &load.account_id == account)
         .ok_or(LoadError::NotFound)?;
-    let (to, carrier) = match current.plan_transition(change)? {
+    let carrier_id = match current.plan_transition(change)? {
         Transition::Unchanged => {
             return Ok(Changed {
                 load: current,
                 events: Vec::new(),
             });
         }
-        Transition::Move(to) => (to, None),
-        Transition::Assign(carrier_id) => {
-            _carrier_kept = Some(deps.carriers.assigning(&carrier_id).await);
-            let carrier = storage
-                .get_carrier(account, &carrier_id)
-                .await?
-                .ok_or(LoadError::UnknownCarrier(carrier_id))?;
-            let summary = CarrierSummary {
-                id: carrier.id,
-                name: carrier.name,
-                mc_number: carrier.mc_number,
-            };
-            (LoadStatus::Assigned, Some(summary))
+        Transition::Move(to) => {
+            return write_change(
+                deps,
+                current,
+                to,
+                None,
+                change,
+                next_sequence,
+                final_position,
+            )
+            .await;
         }
+        Transition::Assign(carrier_id) => carrier_id,
     };
+    // An assignment keeps its carrier from being deleted until the load is
+    // written (a deletion checks for assigned loads first): on this instance
+    // by its lock (`carrier_locks`), on the others by a hold in the store.
+    let _kept_here = deps.carriers.assigning(&carrier_id).await;
+    if !storage.hold_carrier(account, &carrier_id, id).await? {
+        return Err(LoadError::UnknownCarrier(carrier_id));
+    }
+    let assigned = async {
+        let carrier = storage
+            .get_carrier(account, &carrier_id)
+            .await?
+            .ok_or(LoadError::UnknownCarrier(carrier_id.clone()))?;
+        let summary = CarrierSummary {
+            id: carrier.id,
+            name: carrier.name,
+            mc_number: carrier.mc_number,
+        };
+        let to = LoadStatus::Assigned;
+        write_change(
+            deps,
+            current,
+            to,
+            Some(summary),
+            change,
+            next_sequence,
+            final_position,
+        )
+        .await
+    }
+    .await;
+    if let Err(error) = storage.release_carrier(account, &carrier_id, id).await {
+        tracing::warn!(load = %id, carrier = %carrier_id, %error, "could not release the carrier's hold; it expires within a minute, deletions of it waiting until then");
+    }
+    assigned
+}
+
+/// Writes `current` moved to `to` with its events (see [`apply_status_change`]).
+async fn write_change(
+    deps: &ActorDeps,
+    current: Load,
+    to: LoadStatus,
+    carrier: Option<CarrierSummary>,
+    change: &StatusChange,
+    next_sequence: u64,
+    final_position: Option<GpsFix>,
+) -> Result<Changed, LoadError> {
+    let (storage, clock) = (&*deps.storage, &deps.clock);
+    let (account, id) = (&current.account_id, &current.id);
     let now = clock.now();
     let updated = current.apply(to, carrier, change, now);
     let mut events = Vec::new();

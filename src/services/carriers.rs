@@ -7,7 +7,9 @@ use crate::clock::Clock;
 use crate::domain::carrier::{Carrier, CarrierEdit, NewCarrier};
 use crate::domain::ids::{AccountId, CarrierId, LoadId};
 use crate::domain::load::LoadStatus;
-use crate::storage::{CarrierInsert, LoadFilter, Page, PageRequest, Storage, StorageError};
+use crate::storage::{
+    CarrierInsert, DeletingMark, LoadFilter, Page, PageRequest, Storage, StorageError,
+};
 
 #[derive(Debug, thiserror::Error)]
 pub enum CarrierError {
@@ -106,15 +108,36 @@ impl CarrierService {
     /// keeps its snapshot too.
     pub async fn delete(&self, account: &AccountId, id: &CarrierId) -> Result<(), CarrierError> {
         self.get(account, id).await?;
-        // From the check to the delete no load can be assigned to it.
+        // From the check to the delete no load can be assigned to it: not by
+        // this instance (the lock), nor by another sharing the store (the mark).
         let _deleting = self.locks.deleting(id).await;
-        let loads = self.active_loads(account, id).await?;
+        match self.storage.mark_carrier_deleting(account, id).await? {
+            DeletingMark::Marked => {}
+            DeletingMark::Missing => return Err(CarrierError::NotFound),
+            DeletingMark::Held(loads) => return Err(CarrierError::HasActiveLoads { loads }),
+        }
+        let loads = match self.active_loads(account, id).await {
+            Ok(loads) => loads,
+            Err(error) => {
+                self.unmark(account, id).await;
+                return Err(error);
+            }
+        };
         if !loads.is_empty() {
+            self.unmark(account, id).await;
             return Err(CarrierError::HasActiveLoads { loads });
         }
         match self.storage.delete_carrier(account, id).await? {
             true => Ok(()),
             false => Err(CarrierError::NotFound),
+        }
+    }
+
+    /// Takes back a deletion's mark; if that fails, it expires on its own
+    /// (assignments to the carrier are refused until then).
+    async fn unmark(&self, account: &AccountId, id: &CarrierId) {
+        if let Err(error) = self.storage.unmark_carrier_deleting(account, id).await {
+            tracing::warn!(carrier = %id, %error, "could not take back a carrier's deletion mark; it expires within a minute");
         }
     }
 

@@ -37,7 +37,7 @@ mod tracking;
 mod webhooks;
 
 pub use accounts::AccountStore;
-pub use carriers::{CarrierInsert, CarrierStore};
+pub use carriers::{CarrierInsert, CarrierStore, DeletingMark};
 pub use coordination::Coordination;
 pub use dashboard::{DashboardStore, UserInsert};
 pub use devices::DeviceStore;

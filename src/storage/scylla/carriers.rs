@@ -3,10 +3,12 @@
 
 use async_trait::async_trait;
 
-use super::{ScyllaStore, decode, encode};
+use super::{ScyllaStore, carrier_holds, decode, encode};
 use crate::domain::carrier::Carrier;
-use crate::domain::ids::{AccountId, CarrierId};
-use crate::storage::{CarrierInsert, CarrierStore, Page, PageRequest, StorageError, StorageResult};
+use crate::domain::ids::{AccountId, CarrierId, LoadId};
+use crate::storage::{
+    CarrierInsert, CarrierStore, DeletingMark, Page, PageRequest, StorageError, StorageResult,
+};
 
 /// The carrier list's name in `list_totals`.
 pub(super) const CARRIER_LIST: &str = "carriers";
@@ -153,5 +155,39 @@ impl CarrierStore for ScyllaStore {
             counted,
         )
         .await
+    }
+
+    async fn hold_carrier(
+        &self,
+        account: &AccountId,
+        carrier: &CarrierId,
+        load: &LoadId,
+    ) -> StorageResult<bool> {
+        carrier_holds::hold(self, account, carrier, load).await
+    }
+
+    async fn release_carrier(
+        &self,
+        account: &AccountId,
+        carrier: &CarrierId,
+        load: &LoadId,
+    ) -> StorageResult<()> {
+        carrier_holds::release(self, account, carrier, load).await
+    }
+
+    async fn mark_carrier_deleting(
+        &self,
+        account: &AccountId,
+        carrier: &CarrierId,
+    ) -> StorageResult<DeletingMark> {
+        carrier_holds::mark(self, account, carrier, &self.deleting_token).await
+    }
+
+    async fn unmark_carrier_deleting(
+        &self,
+        account: &AccountId,
+        carrier: &CarrierId,
+    ) -> StorageResult<()> {
+        carrier_holds::unmark(self, account, carrier, &self.deleting_token).await
     }
 }

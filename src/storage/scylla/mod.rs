@@ -17,6 +17,7 @@
 //! trait is implemented in the file named for it.
 
 mod accounts;
+mod carrier_holds;
 mod carriers;
 pub mod clock_skew;
 mod coordination;
@@ -136,6 +137,9 @@ pub struct ScyllaStore {
     idempotency_before_013_until: Option<chrono::DateTime<chrono::Utc>>,
     /// ScyllaDB or Cassandra: what the backend may send (see `engine`).
     engine: engine::Engine,
+    /// This process's name on the carrier deletions it marks (see
+    /// `carrier_holds`); one at a time per carrier here (`carrier_locks`).
+    deleting_token: String,
 }
 
 impl ScyllaStore {
@@ -171,6 +175,7 @@ impl ScyllaStore {
             secrets: SecretSealing::default(),
             idempotency_before_013_until,
             engine,
+            deleting_token: format!("{:032x}", rand::random::<u128>()),
         })
     }
 

@@ -80,6 +80,10 @@ pub const FILES: &[(&str, &str)] = &[
         "016_delivery_totals.cql",
         include_str!("../../../cql/016_delivery_totals.cql"),
     ),
+    (
+        "017_carrier_holds.cql",
+        include_str!("../../../cql/017_carrier_holds.cql"),
+    ),
 ];
 
 /// Earlier texts of schema files that a keyspace may have applied, taken as

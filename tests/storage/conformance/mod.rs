@@ -5,7 +5,7 @@
 //! `main.rs` instantiates the suite per backend; a check panics on failure.
 
 mod accounts;
-mod carriers;
+pub mod carriers;
 mod dashboard;
 mod devices;
 mod idempotency;
