@@ -37,6 +37,7 @@ mod receiver;
 mod schemathesis;
 mod security;
 mod share_links;
+mod stop_settings;
 mod stops;
 mod streams;
 mod tenancy;

@@ -13,15 +13,21 @@ use crate::receiver::{Receiver, verify, verify_at};
 use crate::webhooks::{SECRET, subscribe, subscribed_app, webhook_app, webhook_settings};
 
 /// The pickup's facility, given by coordinates with a 400 m arrival radius.
-const PICKUP: (f64, f64) = (32.7767, -96.797);
+pub(crate) const PICKUP: (f64, f64) = (32.7767, -96.797);
 const M_PER_DEG: f64 = 111_195.0;
 
-fn iso(at: DateTime<Utc>) -> String {
+pub(crate) fn iso(at: DateTime<Utc>) -> String {
     at.to_rfc3339_opts(SecondsFormat::Secs, true)
 }
 
 /// A fix `minute` minutes after `start`, `north_m` metres north of `(lat, lng)`.
-fn fix(start: DateTime<Utc>, minute: i64, at: (f64, f64), north_m: f64, mph: f64) -> Value {
+pub(crate) fn fix(
+    start: DateTime<Utc>,
+    minute: i64,
+    at: (f64, f64),
+    north_m: f64,
+    mph: f64,
+) -> Value {
     json!({
         "lat": at.0 + north_m / M_PER_DEG,
         "lng": at.1,
@@ -30,7 +36,7 @@ fn fix(start: DateTime<Utc>, minute: i64, at: (f64, f64), north_m: f64, mph: f64
     })
 }
 
-async fn post_fixes(app: &TestApp, load: &str, fixes: &[Value]) {
+pub(crate) async fn post_fixes(app: &TestApp, load: &str, fixes: &[Value]) {
     for fix in fixes {
         let (status, body) = app
             .post(&format!("/loads/{load}/tracking"), fix.clone())
@@ -41,7 +47,7 @@ async fn post_fixes(app: &TestApp, load: &str, fixes: &[Value]) {
 
 /// Creates the load `body` describes and assigns it to a new carrier of MC
 /// number `mc`: its id, and the load as created.
-async fn assigned_load(app: &TestApp, body: Value, mc: &str) -> (String, Value) {
+pub(crate) async fn assigned_load(app: &TestApp, body: Value, mc: &str) -> (String, Value) {
     let load = app.create_load(body).await;
     let id = load["id"].as_str().unwrap().to_owned();
     let carrier = app.create_carrier(mc).await;
@@ -55,7 +61,7 @@ async fn assigned_load(app: &TestApp, body: Value, mc: &str) -> (String, Value) 
     (id, load)
 }
 
-async fn stops(app: &TestApp, load: &str) -> Value {
+pub(crate) async fn stops(app: &TestApp, load: &str) -> Value {
     let (status, body) = app.get(&format!("/loads/{load}")).await;
     assert_eq!(status, StatusCode::OK, "{body}");
     body["data"]["stops"].clone()
@@ -412,210 +418,4 @@ async fn a_loads_stream_carries_its_milestones_beside_its_fixes() {
     assert_eq!(data["stop"], "pickup");
     assert_eq!(data["at"], iso(start));
     assert!(arrived.id.is_some(), "resumable like the fixes");
-}
-
-#[actix_web::test]
-async fn account_settings_judge_arrivals_set_free_time_and_can_keep_a_load_assigned() {
-    let app = crate::helpers::spawn_app().await;
-    let (status, body) = app.get("/account/settings").await;
-    assert_eq!(status, StatusCode::OK, "{body}");
-    assert_eq!(
-        body["data"],
-        json!({"late_after_minutes": 15, "early_before_minutes": 60,
-               "detention_free_minutes": 120, "auto_in_transit": true})
-    );
-
-    // Refusals change nothing, and name every field.
-    let (status, body) = app
-        .patch(
-            "/account/settings",
-            json!({"late_after_minutes": -1, "early_before_minutes": 2.5,
-                   "detention_free_minutes": 1441}),
-        )
-        .await;
-    assert_error(status, &body, 400, "VALIDATION_FAILED");
-    let fields: Vec<&str> = body["error"]["details"]["errors"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|f| f["field"].as_str().unwrap())
-        .collect();
-    assert_eq!(
-        fields,
-        [
-            "late_after_minutes",
-            "early_before_minutes",
-            "detention_free_minutes"
-        ]
-    );
-    for refused in [
-        json!({}),
-        json!({"auto_in_transit": "no"}),
-        json!({"late": 5}),
-    ] {
-        let (status, body) = app.patch("/account/settings", refused).await;
-        assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
-    }
-    // A number sent as a string is that field's one problem.
-    let (status, body) = app
-        .patch("/account/settings", json!({"late_after_minutes": "15"}))
-        .await;
-    let error = assert_error(status, &body, 400, "VALIDATION_FAILED");
-    let fields: Vec<&str> = error["details"]["errors"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|f| f["field"].as_str().unwrap())
-        .collect();
-    assert_eq!(fields, ["late_after_minutes"], "{body}");
-    let (_, unchanged) = app.get("/account/settings").await;
-    assert_eq!(unchanged["data"]["late_after_minutes"], 15);
-
-    // Only what is sent changes.
-    let (status, body) = app
-        .patch(
-            "/account/settings",
-            json!({"late_after_minutes": 0, "detention_free_minutes": 45,
-                   "auto_in_transit": false}),
-        )
-        .await;
-    assert_eq!(status, StatusCode::OK, "{body}");
-    assert_eq!(
-        body["data"],
-        json!({"late_after_minutes": 0, "early_before_minutes": 60,
-               "detention_free_minutes": 45, "auto_in_transit": false})
-    );
-
-    // A load created without its own free time takes the account's.
-    let start = Utc::now() - chrono::Duration::hours(2);
-    let mut body = crate::helpers::load_body("TX", "GA");
-    body["origin"]["lat"] = json!(PICKUP.0);
-    body["origin"]["lng"] = json!(PICKUP.1);
-    body["origin"]["radius_m"] = json!(400);
-    // The truck arrives 3 minutes after the appointment: late at 0 minutes.
-    body["pickup_date"] = json!(iso(start + chrono::Duration::minutes(7)));
-    let (id, load) = assigned_load(&app, body, "515151").await;
-    assert_eq!(load["detention_free_minutes"], 45);
-    post_fixes(
-        &app,
-        &id,
-        &[
-            fix(start, 0, PICKUP, -8_000.0, 45.0),
-            fix(start, 10, PICKUP, -30.0, 0.0),
-            fix(start, 40, PICKUP, 5_000.0, 55.0),
-        ],
-    )
-    .await;
-    let after = stops(&app, &id).await;
-    assert_eq!(after[0]["arrival_status"], "late", "{after}");
-    assert_eq!(after[0]["deviation_minutes"], 3);
-    assert!(after[0]["departed_at"].is_string(), "{after}");
-
-    // With the automatic move off, the load stays assigned: unassigning it
-    // (allowed only from `assigned`) still works.
-    let (status, body) = app
-        .patch(&format!("/loads/{id}/status"), json!({"status": "posted"}))
-        .await;
-    assert_eq!(status, StatusCode::OK, "{body}");
-    let (_, loaded) = app.get(&format!("/loads/{id}")).await;
-    let history = loaded["data"]["status_history"].as_array().unwrap();
-    assert!(
-        history.iter().all(|entry| entry["source"] != "geofence"),
-        "{history:?}"
-    );
-
-    // A read-only key reads the settings but cannot change them.
-    let reader = app.new_key(&app.account_id, &["read"], None).await;
-    let (status, _) = app.get_as(&reader, "/account/settings").await;
-    assert_eq!(status, StatusCode::OK);
-    let (status, body) = app
-        .patch_as(
-            &reader,
-            "/account/settings",
-            json!({"late_after_minutes": 5}),
-        )
-        .await;
-    assert_error(status, &body, 403, "INSUFFICIENT_PERMISSIONS");
-}
-
-#[actix_web::test]
-async fn loads_are_found_by_the_stop_their_truck_is_at_and_by_late_risk() {
-    let app = crate::helpers::spawn_app().await;
-    let start = app.clock.now() - chrono::Duration::hours(1);
-    let at_pickup_body = || {
-        let mut body = crate::helpers::load_body("TX", "GA");
-        body["origin"]["lat"] = json!(PICKUP.0);
-        body["origin"]["lng"] = json!(PICKUP.1);
-        body
-    };
-    // Parked at its pickup, no delivery appointment.
-    let (parked, _) = assigned_load(&app, at_pickup_body(), "600001").await;
-    post_fixes(
-        &app,
-        &parked,
-        &[
-            fix(start, 0, PICKUP, -5_000.0, 40.0),
-            fix(start, 20, PICKUP, 10.0, 0.0),
-        ],
-    )
-    .await;
-    // Left the pickup, 700 miles from Atlanta, due there in an hour: late.
-    let mut late_body = at_pickup_body();
-    late_body["delivery_date"] = json!(iso(app.clock.now() + chrono::Duration::hours(1)));
-    let (late, _) = assigned_load(&app, late_body, "600002").await;
-    post_fixes(
-        &app,
-        &late,
-        &[
-            fix(start, 0, PICKUP, 0.0, 0.0),
-            fix(start, 10, PICKUP, 20.0, 0.0),
-            fix(start, 40, PICKUP, 30_000.0, 60.0),
-        ],
-    )
-    .await;
-    // Assigned, never seen; and a posted load.
-    let (quiet, _) = assigned_load(&app, at_pickup_body(), "600003").await;
-    app.create_load(at_pickup_body()).await;
-
-    let ids = |body: &Value| -> Vec<String> {
-        body["data"]["loads"]
-            .as_array()
-            .or_else(|| body["data"].as_array())
-            .unwrap_or_else(|| panic!("a list: {body}"))
-            .iter()
-            .map(|l| l["id"].as_str().unwrap().to_owned())
-            .collect()
-    };
-    let list = |query: &'static str| {
-        let app = &app;
-        async move {
-            let (status, body) = app.get(&format!("/loads?{query}")).await;
-            assert_eq!(status, StatusCode::OK, "{query}: {body}");
-            body
-        }
-    };
-    assert_eq!(ids(&list("at_stop=pickup").await), [parked.as_str()]);
-    assert!(ids(&list("at_stop=delivery").await).is_empty());
-    let late_ones = list("late_risk=true").await;
-    assert_eq!(ids(&late_ones), [late.as_str()], "{late_ones}");
-    // Newest first, and paged like any list.
-    assert_eq!(
-        ids(&list("late_risk=false").await),
-        [quiet.as_str(), parked.as_str()]
-    );
-    let paged = list("late_risk=false&limit=1&page=2").await;
-    assert_eq!(ids(&paged), [parked.as_str()]);
-    assert_eq!(paged["pagination"]["total"], 2, "{paged}");
-    // They combine with the other filters.
-    assert!(ids(&list("late_risk=false&status=in_transit").await).is_empty());
-    assert!(ids(&list("at_stop=pickup&status=posted").await).is_empty());
-    assert_eq!(
-        ids(&list("at_stop=pickup&late_risk=false&origin_state=TX").await),
-        [parked.as_str()]
-    );
-
-    for refused in ["late_risk=yes", "at_stop=dock", "at_stop="] {
-        let (status, body) = app.get(&format!("/loads?{refused}")).await;
-        assert_error(status, &body, 400, "INVALID_QUERY_PARAMETER");
-    }
 }

@@ -46,6 +46,8 @@ mod loads;
 mod rate_limits;
 #[path = "../api/share_links.rs"]
 mod share_links;
+#[path = "../api/stop_settings.rs"]
+mod stop_settings;
 #[path = "../api/stops.rs"]
 mod stops;
 #[path = "../api/streams.rs"]

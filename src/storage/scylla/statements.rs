@@ -111,12 +111,12 @@ statements! {
     release_mc_number = "DELETE FROM carriers_by_mc WHERE account_id = ? AND mc_number = ? IF carrier_id = ?";
     delete_carrier = "DELETE FROM carriers WHERE account_id = ? AND carrier_id = ? IF EXISTS";
     list_carriers = "SELECT record FROM carriers WHERE account_id = ? LIMIT ?";
-    // Holds and deletion marks (cql/017): `record != null` is false for a
+    // Holds and deletion marks (cql/017): `record != NULL` is false for a
     // carrier that does not exist, so neither writes a row for one.
-    hold_carrier = "UPDATE carriers USING TTL ? SET assigning = assigning + ? WHERE account_id = ? AND carrier_id = ? IF deleting = null AND record != null";
+    hold_carrier = "UPDATE carriers USING TTL ? SET assigning = assigning + ? WHERE account_id = ? AND carrier_id = ? IF deleting = NULL AND record != NULL";
     release_carrier = "UPDATE carriers SET assigning = assigning - ? WHERE account_id = ? AND carrier_id = ? IF EXISTS";
-    mark_carrier_deleting = "UPDATE carriers USING TTL ? SET deleting = ? WHERE account_id = ? AND carrier_id = ? IF assigning = null AND record != null";
-    unmark_carrier_deleting = "UPDATE carriers SET deleting = null WHERE account_id = ? AND carrier_id = ? IF deleting = ?";
+    mark_carrier_deleting = "UPDATE carriers USING TTL ? SET deleting = ? WHERE account_id = ? AND carrier_id = ? IF assigning = NULL AND record != NULL";
+    unmark_carrier_deleting = "UPDATE carriers SET deleting = NULL WHERE account_id = ? AND carrier_id = ? IF deleting = ?";
 
 
     // GPS points.

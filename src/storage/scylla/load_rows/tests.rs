@@ -259,7 +259,9 @@ async fn an_insert_whose_answer_was_lost_is_finished_by_its_retry() {
     let st = FakeLoads::default();
     let posted = crate::domain::load::sample(LoadStatus::Posted);
     let events = [event(&posted, 1)];
+    // The answer was lost, and so was the read back that would have found it.
     st.faults.fail("insert_row", 1, Failure::After);
+    st.faults.fail("read_row_serial", 1, Failure::Before);
     assert!(
         insert(&st, &posted, &events).await.is_err(),
         "the answer was lost"
