@@ -81,6 +81,15 @@ pub fn parse_url(raw: &str, policy: UrlPolicy) -> Result<WebhookUrl, String> {
     match url.scheme() {
         "https" => {}
         "http" if policy.allow_http => {}
+        // A local receiver needs both flags: name both at once, not one per restart.
+        "http" if !policy.allow_private && url.host_str().is_some_and(looks_local) => {
+            return Err(
+                "must use https:// and a public address (for a local receiver, the \
+                 operator can allow both with `freight serve --webhooks-allow-http \
+                 --webhooks-allow-private`)"
+                    .into(),
+            );
+        }
         "http" => {
             return Err(
                 "must use https:// (for local testing, the operator can allow plain \
@@ -107,6 +116,21 @@ pub fn parse_url(raw: &str, policy: UrlPolicy) -> Result<WebhookUrl, String> {
         url: url.to_string(),
         host,
     })
+}
+
+/// A host a local receiver would have: `localhost`, or a loopback, private or
+/// link-local address. Only for the hint above; what is refused is decided
+/// by the full check when the subscription is made.
+fn looks_local(host: &str) -> bool {
+    let host = host.trim_start_matches('[').trim_end_matches(']');
+    if host.eq_ignore_ascii_case("localhost") {
+        return true;
+    }
+    match host.parse::<std::net::IpAddr>() {
+        Ok(std::net::IpAddr::V4(ip)) => ip.is_loopback() || ip.is_private() || ip.is_link_local(),
+        Ok(std::net::IpAddr::V6(ip)) => ip.is_loopback() || ip.is_unique_local(),
+        Err(_) => false,
+    }
 }
 
 pub fn parse_events(raw: Vec<String>, errors: &mut ValidationErrors) -> Vec<EventType> {
@@ -218,7 +242,30 @@ mod tests {
                 .host,
             "hooks.example.com"
         );
-        assert!(parse_url("http://hooks.example.com/x", strict).is_err());
+        let public_http = parse_url("http://hooks.example.com/x", strict).unwrap_err();
+        assert!(
+            public_http.contains("--webhooks-allow-http`"),
+            "{public_http}"
+        );
+        // A local receiver: both flags named at once.
+        for local in [
+            "http://127.0.0.1:9/x",
+            "http://localhost:9/x",
+            "http://192.168.1.20/x",
+            "http://[::1]:9/x",
+        ] {
+            let refused = parse_url(local, strict).unwrap_err();
+            assert!(
+                refused.contains("--webhooks-allow-http --webhooks-allow-private"),
+                "{local}: {refused}"
+            );
+        }
+        let only_private_allowed = UrlPolicy {
+            allow_http: false,
+            allow_private: true,
+        };
+        let refused = parse_url("http://127.0.0.1:9/x", only_private_allowed).unwrap_err();
+        assert!(!refused.contains("--webhooks-allow-private"), "{refused}");
         assert!(
             parse_url(
                 "http://127.0.0.1:9/x",
