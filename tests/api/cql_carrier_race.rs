@@ -3,11 +3,47 @@
 //! process-local lock of each instance cannot see the other's, the hold and
 //! the deletion mark in the carrier's row (`carrier_holds`) can. Whatever
 //! the interleaving, never both: a deleted carrier with a load assigned to it.
+//!
+//! A lightweight transaction that loses to a contending one may time out on
+//! a small cluster (Cassandra 5's Paxos v2 answers WriteTimeout within
+//! ~100 ms); the service tries it again, and past that answers 503, which
+//! promises nothing either way. So a side answered 503 is undecided: what is
+//! stored must still hold the invariant, and most rounds must be decided.
 
 use reqwest::{Method, StatusCode};
-use serde_json::json;
+use serde_json::{Value, json};
 
-use crate::cql_cluster::{NODES, cluster3, two_instances};
+use crate::cql_cluster::{Instance, NODES, cluster3, two_instances};
+
+const ROUNDS: u64 = 16;
+
+/// The rounds that may end undecided (a side answered 503) before the
+/// test calls the cluster too slow to have raced at all.
+const UNDECIDED_AT_MOST: u64 = 4;
+
+/// A set-up request, tried again on 503 as a client told `Retry-After` would.
+async fn settled(instance: &Instance, key: &str, method: Method, path: &str, body: Value) -> Value {
+    for _ in 0..3 {
+        let (status, answer) = instance
+            .call(key, method.clone(), path, Some(body.clone()))
+            .await;
+        if status == StatusCode::CREATED {
+            return answer;
+        }
+        assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{answer}");
+        tokio::time::sleep(std::time::Duration::from_secs(1)).await;
+    }
+    panic!("{method} {path}: 503 three times");
+}
+
+/// Whether an answer to one side of the race says it was not decided.
+fn undecided(status: StatusCode, body: &Value) -> bool {
+    status == StatusCode::SERVICE_UNAVAILABLE
+        && matches!(
+            body["error"]["code"].as_str(),
+            Some("STORAGE_UNAVAILABLE" | "SERVICE_UNAVAILABLE")
+        )
+}
 
 #[actix_web::test]
 async fn a_carrier_deletion_racing_an_assignment_on_another_instance_never_both_succeed() {
@@ -17,30 +53,25 @@ async fn a_carrier_deletion_racing_an_assignment_on_another_instance_never_both_
     // No node is killed under it.
     let _alone = NODES.lock().await;
     let (_dir, a, b, key, _) = two_instances(&cluster, 0).await;
-    let (mut deleted, mut assigned) = (0, 0);
-    for round in 0..16u64 {
-        let (status, carrier) = a
-            .call(
-                &key,
-                Method::POST,
-                "/carriers",
-                Some(crate::helpers::carrier_body(&format!(
-                    "{}",
-                    800_100 + round
-                ))),
-            )
-            .await;
-        assert_eq!(status, StatusCode::CREATED, "{carrier}");
+    let (mut deleted, mut assigned, mut open) = (0, 0, 0);
+    for round in 0..ROUNDS {
+        let carrier = settled(
+            &a,
+            &key,
+            Method::POST,
+            "/carriers",
+            crate::helpers::carrier_body(&format!("{}", 800_100 + round)),
+        )
+        .await;
         let carrier = carrier["data"]["id"].as_str().unwrap().to_owned();
-        let (status, load) = a
-            .call(
-                &key,
-                Method::POST,
-                "/loads",
-                Some(crate::helpers::load_body("TX", "GA")),
-            )
-            .await;
-        assert_eq!(status, StatusCode::CREATED, "{load}");
+        let load = settled(
+            &a,
+            &key,
+            Method::POST,
+            "/loads",
+            crate::helpers::load_body("TX", "GA"),
+        )
+        .await;
         let load = load["data"]["id"].as_str().unwrap().to_owned();
 
         // The load's actor is on A (which created it); the deletion runs on B,
@@ -65,8 +96,17 @@ async fn a_carrier_deletion_racing_an_assignment_on_another_instance_never_both_
             tokio::join!(assign, delete);
         for (status, body) in [(assign_status, &assign_body), (delete_status, &delete_body)] {
             assert!(
-                status.is_success() || status.is_client_error(),
+                status.is_success() || status.is_client_error() || undecided(status, body),
                 "round {round}: {status} {body}"
+            );
+        }
+        if undecided(assign_status, &assign_body) || undecided(delete_status, &delete_body) {
+            eprintln!("round {round} undecided: {assign_body} {delete_body}");
+            open += 1;
+        } else {
+            assert!(
+                assign_status.is_success() || delete_status.is_success(),
+                "round {round}: neither side succeeded: {assign_body} {delete_body}"
             );
         }
         assert!(
@@ -81,6 +121,10 @@ async fn a_carrier_deletion_racing_an_assignment_on_another_instance_never_both_
         let (_, stored) = b
             .call(&key, Method::GET, &format!("/loads/{load}"), None)
             .await;
+        assert!(
+            !(carrier_status == StatusCode::NOT_FOUND && stored["data"]["status"] != "posted"),
+            "round {round}: a deleted carrier's load stands {stored}"
+        );
         if delete_status.is_success() {
             deleted += 1;
             assert_eq!(carrier_status, StatusCode::NOT_FOUND);
@@ -92,10 +136,15 @@ async fn a_carrier_deletion_racing_an_assignment_on_another_instance_never_both_
             assert_eq!(stored["data"]["carrier"]["id"], carrier, "{stored}");
         }
     }
-    eprintln!("16 races: {deleted} deletions won, {assigned} assignments won");
+    eprintln!(
+        "{ROUNDS} races: {deleted} deletions won, {assigned} assignments won, {open} undecided"
+    );
     assert!(
         assigned > 0,
         "no assignment came first: the races were not run"
     );
-    assert_eq!(deleted + assigned, 16, "one of the two succeeds each round");
+    assert!(
+        open <= UNDECIDED_AT_MOST,
+        "{open} of {ROUNDS} rounds undecided"
+    );
 }

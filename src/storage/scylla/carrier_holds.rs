@@ -3,8 +3,11 @@
 //! row from the read to the load's write, a deletion marks the row from its
 //! check for loads to the delete; each refuses while the other is there.
 //! Both last a few milliseconds, so each waits out the other a moment before
-//! it answers.
+//! it answers. Each statement here may be run again (a set's add or remove,
+//! a token set or cleared under a condition), so one that failed is tried
+//! again before the request is answered 503.
 
+use std::future::Future;
 use std::time::Duration;
 
 use super::ScyllaStore;
@@ -17,6 +20,24 @@ const HOLD_TTL_SECONDS: i32 = 60;
 /// Tries of a hold (or a mark) that finds the other in the way, 50 ms apart.
 const ATTEMPTS: usize = 20;
 const PAUSE: Duration = Duration::from_millis(50);
+/// Tries of a statement that failed (Paxos on a contended row times out now
+/// and then, see `load_rows::CAS_TRIES`), 100 ms apart.
+const FAILED_TRIES: usize = 3;
+const FAILED_PAUSE: Duration = Duration::from_millis(100);
+
+/// `run` until it answers, or has failed [`FAILED_TRIES`] times.
+async fn again<T, F: Future<Output = StorageResult<T>>>(
+    mut run: impl FnMut() -> F,
+) -> StorageResult<T> {
+    let mut tries = 1;
+    loop {
+        match run().await {
+            Err(_) if tries < FAILED_TRIES => tries += 1,
+            answer => return answer,
+        }
+        tokio::time::sleep(FAILED_PAUSE).await;
+    }
+}
 
 pub(super) async fn hold(
     store: &ScyllaStore,
@@ -25,13 +46,15 @@ pub(super) async fn hold(
     load: &LoadId,
 ) -> StorageResult<bool> {
     for attempt in 1..=ATTEMPTS {
-        let values = (
-            HOLD_TTL_SECONDS,
-            vec![load.as_str()],
-            account.as_str(),
-            carrier.as_str(),
-        );
-        let answer = store.lwt(&store.st.hold_carrier, values).await?;
+        let values = || {
+            (
+                HOLD_TTL_SECONDS,
+                vec![load.as_str()],
+                account.as_str(),
+                carrier.as_str(),
+            )
+        };
+        let answer = again(|| store.lwt(&store.st.hold_carrier, values())).await?;
         if answer.applied {
             return Ok(true);
         }
@@ -52,9 +75,8 @@ pub(super) async fn release(
     carrier: &CarrierId,
     load: &LoadId,
 ) -> StorageResult<()> {
-    let values = (vec![load.as_str()], account.as_str(), carrier.as_str());
-    store
-        .applied(&store.st.release_carrier, values)
+    let values = || (vec![load.as_str()], account.as_str(), carrier.as_str());
+    again(|| store.applied(&store.st.release_carrier, values()))
         .await
         .map(|_| ())
 }
@@ -68,8 +90,8 @@ pub(super) async fn mark(
     token: &str,
 ) -> StorageResult<DeletingMark> {
     for attempt in 1..=ATTEMPTS {
-        let values = (HOLD_TTL_SECONDS, token, account.as_str(), carrier.as_str());
-        let answer = store.lwt(&store.st.mark_carrier_deleting, values).await?;
+        let values = || (HOLD_TTL_SECONDS, token, account.as_str(), carrier.as_str());
+        let answer = again(|| store.lwt(&store.st.mark_carrier_deleting, values())).await?;
         if answer.applied {
             return Ok(DeletingMark::Marked);
         }
@@ -90,9 +112,8 @@ pub(super) async fn unmark(
     carrier: &CarrierId,
     token: &str,
 ) -> StorageResult<()> {
-    let values = (account.as_str(), carrier.as_str(), token);
-    store
-        .applied(&store.st.unmark_carrier_deleting, values)
+    let values = || (account.as_str(), carrier.as_str(), token);
+    again(|| store.applied(&store.st.unmark_carrier_deleting, values()))
         .await
         .map(|_| ())
 }

@@ -383,26 +383,54 @@ async fn a_change_that_timed_out_after_committing_is_read_back_and_answered_as_m
     assert_eq!(st.event_count(), 1);
 }
 
-#[tokio::test]
-async fn a_change_that_failed_before_committing_is_an_error_and_changes_nothing() {
+#[tokio::test(start_paused = true)]
+async fn a_change_that_failed_before_committing_every_try_is_an_error_and_changes_nothing() {
     let st = FakeLoads::default();
     let posted = crate::domain::load::sample(LoadStatus::Posted);
     insert(&st, &posted, &[]).await.unwrap();
     let assigned = next(&posted, LoadStatus::Assigned);
-    st.faults.fail("update_row", 1, Failure::Before);
+    for nth in 1..=CAS_TRIES {
+        st.faults.fail("update_row", nth, Failure::Before);
+    }
     assert!(
         update(&st, &posted, &assigned, &[event(&assigned, 1)])
             .await
             .is_err()
     );
-    assert_eq!(st.faults.count("read_row_serial"), 1);
+    assert_eq!(st.faults.count("update_row"), CAS_TRIES);
+    assert_eq!(st.faults.count("read_row_serial"), CAS_TRIES);
     let seen = read(&st, &posted.id).await.unwrap().unwrap();
     assert_eq!(seen.status, LoadStatus::Posted);
     assert_eq!(st.event_count(), 0);
-    // Nor when the read back fails too: the change is not known to be in.
-    st.faults.fail("update_row", 2, Failure::After);
-    st.faults.fail("read_row_serial", 2, Failure::Before);
+    // Nor tried again when the read back fails too: the change is not known
+    // to be in, nor known to be out.
+    let next_try = CAS_TRIES + 1;
+    st.faults.fail("update_row", next_try, Failure::After);
+    st.faults.fail("read_row_serial", next_try, Failure::Before);
     assert!(update(&st, &posted, &assigned, &[]).await.is_err());
+    assert_eq!(st.faults.count("update_row"), next_try);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_change_whose_transaction_failed_and_is_not_in_is_tried_again() {
+    let st = FakeLoads::default();
+    let posted = crate::domain::load::sample(LoadStatus::Posted);
+    st.faults.fail("insert_row", 1, Failure::Before);
+    insert(&st, &posted, &[event(&posted, 1)])
+        .await
+        .expect("the second try of the insert goes in");
+    assert_eq!(st.faults.count("insert_row"), 2);
+    let assigned = next(&posted, LoadStatus::Assigned);
+    st.faults.fail("update_row", 1, Failure::Before);
+    st.faults.fail("update_row", 2, Failure::Before);
+    update(&st, &posted, &assigned, &[event(&assigned, 2)])
+        .await
+        .expect("the third try of the change goes in");
+    assert_eq!(st.faults.count("update_row"), 3);
+    let seen = read(&st, &posted.id).await.unwrap().unwrap();
+    assert_eq!(seen.status, LoadStatus::Assigned);
+    assert_eq!(st.listed_at(&posted), Some(assigned.version));
+    assert_eq!(st.event_count(), 2, "each event once");
 }
 
 #[tokio::test]
