@@ -22,6 +22,9 @@ pub struct PublicOrigin {
     behind_proxy: bool,
     /// The listener's own address, when the request names no usable host.
     listener: SocketAddr,
+    /// Clients see a certificate they can trust (`--tls-cert`, or a TLS
+    /// proxy's), not the generated self-signed one.
+    trusted_certificate: bool,
 }
 
 impl PublicOrigin {
@@ -30,7 +33,51 @@ impl PublicOrigin {
             configured: configured.map(|url| url.trim_end_matches('/').to_owned()),
             behind_proxy,
             listener,
+            trusted_certificate: behind_proxy,
         }
+    }
+
+    /// Says that clients are shown a certificate of the operator's (`--tls-cert`).
+    pub fn with_trusted_certificate(mut self, trusted: bool) -> Self {
+        self.trusted_certificate |= trusted;
+        self
+    }
+
+    /// What a phone lacks to post here, for the Devices page: a host name it
+    /// can reach (`--public-url`) and a certificate it trusts. Empty: nothing.
+    pub fn what_phones_lack(&self) -> Vec<&'static str> {
+        let mut lacking = Vec::new();
+        if self.configured.is_none() {
+            lacking.push(
+                "no --public-url is set, so the settings name the address this page was \
+                 opened on, which a phone may not reach",
+            );
+        }
+        if !self.trusted_certificate {
+            lacking.push(
+                "the certificate is the generated self-signed one, which phone apps refuse: \
+                 give --tls-cert and --tls-key, or serve behind a TLS-terminating proxy",
+            );
+        }
+        lacking
+    }
+
+    /// The origin links start with when no request names one (the operator's
+    /// commands, on the admin listener): `--public-url`, else the API
+    /// listener's address (`localhost` for an unspecified one: the operator
+    /// runs where the server runs). Behind a TLS proxy without `--public-url`
+    /// nothing here knows the address clients reach: none.
+    pub fn without_request(&self) -> Option<String> {
+        if let Some(url) = &self.configured {
+            return Some(url.clone());
+        }
+        if self.behind_proxy {
+            return None;
+        }
+        Some(match self.listener.ip() {
+            ip if ip.is_unspecified() => format!("https://localhost:{}", self.listener.port()),
+            _ => format!("https://{}", self.listener),
+        })
     }
 
     /// The origin (`https://host[:port]`) links for this request start with.
@@ -127,6 +174,30 @@ mod tests {
             .to_http_request();
         let direct = PublicOrigin::new(None, false, listener());
         assert_eq!(direct.of(&req), "https://127.0.0.1:8443");
+    }
+
+    #[test]
+    fn links_without_a_request_start_with_the_public_url_or_the_listener() {
+        let listener: SocketAddr = ([0, 0, 0, 0], 8443).into();
+        let configured = PublicOrigin::new(Some("https://f.example.com/"), false, listener);
+        assert_eq!(
+            configured.without_request().as_deref(),
+            Some("https://f.example.com")
+        );
+        let direct = PublicOrigin::new(None, false, listener);
+        assert_eq!(
+            direct.without_request().as_deref(),
+            Some("https://localhost:8443")
+        );
+        let bound = PublicOrigin::new(None, false, ([127, 0, 0, 2], 9443).into());
+        assert_eq!(
+            bound.without_request().as_deref(),
+            Some("https://127.0.0.2:9443")
+        );
+        assert_eq!(
+            PublicOrigin::new(None, true, listener).without_request(),
+            None
+        );
     }
 
     #[test]

@@ -26,8 +26,8 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Run the HTTPS API (and the loopback admin listener). Boxed: its
-    /// settings are most of the enum's size, and it is made once.
+    /// Run the HTTPS API (and the loopback admin listener).
+    // Boxed: its settings are most of the enum's size, and it is made once.
     Serve(Box<ServeArgs>),
     /// Manage accounts (tenants) on a running server.
     #[command(subcommand)]
@@ -35,7 +35,8 @@ pub enum Command {
     /// Manage API keys on a running server.
     #[command(subcommand)]
     Keys(KeysCommand),
-    /// Dashboard users on a running server: list them, reset a password.
+    /// Dashboard users on a running server: create one (a one-time link to
+    /// choose a password), list them, reset a password.
     #[command(subcommand)]
     Users(UsersCommand),
     /// Create or update the ScyllaDB schema: applies the schema files built
@@ -46,6 +47,12 @@ pub enum Command {
     /// latency; `--ramp` finds the highest fix rate whose p99 stays under a bound.
     Loadgen(freight_loadgen::LoadgenArgs),
 }
+
+/// `serve`'s data directory, and where the operator's commands look for it.
+pub const DEFAULT_DATA_DIR: &str = "./data";
+
+/// `serve`'s admin listener; the operator's `--admin-url` is `http://` this.
+pub const DEFAULT_ADMIN_ADDR: &str = "127.0.0.1:9464";
 
 /// Which store `serve` keeps its data in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -138,13 +145,13 @@ pub struct ServeArgs {
     #[arg(long, env = "FREIGHT_CONFIG")]
     pub config: Option<PathBuf>,
     /// Where the store, the TLS certificate and the admin token live.
-    #[arg(long, env = "FREIGHT_DATA_DIR", default_value = "./data")]
+    #[arg(long, env = "FREIGHT_DATA_DIR", default_value = DEFAULT_DATA_DIR)]
     pub data_dir: PathBuf,
     /// Address of the HTTPS API.
     #[arg(long, env = "FREIGHT_LISTEN", default_value = "127.0.0.1:8443")]
     pub listen: SocketAddr,
     /// Address of the admin listener (health, readiness, metrics, operator commands); loopback only.
-    #[arg(long, env = "FREIGHT_ADMIN_LISTEN", default_value = "127.0.0.1:9464")]
+    #[arg(long, env = "FREIGHT_ADMIN_LISTEN", default_value = DEFAULT_ADMIN_ADDR)]
     pub admin_listen: SocketAddr,
     /// PEM certificate chain; without it a self-signed certificate is generated into the data dir.
     #[arg(long, env = "FREIGHT_TLS_CERT", requires = "tls_key")]
@@ -272,7 +279,7 @@ pub struct AdminConnection {
     #[arg(
         long,
         env = "FREIGHT_DATA_DIR",
-        default_value = "./data",
+        default_value = DEFAULT_DATA_DIR,
         global = true
     )]
     pub data_dir: PathBuf,

@@ -117,10 +117,22 @@ fn key_id_of(given: &str) -> String {
     }
 }
 
-/// The first line of `keys list`, naming what each line shows.
+/// The first line of `keys list`, naming the columns of [`key_row`].
 const KEY_HEADER: &str = "ID  ACCOUNT  PERMISSIONS  STATE  DESCRIPTION";
 
+/// A key as one line of `keys list`, in [`KEY_HEADER`]'s columns.
+fn key_row(k: &Value) -> String {
+    let [id, account, permissions, state, description] = key_fields(k);
+    format!("{id}  {account}  {permissions}  {state}  {description}")
+}
+
+/// A key on its own (created, revoked), each field named.
 fn describe_key(k: &Value) -> String {
+    let [id, account, permissions, state, description] = key_fields(k);
+    format!("{id}  account={account}  permissions={permissions}  {state}  {description}")
+}
+
+fn key_fields(k: &Value) -> [String; 5] {
     let permissions: Vec<&str> = k["permissions"]
         .as_array()
         .map(|ps| ps.iter().filter_map(Value::as_str).collect())
@@ -135,14 +147,13 @@ fn describe_key(k: &Value) -> String {
         (None, Some(at)) => format!("active, expires {at}"),
         (None, None) => "active, no expiry".into(),
     };
-    format!(
-        "{}  account={}  permissions={}  {}  {}",
-        k["id"].as_str().unwrap_or("?"),
-        k["account_id"].as_str().unwrap_or("?"),
+    [
+        k["id"].as_str().unwrap_or("?").to_owned(),
+        k["account_id"].as_str().unwrap_or("?").to_owned(),
         permissions.join(","),
         state,
-        k["description"].as_str().unwrap_or(""),
-    )
+        k["description"].as_str().unwrap_or("").to_owned(),
+    ]
 }
 
 /// `--expires`: a plain date (its first instant, UTC) or an RFC 3339 UTC
@@ -297,7 +308,7 @@ pub async fn keys(command: KeysCommand) -> anyhow::Result<()> {
             client.print(&data, |d| {
                 let lines: Vec<String> = d["keys"]
                     .as_array()
-                    .map(|all| all.iter().map(describe_key).collect())
+                    .map(|all| all.iter().map(key_row).collect())
                     .unwrap_or_default();
                 if lines.is_empty() {
                     "No keys.".into()
@@ -343,11 +354,7 @@ pub async fn users(command: UsersCommand) -> anyhow::Result<()> {
             let mut created = client
                 .call(reqwest::Method::POST, &path, Some(body))
                 .await?;
-            let link_path = created["link_path"].as_str().unwrap_or("?").to_owned();
-            created["link"] = json!(match public_url {
-                Some(base) => format!("{}{link_path}", base.trim_end_matches('/')),
-                None => link_path,
-            });
+            created["link"] = json!(whole_link(&created, public_url.as_deref()));
             client.print(&created, |c| {
                 format!(
                     "One-time link for {} to join account {} and choose a password \
@@ -369,12 +376,7 @@ pub async fn users(command: UsersCommand) -> anyhow::Result<()> {
             let mut reset = client
                 .call(reqwest::Method::POST, "/users/reset-password", Some(body))
                 .await?;
-            let path = reset["link_path"].as_str().unwrap_or("?").to_owned();
-            let link = match public_url {
-                Some(base) => format!("{}{path}", base.trim_end_matches('/')),
-                None => path,
-            };
-            reset["link"] = json!(link);
+            reset["link"] = json!(whole_link(&reset, public_url.as_deref()));
             client.print(&reset, |r| {
                 format!(
                     "Reset the password of {}; their sessions have ended.\n\n\
@@ -388,6 +390,20 @@ pub async fn users(command: UsersCommand) -> anyhow::Result<()> {
         }
     }
     Ok(())
+}
+
+/// A one-time link as a person opens it: on `--public-url` when given, else
+/// as the server built it (its `--public-url`, or its API listener); a server
+/// behind a TLS proxy without one gives only the path, said as such.
+fn whole_link(answer: &Value, public_url: Option<&str>) -> String {
+    let path = answer["link_path"].as_str().unwrap_or("?");
+    match (public_url, answer["link"].as_str()) {
+        (Some(base), _) => format!("{}{path}", base.trim_end_matches('/')),
+        (None, Some(link)) => link.to_owned(),
+        (None, None) => {
+            format!("{path} (after the address your TLS proxy serves; or add --public-url)")
+        }
+    }
 }
 
 fn describe_user(u: &Value) -> String {

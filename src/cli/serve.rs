@@ -20,7 +20,7 @@ use crate::services::device_meter::DeviceLimits;
 use crate::services::live::LiveSettings;
 use crate::webhooks::dispatcher::DispatchSettings;
 
-use super::{ServeArgs, StorageKind};
+use super::{DEFAULT_ADMIN_ADDR, DEFAULT_DATA_DIR, ServeArgs, StorageKind};
 
 pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
     crate::telemetry::init(args.log_format);
@@ -123,7 +123,7 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
     warn_about_dangerous_switches(&settings);
     let app = Application::build(settings.clone()).await?;
     if let Some(first) = app.bootstrap_key() {
-        hand_over_first_key(first, &settings.data_dir);
+        hand_over_first_key(first, &settings.data_dir, app.admin_addr());
     }
     let storage = match &settings.scylla {
         None => format!("embedded ({})", settings.data_dir.join("store").display()),
@@ -147,9 +147,10 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
 /// stdout, not the log, so it is not shipped to log storage); otherwise (a
 /// service manager, a container, a pipe, whose output is kept and often
 /// shipped) into a file only the service's user can read, whose path is logged.
-fn hand_over_first_key(first: &BootstrapKey, data_dir: &Path) {
+fn hand_over_first_key(first: &BootstrapKey, data_dir: &Path, admin: std::net::SocketAddr) {
     let mut stdout = std::io::stdout();
     if stdout.is_terminal() {
+        let command = users_create_command(&first.account.id.to_string(), data_dir, admin);
         // Not with `println!`, which panics when stdout cannot be written: the
         // service starts anyway, and says how to get a key.
         let printed = writeln!(
@@ -157,11 +158,10 @@ fn hand_over_first_key(first: &BootstrapKey, data_dir: &Path) {
             "First start: created account {} ({}) and an API key with read,write.\n\
              Your API key (shown once, store it now):\n\n    {}\n\n\
              To open this account in the dashboard, make yourself its user (prints a \
-             one-time link to set your password):\n\n    \
-             freight users create --account {} --email you@example.com\n\n\
-             (run where this server runs, or add --data-dir; registering in the dashboard \
-             makes a new, separate account)\n",
-            first.account.id, first.account.name, first.token, first.account.id
+             one-time link to set your password):\n\n    {command}\n\n\
+             (run it where this server runs; registering in the dashboard makes a new, \
+             separate account)\n",
+            first.account.id, first.account.name, first.token
         );
         if let Err(error) = printed {
             tracing::warn!(
@@ -187,6 +187,19 @@ fn hand_over_first_key(first: &BootstrapKey, data_dir: &Path) {
             "the first API key could not be written; make another with `freight keys create`"
         ),
     }
+}
+
+/// The `freight users create` that reaches this server: with `--data-dir`
+/// and `--admin-url` where they are not the command's defaults.
+fn users_create_command(account: &str, data_dir: &Path, admin: std::net::SocketAddr) -> String {
+    let mut command = format!("freight users create --account {account} --email you@example.com");
+    if data_dir != Path::new(DEFAULT_DATA_DIR) {
+        command.push_str(&format!(" --data-dir {}", data_dir.display()));
+    }
+    if admin.to_string() != DEFAULT_ADMIN_ADDR {
+        command.push_str(&format!(" --admin-url http://{admin}"));
+    }
+    command
 }
 
 /// Switches that weaken a protection are for development and tests; each one
@@ -232,4 +245,27 @@ fn default_internal_address(listen: std::net::SocketAddr) -> String {
     }
     let host = crate::telemetry::host_name().unwrap_or_else(|| "localhost".to_owned());
     format!("{host}:{}", listen.port())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_first_start_hint_names_only_the_settings_that_differ() {
+        let default_admin: std::net::SocketAddr = DEFAULT_ADMIN_ADDR.parse().unwrap();
+        assert_eq!(
+            users_create_command("acct_1", Path::new(DEFAULT_DATA_DIR), default_admin),
+            "freight users create --account acct_1 --email you@example.com"
+        );
+        assert_eq!(
+            users_create_command(
+                "acct_1",
+                Path::new("/var/lib/freight"),
+                "127.0.0.1:9500".parse().unwrap()
+            ),
+            "freight users create --account acct_1 --email you@example.com \
+             --data-dir /var/lib/freight --admin-url http://127.0.0.1:9500"
+        );
+    }
 }

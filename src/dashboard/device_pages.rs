@@ -35,9 +35,10 @@ struct Issued<'a> {
 pub async fn list(
     viewer: Viewer,
     services: web::Data<Services>,
+    req: HttpRequest,
 ) -> Result<HttpResponse, PageError> {
     let (form, problems) = (Form::empty(), Problems::default());
-    let view = list_view(&services, &viewer, &form, &problems, None).await?;
+    let view = list_view(&services, &viewer, &req, &form, &problems, None).await?;
     Ok(page::ok(view))
 }
 
@@ -68,7 +69,8 @@ pub async fn create(
                         settings: IngestSettings::new(&origin, &issued.token),
                     };
                     let (empty, none) = (Form::empty(), Problems::default());
-                    let view = list_view(&services, &viewer, &empty, &none, Some(shown)).await?;
+                    let view =
+                        list_view(&services, &viewer, &req, &empty, &none, Some(shown)).await?;
                     return Ok(page::ok(view));
                 }
                 Err(DeviceError::UnknownCarrier(_)) => {
@@ -79,7 +81,7 @@ pub async fn create(
         }
         Err(errors) => Problems::from_validation(&errors),
     };
-    let view = list_view(&services, &viewer, &form, &problems, None).await?;
+    let view = list_view(&services, &viewer, &req, &form, &problems, None).await?;
     Ok(page::respond(StatusCode::BAD_REQUEST, view))
 }
 
@@ -234,11 +236,16 @@ pub async fn load_device_card(
 async fn list_view(
     services: &Services,
     viewer: &Viewer,
+    req: &HttpRequest,
     form: &Form,
     problems: &Problems,
     issued: Option<Issued<'_>>,
 ) -> Result<Markup, PageError> {
     let account = viewer.account_id();
+    let lacking = req
+        .app_data::<web::Data<crate::api::origin::PublicOrigin>>()
+        .map(|origin| origin.what_phones_lack())
+        .unwrap_or_default();
     let devices = services.devices.list(account).await.map_err(device_error)?;
     let carriers = services
         .carriers
@@ -284,6 +291,12 @@ async fn list_view(
         html! {
             h1 { "Devices" }
             p.hint { "Trackers and drivers' phone apps that post positions with a token of their own, which opens nothing else. Attach one to a load on the load's page." }
+            @if !lacking.is_empty() {
+                section.problems data-field="phone-warning" {
+                    p { "A phone cannot use these settings yet: it needs a host name it can reach and a certificate it trusts (see \"Connect a device\" in the guide)." }
+                    ul { @for why in &lacking { li { (why) } } }
+                }
+            }
             @if let Some(issued) = &issued { (issued_card(issued, carrier_of(issued.device))) }
             section.card {
                 h2 { "Create device" }

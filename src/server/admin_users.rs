@@ -11,6 +11,7 @@ use serde_json::json;
 use crate::api::envelope;
 use crate::api::error::ApiError;
 use crate::api::extract::JsonBody;
+use crate::api::origin::PublicOrigin;
 use crate::api::path::PathId;
 use crate::domain::ids::AccountId;
 use crate::domain::timestamp;
@@ -95,6 +96,7 @@ impl crate::api::extract::BodyInput for NewUser {}
 /// choosing a password (an invitation from the operator).
 async fn create_user(
     services: web::Data<Services>,
+    origin: web::Data<PublicOrigin>,
     id: PathId<AccountId>,
     JsonBody(body): JsonBody<NewUser>,
 ) -> Result<HttpResponse, ApiError> {
@@ -116,8 +118,18 @@ async fn create_user(
         "account_id": account.id,
         "email": email,
         "link_path": issued.path(),
+        "link": full_link(&origin, &issued.path()),
         "expires_at": timestamp::format(&issued.link.expires_at),
     })))
+}
+
+/// The whole link, `null` where no origin is known (behind a TLS proxy
+/// without `--public-url`): the path alone is then all there is to give.
+fn full_link(origin: &PublicOrigin, path: &str) -> serde_json::Value {
+    match origin.without_request() {
+        Some(origin) => json!(format!("{origin}{path}")),
+        None => serde_json::Value::Null,
+    }
 }
 
 #[derive(Deserialize)]
@@ -130,6 +142,7 @@ impl crate::api::extract::BodyInput for ResetPassword {}
 
 async fn reset_password(
     services: web::Data<Services>,
+    origin: web::Data<PublicOrigin>,
     JsonBody(body): JsonBody<ResetPassword>,
 ) -> Result<HttpResponse, ApiError> {
     let email = parse_email(&body.email).map_err(|message| {
@@ -148,6 +161,7 @@ async fn reset_password(
     Ok(envelope::ok(json!({
         "user": user_view(&user),
         "link_path": issued.path(),
+        "link": full_link(&origin, &issued.path()),
         "expires_at": timestamp::format(&issued.link.expires_at),
     })))
 }

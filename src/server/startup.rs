@@ -112,7 +112,12 @@ impl Application {
             .clone()
             .map(|c| web::Data::from(c as Arc<dyn crate::api::forward::ForwardRequests>));
         let api = api_server(&settings, &services, api_listener, placement, forwarder)?;
-        let admin = admin_server(&services, token, admin_listener)?;
+        let links = crate::api::origin::PublicOrigin::new(
+            settings.public_url.as_deref(),
+            matches!(settings.transport, ApiTransport::BehindTlsProxy),
+            api_addr,
+        );
+        let admin = admin_server(&services, token, links, admin_listener)?;
         let internal = match internal {
             Some((listener, secret, _)) => Some(super::cluster::internal::server(
                 &services,
@@ -277,11 +282,17 @@ fn api_server(
     let known_routes = web::Data::new(crate::api::idempotency::KnownRoutes::new(
         routes::all_routes(),
     ));
-    let origin = web::Data::new(crate::api::origin::PublicOrigin::new(
-        settings.public_url.as_deref(),
-        matches!(settings.transport, ApiTransport::BehindTlsProxy),
-        listener.local_addr()?,
-    ));
+    let origin = web::Data::new(
+        crate::api::origin::PublicOrigin::new(
+            settings.public_url.as_deref(),
+            matches!(settings.transport, ApiTransport::BehindTlsProxy),
+            listener.local_addr()?,
+        )
+        .with_trusted_certificate(matches!(
+            settings.transport,
+            ApiTransport::Tls(crate::server::tls::TlsSource::Files { .. })
+        )),
+    );
     let make_app = move || {
         App::new()
             .app_data(web::Data::new(services.clone()))
@@ -376,14 +387,18 @@ async fn stop_signal() -> &'static str {
 fn admin_server(
     services: &Services,
     token: String,
+    links: crate::api::origin::PublicOrigin,
     listener: TcpListener,
 ) -> anyhow::Result<Server> {
     let services = services.clone();
     let token = AdminToken(token);
+    // The links the operator's commands print start with the API's origin.
+    let links = web::Data::new(links);
     let server = HttpServer::new(move || {
         App::new()
             .app_data(web::Data::new(services.clone()))
             .app_data(web::Data::new(token.clone()))
+            .app_data(links.clone())
             .wrap(actix_web::middleware::DefaultHeaders::new().add(super::observe::NO_SNIFF))
             .configure(admin::configure)
             .default_service(web::to(routes::not_found))

@@ -113,6 +113,11 @@ async fn a_device_is_made_attached_detached_and_revoked_by_hand() {
         "in the navigation, current"
     );
     assert!(devices.body.contains("No devices yet."));
+    // A test server has neither a public URL nor a certificate of its own:
+    // the page says a phone cannot use its settings, and why.
+    assert!(devices.body.contains("data-field=\"phone-warning\""));
+    assert!(devices.body.contains("no --public-url is set"));
+    assert!(devices.body.contains("--tls-cert"));
     assert!(devices.body.contains("Red River Hauling (MC 313131)"));
 
     let unnamed = browser.create_device("", None).await;
@@ -487,4 +492,25 @@ async fn the_tile_servers_origin_is_allowed_for_images_only_when_configured() {
         assert!(csp.contains("script-src 'self';"), "{path}: {csp}");
         assert!(csp.contains("connect-src 'self';"), "{path}: {csp}");
     }
+}
+
+/// With `--public-url` set, the device's settings name it (not the address
+/// the page was opened on), and the warning names only the certificate.
+#[actix_web::test]
+async fn device_settings_name_the_public_url() {
+    let app = crate::helpers::spawn_app_with(|s| {
+        s.public_url = Some("https://freight.example.com".into())
+    })
+    .await;
+    let mut browser = Browser::new(&app);
+    browser.register("phones@example.com").await;
+    let page = browser.create_device("Phone 1", None).await;
+    assert!(
+        page.body.contains("https://freight.example.com/v1/ingest/"),
+        "{}",
+        page.body
+    );
+    assert!(!page.body.contains("https://localhost:"), "{}", page.body);
+    assert!(page.body.contains("data-field=\"phone-warning\""));
+    assert!(!page.body.contains("no --public-url is set"));
 }
