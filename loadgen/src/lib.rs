@@ -259,8 +259,8 @@ pub async fn run(args: LoadgenArgs) -> anyhow::Result<()> {
     if scenario.ramp {
         // A ramp runs fixes only (see `ramp`): no dashboards, streams or clients.
         println!(
-            "{} trucks, fixes only: from {:.0}/s, {:.0}/s more every {} s, until p99 passes {} ms; set-up {:.1} s",
-            scenario.trucks,
+            "{}, fixes only: from {:.0}/s, {:.0}/s more every {} s, until p99 passes {} ms; set-up {:.1} s",
+            counted(scenario.trucks, "truck"),
             scenario.ramp_start_per_sec,
             scenario.ramp_step_per_sec,
             scenario.ramp_step_secs,
@@ -269,8 +269,8 @@ pub async fn run(args: LoadgenArgs) -> anyhow::Result<()> {
         );
     } else {
         println!(
-            "{} trucks, a fix every {} s ({:.0} fixes/s offered{}), {} dashboards, {} streams, {} clients; set-up {:.1} s",
-            scenario.trucks,
+            "{}, a fix every {} s ({:.0} fixes/s offered{}), {}, {}, {}; set-up {:.1} s",
+            counted(scenario.trucks, "truck"),
             scenario.fix_every_secs,
             scenario.fix_rate(),
             if scenario.closed_loop {
@@ -278,9 +278,9 @@ pub async fn run(args: LoadgenArgs) -> anyhow::Result<()> {
             } else {
                 ", open loop"
             },
-            scenario.dashboards,
-            scenario.streams,
-            scenario.clients,
+            counted(scenario.dashboards, "dashboard"),
+            counted(scenario.streams, "stream"),
+            counted(scenario.clients, "client"),
             setup_seconds
         );
     }
@@ -451,6 +451,16 @@ impl Progress {
     }
 }
 
+/// `n` things, in the singular for one ("1 stream", "2 streams").
+fn counted(n: impl Into<u64>, thing: &str) -> String {
+    let n = n.into();
+    if n == 1 {
+        format!("1 {thing}")
+    } else {
+        format!("{n} {thing}s")
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use clap::Parser;
@@ -500,5 +510,12 @@ mod tests {
                 .is_none_or(|e| !e.to_string().contains("fixes only")),
             "{connected:?}"
         );
+    }
+
+    #[test]
+    fn counts_are_said_in_the_singular_for_one() {
+        assert_eq!(super::counted(1u32, "stream"), "1 stream");
+        assert_eq!(super::counted(0u32, "client"), "0 clients");
+        assert_eq!(super::counted(256u32, "truck"), "256 trucks");
     }
 }

@@ -248,7 +248,18 @@ impl From<KeyRejection> for ApiError {
             ),
             KeyRejection::Unknown => ("INVALID_API_KEY", "the API key is not recognised"),
             KeyRejection::Revoked => ("REVOKED_API_KEY", "the API key has been revoked"),
-            KeyRejection::Expired => ("EXPIRED_API_KEY", "the API key has expired"),
+            KeyRejection::Expired { at } => {
+                return ApiError::new(
+                    StatusCode::UNAUTHORIZED,
+                    "EXPIRED_API_KEY",
+                    "the API key has expired; make a new one in the dashboard (Settings → API \
+                     keys) or with `freight keys create`",
+                )
+                .with_details(json!({
+                    "expired_at": crate::domain::timestamp::format(&at),
+                    "new_key_at": "/dashboard/settings/api-keys",
+                }));
+            }
             KeyRejection::DeviceToken => (
                 "DEVICE_TOKEN_NOT_ACCEPTED",
                 "this is a device token: it only posts positions to /v1/ingest/...; use an \

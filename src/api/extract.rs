@@ -97,6 +97,33 @@ impl<T: BodyInput + 'static> FromRequest for JsonBody<T> {
     }
 }
 
+/// A JSON body that may be left out, for operations whose every field is
+/// optional: a request that sends no body at all (`Content-Length: 0`, or
+/// neither it nor `Transfer-Encoding`) reads as `{}`; one that sends a body
+/// is read as [`JsonBody`] reads it, content type and all.
+pub struct OptionalJsonBody<T>(pub T);
+
+impl<T: BodyInput + 'static> FromRequest for OptionalJsonBody<T> {
+    type Error = ApiError;
+    type Future = Pin<Box<dyn Future<Output = Result<Self, ApiError>>>>;
+
+    fn from_request(req: &HttpRequest, payload: &mut Payload) -> Self::Future {
+        let headers = req.headers();
+        let no_body = match declared_length(headers) {
+            Some(length) => length == 0,
+            None => {
+                !headers.contains_key(header::CONTENT_LENGTH)
+                    && !headers.contains_key(header::TRANSFER_ENCODING)
+            }
+        };
+        if no_body {
+            return Box::pin(std::future::ready(parse_json(b"{}").map(OptionalJsonBody)));
+        }
+        let body = JsonBody::<T>::from_request(req, payload);
+        Box::pin(async move { body.await.map(|JsonBody(value)| OptionalJsonBody(value)) })
+    }
+}
+
 /// Deserialises JSON, telling syntax errors apart from wrong fields; a body
 /// with wrong fields is refused with every problem it has (see
 /// [`every_problem`]).

@@ -78,7 +78,7 @@ pub async fn stops_card(services: &Services, viewer: &Viewer, load: &Load) -> Ma
                             dt { "Geofence" } dd {
                                 @match (stop.location.radius_m, stop.location.placed_by) {
                                     (Some(radius), Some(placed_by)) => {
-                                        (format!("{radius:.0} m around the "))
+                                        (format!("{radius} m around the "))
                                         (match placed_by { crate::domain::stops::PlacedBy::Coordinates => "facility", crate::domain::stops::PlacedBy::Zip => "ZIP centre" })
                                     }
                                     _ => "not placed (unknown ZIP)",

@@ -85,7 +85,7 @@ pub enum KeyRejection {
     #[error("the API key has been revoked")]
     Revoked,
     #[error("the API key has expired")]
-    Expired,
+    Expired { at: DateTime<Utc> },
     /// A device's token (`frd_…`), which only posts positions.
     #[error("a device token is not an API key")]
     DeviceToken,
@@ -201,8 +201,8 @@ impl ApiKey {
         if self.revoked_at.is_some() {
             return Err(KeyRejection::Revoked);
         }
-        if self.expires_at.is_some_and(|at| at <= now) {
-            return Err(KeyRejection::Expired);
+        if let Some(at) = self.expires_at.filter(|at| *at <= now) {
+            return Err(KeyRejection::Expired { at });
         }
         Ok(())
     }
@@ -269,7 +269,9 @@ mod tests {
         let presented = parse_token(&issued.token).unwrap();
         assert_eq!(
             issued.record.verify(&presented, now + Duration::hours(1)),
-            Err(KeyRejection::Expired)
+            Err(KeyRejection::Expired {
+                at: issued.record.expires_at.unwrap()
+            })
         );
         issued.record.revoked_at = Some(now);
         assert_eq!(

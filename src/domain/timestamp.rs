@@ -22,18 +22,6 @@ pub fn parse_utc(raw: &str) -> Result<DateTime<Utc>, String> {
     if raw.ends_with("-00:00") {
         return Err("must be in UTC: end in Z or +00:00 (-00:00 means an unknown offset)".into());
     }
-    // `…T14:30:00 00:00`: a `+00:00` sent unencoded in a URL's query, where
-    // `+` stands for a space.
-    if let Some((_, offset)) = raw.rsplit_once(' ')
-        && offset.len() == 5
-        && offset.as_bytes()[2] == b':'
-    {
-        return Err(
-            "must be an ISO 8601 UTC timestamp; in a URL's query a `+` means a space, \
-                    so write +00:00 as %2B00:00, or end the time in Z"
-                .into(),
-        );
-    }
     let parsed = DateTime::parse_from_rfc3339(raw).map_err(|_| {
         "must be an ISO 8601 UTC timestamp such as 2026-03-01T14:30:00Z".to_string()
     })?;
@@ -54,6 +42,23 @@ pub fn parse_utc(raw: &str) -> Result<DateTime<Utc>, String> {
         return Err("must have at most microsecond precision (such as 14:30:00.123456Z)".into());
     }
     Ok(utc)
+}
+
+/// As [`parse_utc`], for a time in a URL's query, where a `+` sent unencoded
+/// stands for a space: `…T14:30:00 00:00` is refused with that said (in a
+/// body the hint would mislead).
+pub fn parse_utc_in_query(raw: &str) -> Result<DateTime<Utc>, String> {
+    if let Some((_, offset)) = raw.trim().rsplit_once(' ')
+        && offset.len() == 5
+        && offset.as_bytes()[2] == b':'
+    {
+        return Err(
+            "must be an ISO 8601 UTC timestamp; in a URL's query a `+` means a space, \
+             so write +00:00 as %2B00:00, or end the time in Z"
+                .into(),
+        );
+    }
+    parse_utc(raw)
 }
 
 /// The one format the service writes, for every time in every answer, event
@@ -207,9 +212,13 @@ mod tests {
     }
 
     #[test]
-    fn an_unencoded_plus_gets_a_hint() {
-        let refused = parse_utc("2026-03-01T14:30:00 00:00").unwrap_err();
+    fn an_unencoded_plus_gets_a_hint_in_a_query_only() {
+        let refused = parse_utc_in_query("2026-03-01T14:30:00 00:00").unwrap_err();
         assert!(refused.contains("%2B00:00"), "{refused}");
+        let refused = parse_utc("2026-03-01T14:30:00 00:00").unwrap_err();
+        assert!(!refused.contains("query"), "{refused}");
+        assert!(parse_utc_in_query("2026-03-01T14:30:00%2B00:00").is_err());
+        assert!(parse_utc_in_query("2026-03-01T14:30:00+00:00").is_ok());
     }
 
     #[test]

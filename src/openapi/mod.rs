@@ -107,7 +107,8 @@ in UTC. Ids are opaque strings with a type prefix (`load_`, `carrier_`, `wh_`, `
             in miles per hour, headings in degrees clockwise from true north."),
         (name = "carriers", description = "The carriers loads are assigned to."),
         (name = "webhooks", description = "Signed event notifications and their delivery log."),
-        (name = "auth", description = "API keys, and the account's settings."),
+        (name = "auth", description = "Checking an API key."),
+        (name = "account", description = "The account's settings."),
         (name = "devices", description = "Trackers and phone apps that post positions with a \
             token of their own, and the loads they feed."),
         (name = "documentation", description = "This document and its reference page; no key needed."),

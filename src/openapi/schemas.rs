@@ -351,4 +351,6 @@ pub struct KeyVerification {
     pub plan: PlanKind,
     pub key_id: KeyId,
     pub permissions: Vec<Permission>,
+    /// When the key stops working (RFC 3339 UTC); `null`: it does not expire.
+    pub expires_at: Option<String>,
 }

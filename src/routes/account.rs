@@ -19,7 +19,7 @@ use crate::services::auth::Principal;
     get,
     path = "/v1/account/settings",
     operation_id = "get_account_settings",
-    tag = "auth",
+    tag = "account",
     responses((status = 200, description = "The settings.", body = Envelope<StopSettings>)),
 )]
 pub(crate) async fn get(principal: Principal, _: NoQuery) -> HttpResponse {
@@ -38,7 +38,7 @@ pub(crate) async fn get(principal: Principal, _: NoQuery) -> HttpResponse {
     patch,
     path = "/v1/account/settings",
     operation_id = "change_account_settings",
-    tag = "auth",
+    tag = "account",
     request_body(content = SettingsChangeInput, example = json!({
         "late_after_minutes": 30, "auto_in_transit": false
     })),

@@ -28,6 +28,7 @@ pub(crate) async fn verify(principal: Principal, _: NoQuery) -> HttpResponse {
         "plan": principal.account.plan.as_str(),
         "key_id": principal.key_id,
         "permissions": permissions,
+        "expires_at": principal.expires_at.as_ref().map(crate::domain::timestamp::format),
     }))
 }
 

@@ -249,8 +249,8 @@ pub(crate) async fn list(
             CarrierId::parse(raw.trim()).ok_or_else(|| "must be a carrier id (carrier_...)".into())
         }),
         equipment_type: query.take("equipment_type", EquipmentType::parse),
-        pickup_from: query.take("pickup_from", timestamp::parse_utc),
-        pickup_to: query.take("pickup_to", timestamp::parse_utc),
+        pickup_from: query.take("pickup_from", timestamp::parse_utc_in_query),
+        pickup_to: query.take("pickup_to", timestamp::parse_utc_in_query),
         q: query.take("q", |raw| match raw.trim() {
             "" => Err("must not be empty".to_owned()),
             q if q.chars().count() > MAX_REFERENCE_CHARS => {

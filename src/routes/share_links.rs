@@ -6,7 +6,7 @@ use serde_json::json;
 
 use crate::api::envelope::{self, Envelope};
 use crate::api::error::ApiError;
-use crate::api::extract::{JsonBody, NoQuery};
+use crate::api::extract::{NoQuery, OptionalJsonBody};
 use crate::api::input::share_link::NewShareLinkInput;
 use crate::api::path::PathId;
 use crate::domain::ids::{LoadId, ShareLinkId};
@@ -28,7 +28,7 @@ use crate::views::share_link::{NewShareLinkView, ShareLinkView};
     operation_id = "create_share_link",
     tag = "loads",
     params(("load_id" = LoadId, Path, description = "The load.")),
-    request_body(content = NewShareLinkInput, example = json!({"expires_at": "2026-11-30T17:00:00Z"})),
+    request_body(content = Option<NewShareLinkInput>, description = "May be left out: no body is `{}`.", example = json!({"expires_at": "2026-11-30T17:00:00Z"})),
     responses(
         (status = 201, description = "The link, with its URL (shown once).", body = Envelope<NewShareLinkView>),
         (status = 409, description = "`TOO_MANY_SHARE_LINKS`: 50 per load.", body = Error),
@@ -40,7 +40,7 @@ pub(crate) async fn create(
     services: web::Data<Services>,
     req: HttpRequest,
     id: PathId<LoadId>,
-    JsonBody(input): JsonBody<NewShareLinkInput>,
+    OptionalJsonBody(input): OptionalJsonBody<NewShareLinkInput>,
 ) -> Result<HttpResponse, ApiError> {
     let expires_at = input.validate()?;
     let (link, token) = services

@@ -171,8 +171,8 @@ pub(crate) async fn history(
     req: HttpRequest,
 ) -> Result<HttpResponse, ApiError> {
     let mut query = QueryParams::parse(&req)?;
-    let from = query.take("from", timestamp::parse_utc);
-    let to = query.take("to", timestamp::parse_utc);
+    let from = query.take("from", timestamp::parse_utc_in_query);
+    let to = query.take("to", timestamp::parse_utc_in_query);
     let limit = query
         .take("limit", |raw| {
             whole_number(raw, 1, MAX_HISTORY_LIMIT as u64)

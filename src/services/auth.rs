@@ -25,6 +25,8 @@ pub struct Principal {
     pub account: Arc<Account>,
     pub key_id: KeyId,
     pub permissions: Arc<[Permission]>,
+    /// When the key stops working (`None`: never).
+    pub expires_at: Option<chrono::DateTime<chrono::Utc>>,
 }
 
 impl Principal {
@@ -108,7 +110,7 @@ impl Authenticator {
             return Some(StreamEnd::KeyRevoked);
         };
         match cached.key.standing(self.clock.now()) {
-            Err(KeyRejection::Expired) => Some(StreamEnd::KeyExpired),
+            Err(KeyRejection::Expired { .. }) => Some(StreamEnd::KeyExpired),
             Err(_) => Some(StreamEnd::KeyRevoked),
             Ok(()) if cached.principal.account.disabled => Some(StreamEnd::AccountDisabled),
             Ok(()) => None,
@@ -163,6 +165,7 @@ impl Authenticator {
             account: Arc::new(account),
             key_id: key.id.clone(),
             permissions: key.permissions.as_slice().into(),
+            expires_at: key.expires_at,
         };
         let entry = Arc::new(Cached {
             key,

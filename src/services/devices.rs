@@ -153,8 +153,11 @@ impl DeviceService {
         &self,
         account: &AccountId,
     ) -> Result<Vec<(Device, Vec<LoadId>)>, DeviceError> {
+        let mut devices = self.storage.list_devices(account).await?;
+        // Newest first, as every list of the API (ids break a tie).
+        devices.sort_by(|a, b| (b.created_at, &b.id).cmp(&(a.created_at, &a.id)));
         let mut out = Vec::new();
-        for device in self.storage.list_devices(account).await? {
+        for device in devices {
             let loads = self.loads_of(&device.id).await?;
             out.push((self.with_last_seen(device), loads));
         }

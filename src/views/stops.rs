@@ -31,14 +31,20 @@ pub struct StopLocation<'a> {
     pub lat: Option<f64>,
     #[schema(required = true)]
     pub lng: Option<f64>,
-    /// Arrival radius, metres.
+    /// Arrival radius, whole metres (as the load's `radius_m`).
     #[schema(required = true)]
-    pub radius_m: Option<f64>,
-    /// Departure radius, metres: 1.5 times the arrival radius.
+    pub radius_m: Option<u32>,
+    /// Departure radius, whole metres: 1.5 times the arrival radius, rounded.
     #[schema(required = true)]
-    pub departure_radius_m: Option<f64>,
+    pub departure_radius_m: Option<u32>,
     #[schema(required = true)]
     pub placed_by: Option<PlacedBy>,
+}
+
+/// A radius as the API shows it: whole metres (radii are at most a few
+/// kilometres, so the cast neither wraps nor saturates).
+fn whole_metres(radius: f64) -> u32 {
+    radius.round() as u32
 }
 
 /// A pickup or delivery, and what the truck did there.
@@ -134,8 +140,8 @@ impl<'a> StopView<'a> {
                 address: location.address.as_deref(),
                 lat: fence.map(|f| f.lat),
                 lng: fence.map(|f| f.lng),
-                radius_m: fence.map(|f| f.radius_m),
-                departure_radius_m: fence.map(|f| f.radius_m * DEPARTURE_FACTOR),
+                radius_m: fence.map(|f| whole_metres(f.radius_m)),
+                departure_radius_m: fence.map(|f| whole_metres(f.radius_m * DEPARTURE_FACTOR)),
                 placed_by: fence.map(|f| f.placed_by),
             },
             appointment: appointment.as_ref().map(format),

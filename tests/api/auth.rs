@@ -23,6 +23,7 @@ async fn verify_reports_identity_and_permissions() {
     let (status, body) = app.get_as(&write_only, "/auth/verify").await;
     assert_eq!(status, StatusCode::OK, "{body}");
     assert_eq!(body["data"]["permissions"], json!(["write"]));
+    assert_eq!(body["data"]["expires_at"], json!(null), "{body}");
 
     let (status, body) = app.get("/auth/verify?verbose=1").await;
     let error = assert_error(status, &body, 400, "INVALID_QUERY_PARAMETER");
@@ -146,11 +147,22 @@ async fn a_key_expires_on_the_server_clock() {
     let app = spawn_app().await;
     let expires =
         (Utc::now() + Duration::hours(1)).to_rfc3339_opts(chrono::SecondsFormat::Micros, true);
-    let key = app.new_key(&app.account_id, &["read"], Some(expires)).await;
+    let key = app
+        .new_key(&app.account_id, &["read"], Some(expires.clone()))
+        .await;
     assert_eq!(app.get_as(&key, "/loads").await.0, StatusCode::OK);
+    let (_, verified) = app.get_as(&key, "/auth/verify").await;
+    let at = |v: &serde_json::Value| {
+        chrono::DateTime::parse_from_rfc3339(v.as_str().unwrap_or_else(|| panic!("{v}"))).unwrap()
+    };
+    assert_eq!(at(&verified["data"]["expires_at"]), at(&json!(expires)));
     app.clock.advance(Duration::minutes(61));
     let (status, body) = app.get_as(&key, "/loads").await;
     assert_error(status, &body, 401, "EXPIRED_API_KEY");
+    // It says when, and where a new key is made.
+    let details = &body["error"]["details"];
+    assert_eq!(at(&details["expired_at"]), at(&json!(expires)), "{body}");
+    assert_eq!(details["new_key_at"], "/dashboard/settings/api-keys");
 }
 
 #[actix_web::test]

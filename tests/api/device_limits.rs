@@ -227,3 +227,22 @@ async fn an_ingest_post_without_a_token_is_refused_before_its_body() {
         assert!(line.starts_with("HTTP/1.1 401 "), "{path}: {line}");
     }
 }
+
+/// Devices are listed newest first, as every list of the API is.
+#[actix_web::test]
+async fn devices_are_listed_newest_first() {
+    let app = spawn_app().await;
+    for name in ["Truck 1", "Truck 2", "Truck 3"] {
+        device(&app, name).await;
+        app.clock.advance(Duration::seconds(1));
+    }
+    let (status, listed) = app.get("/devices").await;
+    assert_eq!(status, StatusCode::OK, "{listed}");
+    let names: Vec<&str> = listed["data"]["devices"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["Truck 3", "Truck 2", "Truck 1"], "{listed}");
+}

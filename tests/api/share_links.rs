@@ -252,3 +252,33 @@ async fn after_arrival_the_page_says_when_and_how_late_instead_of_an_eta() {
     assert!(!html.contains("Estimated arrival"), "{html}");
     assert!(!html.contains("At risk of arriving late"), "{html}");
 }
+
+#[actix_web::test]
+async fn a_share_link_needs_no_body() {
+    let app = spawn_app().await;
+    let load = app.create_load(crate::helpers::load_body("TX", "GA")).await;
+    let load = load["id"].as_str().unwrap();
+    // Every field is optional, so no body at all is `{}`; a body that is
+    // sent must still be JSON.
+    let path = format!("/loads/{load}/share-links");
+    let (status, bare) = send(
+        app.client
+            .post(app.url(&path))
+            .bearer_auth(&app.key)
+            .header("content-length", "0"),
+    )
+    .await;
+    assert_eq!(status, StatusCode::CREATED, "{bare}");
+    let (status, refused) = send(
+        app.client
+            .post(app.url(&path))
+            .bearer_auth(&app.key)
+            .body("expires_at=tomorrow"),
+    )
+    .await;
+    assert_error(status, &refused, 415, "UNSUPPORTED_MEDIA_TYPE");
+    assert!(
+        bare["data"]["url"].as_str().unwrap().contains("/track/"),
+        "{bare}"
+    );
+}

@@ -94,8 +94,9 @@ async fn a_trip_arrives_leaves_goes_in_transit_by_itself_and_arrives_again() {
     let before = stops(&app, &id).await;
     assert_eq!(before[0]["type"], "pickup");
     assert_eq!(before[0]["location"]["placed_by"], "coordinates");
-    assert_eq!(before[0]["location"]["radius_m"], 400.0);
-    assert_eq!(before[0]["location"]["departure_radius_m"], 600.0);
+    // Whole metres, as the load's own `radius_m`.
+    assert_eq!(before[0]["location"]["radius_m"], json!(400));
+    assert_eq!(before[0]["location"]["departure_radius_m"], json!(600));
     assert_eq!(before[0]["arrived_at"], Value::Null);
     assert_eq!(before[1]["location"]["placed_by"], "zip");
     assert_eq!(before[1]["location"]["radius_m"], 3000.0);

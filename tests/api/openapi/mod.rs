@@ -92,6 +92,30 @@ pub(super) async fn the_document_and_its_page_are_public() {
         doc,
         serde_json::from_str::<Value>(&freight::openapi::json()).unwrap()
     );
+    // Every operation is filed under one tag the document describes; the
+    // account's settings under their own, not with API keys.
+    let tags: BTreeSet<&str> = doc["tags"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    let mut tag_of = std::collections::BTreeMap::new();
+    for item in doc["paths"].as_object().unwrap().values() {
+        for op in item.as_object().unwrap().values() {
+            let Some(id) = op["operationId"].as_str() else {
+                continue;
+            };
+            let tag = op["tags"][0]
+                .as_str()
+                .unwrap_or_else(|| panic!("{id}: no tag"));
+            assert!(tags.contains(tag), "{id}: tag {tag} is not described");
+            tag_of.insert(id, tag);
+        }
+    }
+    assert_eq!(tag_of["get_account_settings"], "account");
+    assert_eq!(tag_of["change_account_settings"], "account");
+    assert_eq!(tag_of["verify_api_key"], "auth");
 
     let page = app
         .client
