@@ -52,9 +52,11 @@ pub struct LoadgenArgs {
     /// Trust any certificate (testing only).
     #[arg(long, conflicts_with = "cacert")]
     pub insecure: bool,
-    /// A scenario file (benches/scenarios/*.toml).
+    /// A scenario built in by name (dashboard-heavy, find-capacity,
+    /// ingest-heavy, mixed-realistic, wrk-shape: benches/scenarios/), or a
+    /// scenario file.
     #[arg(long)]
-    pub scenario: Option<PathBuf>,
+    pub scenario: Option<String>,
     #[arg(long)]
     pub trucks: Option<u32>,
     /// Seconds between a truck's fixes.
@@ -104,7 +106,7 @@ pub struct LoadgenArgs {
 impl LoadgenArgs {
     fn scenario(&self) -> anyhow::Result<Scenario> {
         let mut s = match &self.scenario {
-            Some(path) => Scenario::from_file(path)?,
+            Some(given) => Scenario::named(given)?,
             None => Scenario::default(),
         };
         if let Some(v) = self.trucks {

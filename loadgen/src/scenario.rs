@@ -89,6 +89,24 @@ impl Default for Scenario {
 }
 
 impl Scenario {
+    /// `--scenario`: a scenario built into the binary by name
+    /// ([`BUILT_IN`]), else a scenario file.
+    pub fn named(given: &str) -> anyhow::Result<Self> {
+        if let Some((name, text)) = BUILT_IN.iter().find(|(name, _)| *name == given) {
+            return toml::from_str(text)
+                .with_context(|| format!("in the built-in scenario {name}"));
+        }
+        let path = Path::new(given);
+        if !path.exists() {
+            let names: Vec<&str> = BUILT_IN.iter().map(|(name, _)| *name).collect();
+            anyhow::bail!(
+                "no scenario {given}: name a file, or one built in: {}",
+                names.join(", ")
+            );
+        }
+        Self::from_file(path)
+    }
+
     pub fn from_file(path: &Path) -> anyhow::Result<Self> {
         let text = std::fs::read_to_string(path)
             .with_context(|| format!("reading the scenario {}", path.display()))?;
@@ -145,6 +163,31 @@ impl Scenario {
     }
 }
 
+/// The scenarios of `benches/scenarios/`, built in so that an installed
+/// binary runs them by name (`--scenario mixed-realistic`).
+pub const BUILT_IN: [(&str, &str); 5] = [
+    (
+        "dashboard-heavy",
+        include_str!("../../benches/scenarios/dashboard-heavy.toml"),
+    ),
+    (
+        "find-capacity",
+        include_str!("../../benches/scenarios/find-capacity.toml"),
+    ),
+    (
+        "ingest-heavy",
+        include_str!("../../benches/scenarios/ingest-heavy.toml"),
+    ),
+    (
+        "mixed-realistic",
+        include_str!("../../benches/scenarios/mixed-realistic.toml"),
+    ),
+    (
+        "wrk-shape",
+        include_str!("../../benches/scenarios/wrk-shape.toml"),
+    ),
+];
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -163,16 +206,15 @@ mod tests {
             names.push(path.file_stem().unwrap().to_string_lossy().into_owned());
         }
         names.sort();
-        assert_eq!(
-            names,
-            [
-                "dashboard-heavy",
-                "find-capacity",
-                "ingest-heavy",
-                "mixed-realistic",
-                "wrk-shape"
-            ]
-        );
+        let built_in: Vec<&str> = BUILT_IN.iter().map(|(name, _)| *name).collect();
+        assert_eq!(names, built_in, "every file is built in, by its name");
+        for (name, _) in BUILT_IN {
+            let by_name = Scenario::named(name).unwrap();
+            let by_file = Scenario::from_file(&dir.join(format!("{name}.toml"))).unwrap();
+            assert_eq!(by_name.trucks, by_file.trucks, "{name}");
+        }
+        let unknown = Scenario::named("no-such-scenario").unwrap_err().to_string();
+        assert!(unknown.contains("mixed-realistic"), "{unknown}");
     }
 
     #[test]
