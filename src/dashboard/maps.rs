@@ -83,7 +83,13 @@ pub fn load_map(map: &MapSource, load: &Load, points: &[GpsFix]) -> Markup {
             div #load-map.load-map data-outline="/dashboard/assets/us-states.json" data-map=(json)
                 data-tiles=[tiles.map(|t| &t.template)]
                 data-attribution=[tiles.map(|t| &t.attribution)] {}
-            p.hint { "The trail of the latest " (points.len()) " GPS points, with the pickup and the delivery." }
+            p.hint {
+                @match points.len() {
+                    0 => "No GPS points yet: the map shows the pickup and the delivery.",
+                    1 => "The one GPS point so far, with the pickup and the delivery.",
+                    n => { "The trail of the latest " (n) " GPS points, with the pickup and the delivery." }
+                }
+            }
         }
         link rel="stylesheet" href="/dashboard/assets/board.css";
         (leaflet(map))
