@@ -178,7 +178,8 @@ impl From<StorageError> for ApiError {
                 ApiError::new(
                     StatusCode::SERVICE_UNAVAILABLE,
                     "STORAGE_UNAVAILABLE",
-                    "storage is temporarily unavailable; nothing was changed, retry later",
+                    "storage is temporarily unavailable, so the request may or may not have \
+                     taken effect; retry later (read a create back before sending it again)",
                 )
                 .with_details(json!({"retry_after_seconds": STORAGE_RETRY_AFTER_SECONDS}))
                 .with_header("retry-after", STORAGE_RETRY_AFTER_SECONDS.to_string())

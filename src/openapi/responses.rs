@@ -156,8 +156,9 @@ const INTERNAL_ERROR: Common = Common {
 const SERVICE_UNAVAILABLE: Common = Common {
     status: "503",
     name: "ServiceUnavailable",
-    description: "`STORAGE_UNAVAILABLE` (with `Retry-After: 5`): storage failed; nothing was \
-                  changed, retry later. \
+    description: "`STORAGE_UNAVAILABLE` (with `Retry-After: 5`): storage failed, so the \
+                  request may or may not have taken effect (a write the store timed out on can \
+                  still land); retry later, and read a create back before sending it again. \
                   `SERVICE_UNAVAILABLE` (with `Retry-After`): a part of the service the request \
                   needs (a load's actor, the GPS committer, the webhook dispatcher) has stopped \
                   or is shutting down, or (several instances) another instance serves the load; \

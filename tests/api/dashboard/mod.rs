@@ -361,7 +361,7 @@ async fn loads_by_hand_follow_the_api_rules_and_stay_in_their_account() {
     assert!(shown.body.contains("2 Jan 2030, 08:00 UTC"));
     // A load with no GPS yet says so, not "the latest 0 GPS points".
     assert!(shown.body.contains("No GPS points yet"), "{}", shown.body);
-    assert!(!shown.body.contains("latest 0"));
+    assert!(!shown.body.contains("latest 0 GPS"));
 
     // Another account's load, and the first start's loads, are not found here.
     let (_, other) = app.post("/loads", load_body("TX", "OK")).await;
