@@ -36,6 +36,9 @@ pub(super) async fn start_services(
     let (gps_queue, device_limits) = (settings.gps_queue, settings.devices);
     let directory = Arc::new(Directory::new(storage.all_webhooks().await?));
     let notifier = Arc::new(Notifier::default());
+    let live = LiveHub::new(live);
+    let hub = live.clone();
+    notifier.also_show(move |events| hub.publish_status_changes(events));
     let http = client::build(dispatch.url_policy, dispatch.proxy.as_ref());
     let url_policy = dispatch.url_policy;
     // This process among the instances sharing a store (leases, key claims).
@@ -120,7 +123,7 @@ pub(super) async fn start_services(
             committer,
             directory.clone(),
             notifier,
-            LiveHub::new(live),
+            live.clone(),
             clock.clone(),
         )),
         webhooks,

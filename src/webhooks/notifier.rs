@@ -23,12 +23,16 @@ pub enum DispatchError {
     Unavailable(#[from] Unavailable),
 }
 
+/// Shown each committed event besides the dispatcher (see [`Notifier::also_show`]).
+type Watcher = Box<dyn Fn(&[Event]) + Send + Sync>;
+
 #[derive(Default)]
 pub struct Notifier {
     dispatcher: OnceLock<Addr<Dispatcher>>,
     /// Set when a notice could not be handed over: the dispatcher then reads the
     /// outbox, where every committed event is.
     missed: Arc<AtomicBool>,
+    watcher: OnceLock<Watcher>,
 }
 
 impl Notifier {
@@ -41,9 +45,19 @@ impl Notifier {
         self.missed.clone()
     }
 
+    /// Shows `watcher` every event committed from now on, as it is handed to
+    /// the dispatcher, on the instance that committed it (the live streams
+    /// hear of status changes this way). It must be cheap and never block.
+    pub fn also_show(&self, watcher: impl Fn(&[Event]) + Send + Sync + 'static) {
+        let _ = self.watcher.set(Box::new(watcher));
+    }
+
     /// Cheap and never blocks: a full mailbox just means the dispatcher is busy
     /// and will find the events in the outbox.
     pub fn events_committed(&self, events: Vec<Event>) {
+        if let Some(watcher) = self.watcher.get() {
+            watcher(&events);
+        }
         let delivered = self
             .dispatcher
             .get()

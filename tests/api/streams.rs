@@ -180,6 +180,65 @@ async fn resuming_replays_exactly_the_missed_events() {
     expect_fix(&mut resumed, &load, 40.6).await;
 }
 
+/// The next event, which must be `load`'s status change from `from` to `to`.
+async fn expect_status(stream: &mut EventStream, load: &str, from: &str, to: &str) -> Frame {
+    let frame = stream.event().await;
+    assert_eq!(
+        frame.event.as_deref(),
+        Some("load.status_changed"),
+        "{frame:?}"
+    );
+    let data = frame.json();
+    assert_eq!(data["previous_status"], from, "{data}");
+    assert_eq!(data["status"], to, "{data}");
+    assert_eq!(data["load"]["id"], load, "{data}");
+    assert_eq!(data["load"]["status"], to, "{data}");
+    frame
+}
+
+#[actix_web::test]
+async fn status_changes_reach_the_streams_of_their_load_and_resume_like_fixes() {
+    let app = spawn_app().await;
+    let load = load_in(&app, "in_transit").await;
+    let other = load_in(&app, "in_transit").await;
+    let mut account = open(&app, "/tracking/stream").await;
+    let mut own = open(&app, &format!("/loads/{load}/tracking/stream")).await;
+    let mut others = open(&app, &format!("/loads/{other}/tracking/stream")).await;
+    let before = posted(&app, &mut account, &load, 43.0, 30)
+        .await
+        .id
+        .unwrap();
+    expect_fix(&mut own, &load, 43.0).await;
+
+    let (code, body) = app
+        .patch(
+            &format!("/loads/{load}/status"),
+            json!({"status": "delivered"}),
+        )
+        .await;
+    assert_eq!(code, StatusCode::OK, "{body}");
+    // Sent before the change is answered: a client that reads only its
+    // stream learns of the delivery without polling.
+    expect_status(&mut account, &load, "in_transit", "delivered").await;
+    expect_status(&mut own, &load, "in_transit", "delivered").await;
+
+    // Another load's stream hears nothing of it: its next event is its own fix.
+    post_fix(&app, &other, fix(&app, 43.5, 20)).await;
+    expect_fix(&mut others, &other, 43.5).await;
+    expect_fix(&mut account, &other, 43.5).await;
+
+    // Resumable like fixes: the change, then what followed it.
+    let mut resumed = open_as(
+        &app,
+        &app.key,
+        "/tracking/stream",
+        &[("Last-Event-ID", &before)],
+    )
+    .await;
+    expect_status(&mut resumed, &load, "in_transit", "delivered").await;
+    expect_fix(&mut resumed, &other, 43.5).await;
+}
+
 #[actix_web::test]
 async fn a_restart_ends_open_streams_promptly_and_their_ids_get_a_reset() {
     let (app, load, mut stream) = streaming().await;

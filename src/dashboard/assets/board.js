@@ -379,6 +379,9 @@
     es.addEventListener('load.arrived', onLoad((l, msg) => { if (msg.stop !== undefined) l.at_stop = msg.stop; }));
     es.addEventListener('load.departed', onLoad((l) => { l.at_stop = null; }));
     es.addEventListener('load.eta_changed', onLoad((l, msg) => { l.late_risk = msg.late_risk === true; l.eta = msg.eta; }));
+    // Which loads the board shows depends on their status (a delivered one
+    // leaves it): read the snapshot again rather than guess.
+    es.addEventListener('load.status_changed', () => refetchSoon());
     es.addEventListener('reset', () => refetch());
     // The session ended (signed out, expired, the account disabled): the
     // server closed the stream for good; reconnecting would only be refused.

@@ -6,6 +6,7 @@ use std::time::Duration;
 use futures_util::StreamExt;
 use tokio::time::{Instant, timeout};
 
+use super::connection::KEEP_ALIVE_FRAME;
 use super::*;
 
 const HEARTBEAT: Duration = Duration::from_secs(15);
@@ -372,4 +373,39 @@ fn event_ids_parse_only_as_written() {
     ] {
         assert_eq!(EventId::parse(bad), None, "{bad}");
     }
+}
+
+#[tokio::test(start_paused = true)]
+async fn only_status_changes_of_committed_events_are_streamed_and_they_cross_taps() {
+    use crate::domain::event::{Event, EventType};
+    let hub = hub(|_| {});
+    let (account, load, _) = ids();
+    let mut stream = opened(&hub, &account, Some(&load), Resume::Start).await;
+    let mut tap = hub.tap(&account, 8);
+    let at = chrono::Utc::now();
+    let event = |kind, data| Event::new(account.clone(), load.clone(), kind, 1, at, data);
+    hub.publish_status_changes(&[
+        event(
+            EventType::LoadUpdated,
+            serde_json::json!({"changed": ["notes"]}),
+        ),
+        event(
+            EventType::LoadStatusChanged,
+            serde_json::json!({"previous_status": "in_transit", "status": "delivered"}),
+        ),
+        event(EventType::DeliveryCompleted, serde_json::json!({})),
+    ]);
+    let frame = next(&mut stream).await;
+    assert_eq!(frame.field("event"), Some(STATUS_EVENT), "{frame:?}");
+    assert_eq!(frame.json()["status"], "delivered");
+    nothing_more(&mut stream).await;
+
+    // The other instance reading the tap gets the same update back.
+    let line = tap.next().await.expect("a tap line");
+    let update = parse_tap_line(std::str::from_utf8(&line).unwrap()).expect("a known kind");
+    assert_eq!((update.kind, &update.load), (STATUS_EVENT, &load));
+    assert_eq!(
+        serde_json::from_str::<serde_json::Value>(&update.data).unwrap()["previous_status"],
+        "in_transit"
+    );
 }
