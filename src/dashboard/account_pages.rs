@@ -4,10 +4,12 @@ use actix_web::{HttpRequest, HttpResponse, web};
 use chrono::{DateTime, Utc};
 use maud::{Markup, html};
 
+use super::errors::PageError;
+use super::errors::account_error;
 use super::form::Form;
-use super::page::{self, PageError, Section};
+use super::page::{self, Section};
 use super::session::Viewer;
-use super::widgets::{Kind, Problems, checkboxes, field};
+use super::widgets::{Kind, Problems, checkboxes, field, when};
 use crate::api::path::PathId;
 use crate::domain::account::{Account, PlanKind};
 use crate::domain::api_key::ApiKey;
@@ -228,7 +230,7 @@ async fn keys_view(
         Section::Settings,
         html! {
             h1 { "Settings → API Keys" }
-            (super::stop_pages::settings_tabs("API Keys"))
+            (super::widgets::settings_tabs("API Keys"))
             @if let Some(token) = new_token {
                 section.card.new-key role="status" {
                     h2 { "Your new API key" }
@@ -307,14 +309,6 @@ async fn own_key(
         .ok_or(PageError::NotFound)
 }
 
-pub fn account_error(error: AccountError) -> PageError {
-    match error {
-        AccountError::AccountNotFound(_) | AccountError::KeyNotFound(_) => PageError::NotFound,
-        AccountError::Invalid(_) => PageError::BadForm,
-        AccountError::Storage(e) => PageError::Unavailable(e.to_string()),
-    }
-}
-
 /// A `datetime-local` value (taken as UTC, as the label says) or RFC 3339.
 fn parse_local_or_utc(raw: &str) -> Option<DateTime<Utc>> {
     timestamp::parse_utc(raw).ok().or_else(|| {
@@ -322,16 +316,6 @@ fn parse_local_or_utc(raw: &str) -> Option<DateTime<Utc>> {
             .ok()
             .map(|naive| naive.and_utc())
     })
-}
-
-pub fn when(at: Option<DateTime<Utc>>) -> Markup {
-    html! {
-        @match at {
-            // One way to write a time on every page: "27 Nov 2026, 03:28 UTC".
-            Some(at) => time datetime=(timestamp::format(&at)) { (at.format("%-d %b %Y, %H:%M UTC")) },
-            None => "—",
-        }
-    }
 }
 
 fn clock_time(at: &DateTime<Utc>) -> String {

@@ -4,7 +4,7 @@
 use actix_web::http::header;
 use actix_web::{HttpResponse, web};
 
-use super::page::PageError;
+use super::errors::PageError;
 
 /// (name, content type, bytes). The board's map is `us-states.json`, derived
 /// from the npm package us-atlas (ISC; `LICENSE-us-atlas.txt`, served beside

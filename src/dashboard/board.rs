@@ -13,11 +13,12 @@ use futures_util::stream::{self, StreamExt};
 use maud::html;
 use serde::Serialize;
 
-use super::device_pages::device_error;
-use super::load_pages::load_error;
+use super::errors::PageError;
+use super::errors::device_error;
+use super::errors::load_error;
 use super::map_tiles::MapSource;
 use super::maps;
-use super::page::{self, PageError, Section};
+use super::page::{self, Section};
 use super::session::Viewer;
 use crate::api::error::STREAMS_RETRY_AFTER_SECONDS;
 use crate::domain::ids::LoadId;
@@ -53,6 +54,14 @@ pub async fn page(viewer: Viewer, map: web::Data<MapSource>) -> HttpResponse {
                     data-tiles=[tiles.map(|t| &t.template)]
                     data-attribution=[tiles.map(|t| &t.attribution)] {}
                 ul #board-list aria-label="Active loads" {}
+            }
+            div #board-empty.card hidden {
+                h2 { "No loads on the road yet" }
+                p {
+                    "The board shows loads that are assigned or in transit. Open a posted load in "
+                    a href="/dashboard/loads" { "Loads" } " and assign a carrier (or "
+                    a href="/dashboard/loads/new" { "create one" } "); it appears here at once, and its truck moves as GPS fixes arrive from a device or the API."
+                }
             }
             p.hint {
                 "Assigned and in-transit loads, at their latest GPS fix. API clients get the same feed from "
@@ -111,6 +120,8 @@ struct BoardLoads {
 #[derive(Serialize)]
 struct BoardLoad {
     id: String,
+    /// The shipper's reference (PO, BOL), by which the loads list names it.
+    reference: Option<String>,
     status: &'static str,
     origin: Place,
     destination: Place,
@@ -215,6 +226,7 @@ fn board_load(
     BoardLoad {
         url: format!("/dashboard/loads/{}", load.id),
         id: load.id.to_string(),
+        reference: load.reference,
         status: state.map_or(load.status, |s| s.status).as_str(),
         origin: Place {
             city: load.origin.city,

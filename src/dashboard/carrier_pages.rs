@@ -4,11 +4,12 @@
 use actix_web::{HttpRequest, HttpResponse, web};
 use maud::{Markup, html};
 
-use super::account_pages::when;
+use super::errors::PageError;
 use super::form::Form;
-use super::load_pages::Query;
-use super::page::{self, PageError, Section};
+use super::form::Query;
+use super::page::{self, Section};
 use super::session::Viewer;
+use super::widgets::when;
 use super::widgets::{Kind, Problems, checkboxes, field, pager};
 use crate::api::input::carrier::{
     CarrierChangeInput, ContactChangeInput, ContactInput, NewCarrierInput,

@@ -1,6 +1,6 @@
 //! Devices: the list (last seen, the loads each feeds), the form to create one
 //! (its token and each app's settings shown this once), revoking after a
-//! confirmation; and, on a load's page, the device attached to it.
+//! confirmation (a load's device is on its page: `load_page::device_card`).
 
 use std::collections::HashMap;
 
@@ -8,15 +8,17 @@ use actix_web::http::StatusCode;
 use actix_web::{HttpRequest, HttpResponse, web};
 use maud::{Markup, html};
 
-use super::account_pages::when;
+use super::errors::PageError;
+use super::errors::device_error;
 use super::form::Form;
-use super::page::{self, PageError, Section};
+use super::page::{self, Section};
 use super::session::Viewer;
-use super::widgets::{Kind, Problems, field, select};
-use crate::api::input::device::{AttachDeviceInput, NewDeviceInput};
+use super::widgets::when;
+use super::widgets::{Kind, Problems, copy, field, select};
+use crate::api::input::device::NewDeviceInput;
 use crate::api::path::PathId;
 use crate::domain::device::Device;
-use crate::domain::ids::{CarrierId, DeviceId, LoadId};
+use crate::domain::ids::{CarrierId, DeviceId};
 use crate::services::Services;
 use crate::services::devices::DeviceError;
 use crate::storage::PageRequest;
@@ -137,100 +139,6 @@ pub async fn revoke(
         .map_err(device_error)?;
     tracing::info!(request_id = %crate::telemetry::request_id(), account = %viewer.account_id(), device = %id, "device revoked in the dashboard");
     Ok(page::see_other("/dashboard/devices"))
-}
-
-/// Attaches the chosen device to the load (replacing the one it had).
-pub async fn attach(
-    viewer: Viewer,
-    services: web::Data<Services>,
-    id: PathId<LoadId>,
-    form: Form,
-) -> Result<HttpResponse, PageError> {
-    viewer.check_csrf(form.raw("csrf").as_deref())?;
-    let load = id.valid().ok_or(PageError::NotFound)?;
-    let input = AttachDeviceInput {
-        device_id: form.text("device_id"),
-    };
-    // The select offers only the account's devices: anything else is a forged form.
-    let device = input.validate().map_err(|_| PageError::BadForm)?;
-    services
-        .devices
-        .attach(viewer.account_id(), &load, &device)
-        .await
-        .map_err(device_error)?;
-    Ok(page::see_other(&format!("/dashboard/loads/{load}")))
-}
-
-pub async fn detach(
-    viewer: Viewer,
-    services: web::Data<Services>,
-    id: PathId<LoadId>,
-    form: Form,
-) -> Result<HttpResponse, PageError> {
-    viewer.check_csrf(form.raw("csrf").as_deref())?;
-    let load = id.valid().ok_or(PageError::NotFound)?;
-    services
-        .devices
-        .detach(viewer.account_id(), &load)
-        .await
-        .map_err(device_error)?;
-    Ok(page::see_other(&format!("/dashboard/loads/{load}")))
-}
-
-/// The card of a load's page: its device, and the forms to change it.
-pub async fn load_device_card(
-    services: &Services,
-    viewer: &Viewer,
-    load: &LoadId,
-) -> Result<Markup, PageError> {
-    let account = viewer.account_id();
-    let attached = services
-        .devices
-        .device_of_load(account, load)
-        .await
-        .map_err(device_error)?;
-    let choices: Vec<(String, String)> = services
-        .devices
-        .list(account)
-        .await
-        .map_err(device_error)?
-        .into_iter()
-        .map(|(device, _)| (device.id.to_string(), device.name))
-        .collect();
-    let selected = attached.as_ref().map(|d| d.id.to_string());
-    let none = Problems::default();
-    Ok(html! {
-        section.card #device {
-            h2 { "Device" }
-            @match &attached {
-                Some(device) => {
-                    dl.facts {
-                        dt { "Name" } dd.device-name { (device.name) }
-                        dt { "Last seen" } dd { (when(device.last_seen_at)) }
-                    }
-                    p.hint { "Its positions become this load's fixes while the load is assigned or in transit." }
-                }
-                None => p { "No device attached: positions come only through the API." },
-            }
-            div.actions {
-                @if choices.is_empty() {
-                    p { "No devices yet: " a href="/dashboard/devices" { "create one" } "." }
-                } @else {
-                    form method="post" action=(format!("/dashboard/loads/{load}/device")) {
-                        (viewer.csrf_field())
-                        (select("device_id", "Device to attach", &choices, selected.as_deref(), &none))
-                        button.primary type="submit" { "Attach" }
-                    }
-                }
-                @if attached.is_some() {
-                    form method="post" action=(format!("/dashboard/loads/{load}/device/detach")) {
-                        (viewer.csrf_field())
-                        button type="submit" { "Detach" }
-                    }
-                }
-            }
-        }
-    })
 }
 
 async fn list_view(
@@ -393,33 +301,5 @@ fn issued_card(issued: &Issued<'_>, carrier: Option<String>) -> Markup {
             p.hint { "Settings: Receiver Endpoint." }
             (copy("overland-url", "Receiver endpoint", &s.overland.url))
         }
-    }
-}
-
-/// A labelled read-only value with a button that copies it.
-pub(super) fn copy(id: &str, label: &str, value: &str) -> Markup {
-    html! {
-        div.field {
-            label for=(id) { (label) }
-            div.copy {
-                input id=(id) readonly value=(value);
-                button type="button" data-copy=(format!("#{id}")) aria-label=(format!("Copy {label}")) { "Copy" }
-            }
-        }
-    }
-}
-
-pub fn device_error(error: DeviceError) -> PageError {
-    match error {
-        DeviceError::NotFound | DeviceError::LoadNotFound => PageError::NotFound,
-        // Another account's device is no device here: a 404 page, as its id
-        // in a path would be.
-        DeviceError::UnknownDevice(_) => PageError::NotFound,
-        DeviceError::UnknownCarrier(_) => PageError::BadForm,
-        DeviceError::TooManyLoads { limit, .. } => PageError::Conflict(format!(
-            "This device already feeds {limit} loads that are not delivered or cancelled, the most \
-             one device may feed at once. Detach it from one of them first (on that load's page)."
-        )),
-        DeviceError::Storage(e) => PageError::Unavailable(e.to_string()),
     }
 }

@@ -9,7 +9,7 @@ use std::pin::Pin;
 use actix_web::dev::Payload;
 use actix_web::{FromRequest, HttpRequest};
 
-use super::page::PageError;
+use super::errors::PageError;
 use crate::domain::validation::ValidationErrors;
 
 /// Far above any form of the dashboard.
@@ -102,5 +102,29 @@ impl FromRequest for Form {
             }
             Ok(Form { fields })
         })
+    }
+}
+
+/// A page's query string, read leniently: a bad filter is simply no filter.
+pub struct Query(std::collections::HashMap<String, String>);
+
+impl Query {
+    pub fn of(req: &HttpRequest) -> Self {
+        Query(serde_urlencoded::from_str(req.query_string()).unwrap_or_default())
+    }
+
+    pub fn get(&self, name: &str) -> Option<&str> {
+        self.0
+            .get(name)
+            .map(String::as_str)
+            .filter(|v| !v.is_empty())
+    }
+
+    /// The `page` asked for, 1 when absent or nonsense.
+    pub fn page(&self) -> u64 {
+        self.get("page")
+            .and_then(|p| p.parse::<u64>().ok())
+            .unwrap_or(1)
+            .clamp(1, 100_000)
     }
 }

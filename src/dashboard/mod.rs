@@ -12,15 +12,19 @@ mod account_pages;
 mod assets;
 mod board;
 mod carrier_pages;
+mod choices;
 mod device_pages;
+mod errors;
 mod form;
-mod load_pages;
+mod load_form;
+mod load_list;
+mod load_page;
 pub mod map_tiles;
 mod maps;
 mod page;
 mod session;
 mod sign_in;
-mod stop_pages;
+mod stop_settings;
 mod track_page;
 mod user_pages;
 mod webhook_pages;
@@ -93,20 +97,21 @@ fn mount(cfg: &mut web::ServiceConfig, map: MapSource) {
         "/settings/user-roles/{id}" => [post => user_pages::set_role],
         "/settings/invitations/{token}/withdraw" => [post => user_pages::withdraw_invitation],
         "/settings/password" => [post => user_pages::change_password],
-        "/settings/stops" => [get => stop_pages::settings_page, post => stop_pages::change_settings],
+        "/settings/stops" => [get => stop_settings::settings_page, post => stop_settings::change_settings],
         "/settings/sessions/end-others" => [post => user_pages::sign_out_elsewhere],
         "/password" => [get => user_pages::password_link_page, post => user_pages::redeem_password_link],
         "/board" => [get => board::page],
         "/board/loads.json" => [get => board::loads],
         "/stream" => [get => board::stream],
-        "/loads" => [get => load_pages::list, post => load_pages::create],
-        "/loads/new" => [get => load_pages::new_page],
-        "/loads/{id}" => [get => load_pages::show],
-        "/loads/{id}/status" => [post => load_pages::change_status],
-        "/loads/{id}/device" => [post => device_pages::attach],
-        "/loads/{id}/device/detach" => [post => device_pages::detach],
-        "/loads/{id}/share-links" => [post => stop_pages::create],
-        "/loads/{load}/share-links/{link}/revoke" => [post => stop_pages::revoke],
+        "/loads" => [get => load_list::list, post => load_form::create],
+        "/loads/new" => [get => load_form::new_page],
+        "/loads/{id}" => [get => load_page::show],
+        "/loads/{id}/edit" => [get => load_form::edit_page, post => load_form::edit],
+        "/loads/{id}/status" => [post => load_page::change_status],
+        "/loads/{id}/device" => [post => load_page::attach],
+        "/loads/{id}/device/detach" => [post => load_page::detach],
+        "/loads/{id}/share-links" => [post => load_page::create_share_link],
+        "/loads/{load}/share-links/{link}/revoke" => [post => load_page::revoke_share_link],
         "/carriers" => [get => carrier_pages::list, post => carrier_pages::create],
         "/carriers/new" => [get => carrier_pages::new_page],
         "/carriers/{id}" => [get => carrier_pages::show, post => carrier_pages::update],
@@ -145,10 +150,10 @@ async fn home(viewer: Option<Viewer>) -> HttpResponse {
 
 async fn not_found() -> HttpResponse {
     use actix_web::ResponseError;
-    page::PageError::NotFound.error_response()
+    errors::PageError::NotFound.error_response()
 }
 
 async fn method_not_allowed() -> HttpResponse {
     use actix_web::ResponseError;
-    page::PageError::MethodNotAllowed.error_response()
+    errors::PageError::MethodNotAllowed.error_response()
 }

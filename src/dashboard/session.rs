@@ -12,12 +12,13 @@ use std::pin::Pin;
 
 use actix_web::cookie::{Cookie, SameSite, time::Duration as CookieDuration};
 use actix_web::dev::Payload;
-use actix_web::{FromRequest, HttpRequest, web};
+use actix_web::{FromRequest, HttpRequest, HttpResponse, web};
 use maud::{Markup, html};
 use rand::RngCore;
 use subtle::ConstantTimeEq;
 
-use super::page::PageError;
+use super::errors::PageError;
+use super::page;
 use crate::domain::account::Account;
 use crate::domain::ids::AccountId;
 use crate::domain::user::{SESSION_LIFETIME, Session, User};
@@ -33,6 +34,16 @@ pub struct Viewer {
     pub session: Session,
     /// The user's account, as read for this request.
     pub account: Account,
+}
+
+impl super::page::SignedIn for Viewer {
+    fn email(&self) -> &str {
+        &self.user.email
+    }
+
+    fn csrf_field(&self) -> Markup {
+        Viewer::csrf_field(self)
+    }
 }
 
 impl Viewer {
@@ -147,4 +158,19 @@ fn secure_cookie(
 
 fn same(a: &str, b: &str) -> bool {
     bool::from(a.as_bytes().ct_eq(b.as_bytes()))
+}
+
+pub(super) fn signed_in_response(token: &str, next: &str) -> HttpResponse {
+    let mut response = page::see_other(next);
+    response.add_cookie(&session_cookie(token)).ok();
+    response.add_removal_cookie(&removal(FORM_COOKIE)).ok();
+    response
+}
+
+/// A sign-in or sign-up page with a fresh form token and its cookie.
+pub(super) fn with_form_token(render: impl FnOnce(&str) -> Markup) -> HttpResponse {
+    let (token, cookie) = form_token();
+    let mut response = page::ok(render(&token));
+    response.add_cookie(&cookie).ok();
+    response
 }

@@ -3,9 +3,11 @@
 use actix_web::{HttpRequest, HttpResponse, web};
 use maud::{Markup, html};
 
+use super::errors::PageError;
+use super::errors::user_error;
 use super::form::Form;
-use super::page::{self, PageError, Section};
-use super::session::{self, FORM_COOKIE, SESSION_COOKIE, Viewer};
+use super::page::{self, Section};
+use super::session::{self, SESSION_COOKIE, Viewer, signed_in_response, with_form_token};
 use super::widgets::{Kind, Problems, field};
 use crate::domain::account::MAX_ACCOUNT_NAME_CHARS;
 use crate::domain::user::{check_new_password, parse_email};
@@ -71,7 +73,7 @@ pub async fn login_page(viewer: Option<Viewer>, req: HttpRequest) -> HttpRespons
         return page::see_other("/dashboard/board");
     }
     let next = next_of(&req);
-    let query = super::load_pages::Query::of(&req);
+    let query = super::form::Query::of(&req);
     let note = if query.get("registered").is_some() {
         Some(
             "Registration received. If the address was not registered before, your account \
@@ -127,40 +129,6 @@ pub async fn logout(
         .add_removal_cookie(&session::removal(SESSION_COOKIE))
         .ok();
     Ok(response)
-}
-
-pub fn user_error(error: UserError) -> PageError {
-    match error {
-        UserError::Throttled { retry_after } => PageError::Throttled { retry_after },
-        UserError::EmailTaken
-        | UserError::BadCredentials
-        | UserError::WrongPassword
-        | UserError::LastUser => PageError::BadForm,
-        UserError::LastOwner => PageError::Conflict(
-            "An account keeps at least one owner: make another user an owner first.".to_owned(),
-        ),
-        UserError::OwnersOnly => PageError::OwnersOnly,
-        UserError::UnknownUser | UserError::LinkUnusable => PageError::NotFound,
-        UserError::Storage(e) => PageError::Unavailable(e.to_string()),
-        UserError::Unavailable(e) => PageError::Unavailable(e.to_string()),
-    }
-}
-
-pub(super) fn signed_in_response(token: &str, next: &str) -> HttpResponse {
-    let mut response = page::see_other(next);
-    response.add_cookie(&session::session_cookie(token)).ok();
-    response
-        .add_removal_cookie(&session::removal(FORM_COOKIE))
-        .ok();
-    response
-}
-
-/// A sign-in or sign-up page with a fresh form token and its cookie.
-pub(super) fn with_form_token(render: impl FnOnce(&str) -> Markup) -> HttpResponse {
-    let (token, cookie) = session::form_token();
-    let mut response = page::ok(render(&token));
-    response.add_cookie(&cookie).ok();
-    response
 }
 
 /// Where to go after signing in: only a dashboard path of this site.

@@ -6,11 +6,13 @@
 use actix_web::{HttpRequest, HttpResponse, web};
 use maud::{Markup, html};
 
-use super::account_pages::when;
+use super::errors::PageError;
+use super::errors::user_error;
 use super::form::Form;
-use super::page::{self, PageError, Section};
+use super::page::{self, Section};
 use super::session::{self, Viewer};
-use super::sign_in::{signed_in_response, user_error, with_form_token};
+use super::session::{signed_in_response, with_form_token};
+use super::widgets::when;
 use super::widgets::{Kind, Problems, field};
 use crate::domain::ids::UserId;
 use crate::domain::password_link::{LinkPurpose, PasswordLink};
@@ -266,7 +268,7 @@ async fn users_view(
         Section::Settings,
         html! {
             h1 { "Settings → Users" }
-            (super::stop_pages::settings_tabs("Users"))
+            (super::widgets::settings_tabs("Users"))
             @if let Some(note) = shown.note { p.notice role="status" { (note) } }
             @if let Some((issued, url)) = &shown.invited {
                 section.card.new-key role="status" {
@@ -425,7 +427,7 @@ pub async fn redeem_password_link(
         Err(UserError::LinkUnusable) => Ok(unusable_link()),
         Err(UserError::EmailTaken) => Ok(page::respond(
             actix_web::http::StatusCode::CONFLICT,
-            page::error_page(
+            super::errors::error_page(
                 "This address has an account already",
                 "An address belongs to one user: log in with it instead, or ask for an \
                  invitation to another address.",
@@ -447,7 +449,7 @@ fn link_token(req: &HttpRequest) -> String {
 fn unusable_link() -> HttpResponse {
     page::respond(
         actix_web::http::StatusCode::NOT_FOUND,
-        page::error_page(
+        super::errors::error_page(
             "This link does not work",
             "It was used already, withdrawn, or has expired. Ask for a new one.",
         ),

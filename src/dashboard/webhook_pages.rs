@@ -4,10 +4,11 @@
 use actix_web::{HttpResponse, web};
 use maud::{Markup, html};
 
-use super::account_pages::when;
+use super::errors::PageError;
 use super::form::Form;
-use super::page::{self, PageError, Section};
+use super::page::{self, Section};
 use super::session::Viewer;
+use super::widgets::when;
 use super::widgets::{Kind, Problems, checkboxes, field};
 use crate::api::input::webhook::{NewSubscriptionInput, SubscriptionPatchInput};
 use crate::api::path::{PathId, SecondPathId};

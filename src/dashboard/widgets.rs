@@ -2,8 +2,11 @@
 //! the summary of a refused form. Every field has a visible `<label>`; errors
 //! are tied to their field with `aria-describedby`.
 
+use chrono::{DateTime, Utc};
 use maud::{Markup, html};
 
+use crate::domain::load::{Load, LoadStatus};
+use crate::domain::timestamp;
 use crate::domain::validation::ValidationErrors;
 
 /// What a refused form said, for re-showing it with its errors.
@@ -18,7 +21,7 @@ impl Problems {
             errors: errors
                 .errors()
                 .iter()
-                .map(|e| (e.field.clone(), e.message.clone()))
+                .map(|e| (e.field.clone(), readable(&e.message)))
                 .collect(),
         }
     }
@@ -26,7 +29,7 @@ impl Problems {
     /// One problem not tied to a field (`field` empty) or tied to one.
     pub fn one(field: &str, message: impl Into<String>) -> Self {
         Problems {
-            errors: vec![(field.to_owned(), message.into())],
+            errors: vec![(field.to_owned(), readable(&message.into()))],
         }
     }
 
@@ -59,6 +62,32 @@ impl Problems {
             }
         }
     }
+}
+
+/// A message of the API as a form shows it: the fields it names by their
+/// API names (`must not be before pickup_date`) read as words ("pickup date").
+fn readable(message: &str) -> String {
+    let mut out = String::with_capacity(message.len());
+    let mut word = String::new();
+    let flush = |word: &mut String, out: &mut String| {
+        let api_name = word.contains('_') && !word.starts_with('_') && !word.ends_with('_');
+        out.push_str(&if api_name {
+            word.replace('_', " ")
+        } else {
+            word.clone()
+        });
+        word.clear();
+    };
+    for c in message.chars() {
+        if c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_' {
+            word.push(c);
+        } else {
+            flush(&mut word, &mut out);
+            out.push(c);
+        }
+    }
+    flush(&mut word, &mut out);
+    out
 }
 
 /// How a field is typed in.
@@ -229,9 +258,60 @@ pub fn when_text(raw: Option<&String>) -> String {
         })
 }
 
+pub fn when(at: Option<DateTime<Utc>>) -> Markup {
+    html! {
+        @match at {
+            // One way to write a time on every page: "27 Nov 2026, 03:28 UTC".
+            Some(at) => time datetime=(timestamp::format(&at)) { (at.format("%-d %b %Y, %H:%M UTC")) },
+            None => "—",
+        }
+    }
+}
+
+/// A labelled read-only value with a button that copies it.
+pub fn copy(id: &str, label: &str, value: &str) -> Markup {
+    html! {
+        div.field {
+            label for=(id) { (label) }
+            div.copy {
+                input id=(id) readonly value=(value);
+                button type="button" data-copy=(format!("#{id}")) aria-label=(format!("Copy {label}")) { "Copy" }
+            }
+        }
+    }
+}
+
+/// The links between the settings pages, `current` in bold.
+pub fn settings_tabs(current: &str) -> Markup {
+    const TABS: [(&str, &str); 3] = [
+        ("API Keys", "/dashboard/settings/api-keys"),
+        ("Users", "/dashboard/settings/users"),
+        ("Stops", "/dashboard/settings/stops"),
+    ];
+    html! {
+        p.tabs {
+            @for (n, (name, href)) in TABS.iter().enumerate() {
+                @if n > 0 { " · " }
+                @if *name == current { strong { (name) } } @else { a href=(href) { (name) } }
+            }
+        }
+    }
+}
+
+pub fn status_badge(status: LoadStatus) -> Markup {
+    html! { span class=(format!("badge {}", status.as_str())) { (status.as_str().replace('_', " ")) } }
+}
+
+pub fn route(load: &Load) -> String {
+    format!(
+        "{}, {} → {}, {}",
+        load.origin.city, load.origin.state, load.destination.city, load.destination.state
+    )
+}
+
 #[cfg(test)]
 mod tests {
-    use super::field_name;
+    use super::{field_name, readable};
 
     #[test]
     fn numbers_have_their_thousands_marked() {
@@ -256,5 +336,19 @@ mod tests {
         );
         assert_eq!(field_name("equipment_types[1]"), "Equipment types 2");
         assert_eq!(field_name("password"), "Password");
+    }
+
+    #[test]
+    fn messages_name_fields_in_words() {
+        assert_eq!(
+            readable("must not be before pickup_date"),
+            "must not be before pickup date"
+        );
+        assert_eq!(
+            readable("delivery_date must not be before pickup_date."),
+            "delivery date must not be before pickup date."
+        );
+        assert_eq!(readable("must be a number"), "must be a number");
+        assert_eq!(readable("_private and trailing_"), "_private and trailing_");
     }
 }

@@ -252,12 +252,18 @@
     }
     li.className = `board-item ${statusClass(l.status)}`;
     li.title = describe(l);
-    const a = htmlEl('a', 'load-id', l.id);
+    // Named as the loads list names it: by its reference when it has one.
+    const a = typeof l.reference === 'string' && l.reference
+      ? htmlEl('a', 'load-reference', l.reference)
+      : htmlEl('a', 'load-id', l.id);
     setLink(a, l.url);
     const pos = l.position;
-    const meta = [route(l), !pos ? 'no position' : num(pos.speed) ? speedText(pos) : '', `ETA ${when(l.eta)}`];
-    li.replaceChildren(a, ' ', htmlEl('span', 'load-status', statusText(l.status)),
-      htmlEl('span', 'load-meta', meta.filter(Boolean).join(' \u00b7 ')));
+    const meta = htmlEl('span', 'load-meta', '');
+    const parts = [route(l), !pos ? 'no position' : num(pos.speed) ? speedText(pos) : '']
+      .filter(Boolean).map((part) => `${part} \u00b7 `);
+    // The ETA wraps as a whole: "ETA 1 Dec 2026, 14:05 UTC" stays on one line.
+    meta.append(...parts, htmlEl('span', 'meta-eta', `ETA ${when(l.eta)}`));
+    li.replaceChildren(a, ' ', htmlEl('span', 'load-status', statusText(l.status)), meta);
     if (deviceName(l)) li.append(htmlEl('span', 'load-device', `Device: ${deviceName(l)}`));
     if (l.at_stop === 'pickup' || l.at_stop === 'delivery') {
       li.append(htmlEl('span', 'load-stop', l.at_stop === 'pickup' ? 'At pickup' : 'At delivery'));
@@ -276,6 +282,13 @@
     removeMarker(id);
     items.get(id)?.remove();
     items.delete(id);
+    showEmpty();
+  }
+
+  // An empty board says why, and how to get a load onto it.
+  const emptyEl = document.getElementById('board-empty');
+  function showEmpty() {
+    if (emptyEl) emptyEl.hidden = !ready || loads.size > 0;
   }
 
   // Applies a full loads.json snapshot. A stream event may have overtaken the
@@ -304,6 +317,7 @@
       // snapshot for its route, carrier and link.
       l = { id, status: msg.status, origin: null, destination: null, carrier: null, device: null, position: null, eta: null, url: null };
       loads.set(id, l);
+      showEmpty();
       refetchSoon();
     }
     if (msg.position && !olderThan(msg.position, l.position)) l.position = msg.position;
@@ -324,6 +338,7 @@
         ready = true;
         pending.splice(0).forEach(applyUpdate);
       }
+      showEmpty();
     } catch (err) {
       console.error('board: loads', err);
       if (seq === fetchSeq) retryTimer = setTimeout(refetch, 10000);

@@ -162,6 +162,7 @@ async fn another_account_reaches_nothing_of_this_one_by_any_page() {
     let csrf = browser.get("/dashboard/loads/new").await.hidden("csrf");
     let pages = [
         format!("/dashboard/loads/{load}"),
+        format!("/dashboard/loads/{load}/edit"),
         format!("/dashboard/webhooks/{webhook}"),
         format!("/dashboard/settings/api-keys/{key}/revoke"),
     ];
@@ -173,6 +174,14 @@ async fn another_account_reaches_nothing_of_this_one_by_any_page() {
         }
     }
     let forms = [
+        (
+            format!("/dashboard/loads/{load}/edit"),
+            vec![
+                ("csrf", csrf.as_str()),
+                ("weight", "1"),
+                ("equipment_type", "refrigerated"),
+            ],
+        ),
         (
             format!("/dashboard/loads/{load}/status"),
             vec![
@@ -355,4 +364,176 @@ async fn markup_in_every_field_is_shown_as_text() {
             );
         }
     }
+}
+
+/// The fields of a load made by hand, Dallas to Atlanta.
+const NEW_LOAD: [(&str, &str); 9] = [
+    ("origin.city", "Dallas"),
+    ("origin.state", "TX"),
+    ("origin.zip", "75201"),
+    ("destination.city", "Atlanta"),
+    ("destination.state", "GA"),
+    ("destination.zip", "30301"),
+    ("weight", "42000"),
+    ("equipment_type", "dry_van"),
+    ("pickup_date", "2030-01-02T08:00"),
+];
+
+#[actix_web::test]
+async fn a_load_is_edited_from_its_page_as_far_as_its_status_allows() {
+    let app = spawn_app().await;
+    let mut browser = Browser::new(&app);
+    browser.register("editor@example.com").await;
+    let csrf = browser.get("/dashboard/loads/new").await.hidden("csrf");
+    let mut fields = vec![("csrf", csrf.as_str())];
+    fields.extend(NEW_LOAD);
+    let created = browser.post("/dashboard/loads", &fields).await;
+    let page = created.location.expect("the load's page");
+    let edit = format!("{page}/edit");
+    let shown = browser.get(&page).await;
+    assert!(
+        shown.body.contains(&format!("href=\"{edit}\"")),
+        "{}",
+        shown.body
+    );
+    // A posted load is not on the board, so the page does not send you there.
+    assert!(!shown.body.contains("See it on the board"));
+
+    // The form comes filled in with what is stored.
+    let form = browser.get(&edit).await;
+    assert_eq!(form.status, StatusCode::OK);
+    for stored in [
+        "value=\"Dallas\"",
+        "value=\"42000\"",
+        "value=\"2030-01-02T08:00\"",
+    ] {
+        assert!(form.body.contains(stored), "{stored}: {}", form.body);
+    }
+    let mut change = vec![("csrf", csrf.as_str())];
+    change.extend(NEW_LOAD);
+    change.retain(|(name, _)| *name != "weight" && *name != "origin.city");
+    change.extend([
+        ("weight", "41000"),
+        ("origin.city", "Fort Worth"),
+        ("reference", "PO-77"),
+        ("notes", "Dock 4"),
+    ]);
+    let saved = browser.post(&edit, &change).await;
+    assert_eq!(saved.status, StatusCode::SEE_OTHER, "{}", saved.body);
+    let shown = browser.get(&page).await;
+    for now in ["41,000 lb", "Fort Worth", "PO-77", "Dock 4"] {
+        assert!(shown.body.contains(now), "{now}: {}", shown.body);
+    }
+
+    // Refused as the API refuses it, in words: nothing changes.
+    let mut backwards = change.clone();
+    backwards.push(("delivery_date", "2030-01-01T08:00"));
+    let refused = browser.post(&edit, &backwards).await;
+    assert_eq!(refused.status, StatusCode::BAD_REQUEST);
+    assert!(
+        refused.body.contains("must not be before pickup date"),
+        "{}",
+        refused.body
+    );
+    assert!(
+        !refused.body.contains("pickup_date must"),
+        "{}",
+        refused.body
+    );
+    // A blank optional field clears it; weight cannot be blank.
+    let mut cleared = change.clone();
+    cleared.retain(|(name, _)| *name != "notes" && *name != "weight");
+    cleared.push(("weight", ""));
+    let refused = browser.post(&edit, &cleared).await;
+    assert_eq!(refused.status, StatusCode::BAD_REQUEST);
+    assert!(refused.body.contains("is required"), "{}", refused.body);
+    cleared.retain(|(name, _)| *name != "weight");
+    cleared.push(("weight", "41000"));
+    assert_eq!(
+        browser.post(&edit, &cleared).await.status,
+        StatusCode::SEE_OTHER
+    );
+    let shown = browser.get(&page).await;
+    assert!(!shown.body.contains("Dock 4"));
+    assert!(shown.body.contains("Fort Worth"));
+
+    // Assigned: on the board, and its stops are fixed.
+    let carrier = browser
+        .post(
+            "/dashboard/carriers",
+            &[
+                ("csrf", &csrf),
+                ("name", "Lone Star Haulers"),
+                ("mc_number", "424242"),
+            ],
+        )
+        .await;
+    assert_eq!(carrier.status, StatusCode::SEE_OTHER, "{}", carrier.body);
+    // The load's page offers it by id.
+    let offered = browser.get(&page).await.body;
+    let at = offered
+        .find("<option value=\"carrier_")
+        .expect("a carrier offered")
+        + 15;
+    let carrier = &offered[at..at + offered[at..].find('"').unwrap()];
+    let assigned = browser
+        .post(
+            &format!("{page}/status"),
+            &[
+                ("csrf", &csrf),
+                ("status", "assigned"),
+                ("carrier_id", carrier),
+            ],
+        )
+        .await;
+    assert_eq!(assigned.status, StatusCode::SEE_OTHER, "{}", assigned.body);
+    assert!(
+        browser
+            .get(&page)
+            .await
+            .body
+            .contains("See it on the board")
+    );
+    let form = browser.get(&edit).await;
+    assert!(!form.body.contains("name=\"origin.city\""), "{}", form.body);
+    assert!(form.body.contains("change only while a load is posted"));
+    let mut later = vec![("csrf", csrf.as_str())];
+    later.extend([("weight", "40000"), ("equipment_type", "refrigerated")]);
+    let saved = browser.post(&edit, &later).await;
+    assert_eq!(saved.status, StatusCode::SEE_OTHER, "{}", saved.body);
+    let shown = browser.get(&page).await.body;
+    assert!(
+        shown.contains("40,000 lb") && shown.contains("Fort Worth"),
+        "{shown}"
+    );
+
+    // Once cancelled, nothing can change: no Edit button, and the form says why.
+    let cancelled = browser
+        .post(
+            &format!("{page}/status"),
+            &[("csrf", &csrf), ("status", "cancelled")],
+        )
+        .await;
+    assert_eq!(
+        cancelled.status,
+        StatusCode::SEE_OTHER,
+        "{}",
+        cancelled.body
+    );
+    assert!(
+        !browser
+            .get(&page)
+            .await
+            .body
+            .contains(&format!("href=\"{edit}\""))
+    );
+    let closed = browser.get(&edit).await;
+    assert_eq!(closed.status, StatusCode::CONFLICT);
+    assert!(
+        closed.body.contains("can no longer be changed"),
+        "{}",
+        closed.body
+    );
+    let late = browser.post(&edit, &change).await;
+    assert_eq!(late.status, StatusCode::CONFLICT);
 }
