@@ -83,6 +83,12 @@ pub fn load_map(map: &MapSource, load: &Load, points: &[GpsFix]) -> Markup {
             div #load-map.load-map data-outline="/dashboard/assets/us-states.json" data-map=(json)
                 data-tiles=[tiles.map(|t| &t.template)]
                 data-attribution=[tiles.map(|t| &t.attribution)] {}
+            ul.map-legend aria-label="Map legend" {
+                li { span.key.key-pickup {} "Pickup" }
+                li { span.key.key-delivery {} "Delivery" }
+                li { span.key.key-truck {} "Truck, at its latest fix" }
+                li { span.key.key-trail {} "GPS trail" }
+            }
             p.hint {
                 @match points.len() {
                     0 => "No GPS points yet: the map shows the pickup and the delivery.",

@@ -134,6 +134,26 @@ try {
   await page.waitForSelector('text=in transit');
   await shoot(page, '07-load');
 
+  step('the load\'s map is fitted to its route, with readable stops and a legend');
+  for (const width of [1280, 390]) {
+    await page.setViewportSize({ width, height: 800 });
+    await page.waitForTimeout(200);
+    const map = await page.locator('#load-map svg.board-map').evaluate((svg) => ({
+      view: svg.getAttribute('viewBox').split(' ').map(Number),
+      stops: [...svg.querySelectorAll('circle.stop')].map((c) => c.getBoundingClientRect().width),
+    }));
+    const fullWidth = await page.evaluate(async () =>
+      (await (await fetch('/dashboard/assets/us-states.json')).json()).viewBox[2]);
+    if (!(map.view[2] < fullWidth * 0.9)) throw new Error(`the map is not fitted to the route: ${map.view} of ${fullWidth}`);
+    if (map.stops.length !== 2 || map.stops.some((w) => w < 10)) {
+      throw new Error(`at ${width} px the stops are ${map.stops} px wide, not two of 10 px or more`);
+    }
+  }
+  await page.setViewportSize({ width: 1280, height: 800 });
+  for (const key of ['Pickup', 'Delivery', 'GPS trail']) {
+    await page.getByRole('list', { name: 'Map legend' }).getByText(key, { exact: true }).waitFor();
+  }
+
   step('Devices → Create device: the token and each app\'s settings, once, with copy buttons');
   await nav('Devices');
   await page.getByLabel('Name (a truck number, a driver\'s phone)').fill('Truck 12');
