@@ -71,6 +71,8 @@ pub(crate) struct Instance {
     pub(crate) admin: String,
     pub(crate) data: std::path::PathBuf,
     pub(crate) client: reqwest::Client,
+    /// The internal listener other instances forward to (plain HTTP, signed).
+    pub(crate) internal: String,
 }
 
 /// Starts instance `n` over `keyspace` (instance 0 makes the first key).
@@ -112,6 +114,7 @@ async fn instance(cluster: &Cluster3, keyspace: &str, dir: &std::path::Path, n: 
         admin,
         client: https_client(&data),
         data,
+        internal: format!("http://127.0.0.1:{internal}"),
     }
 }
 
@@ -220,6 +223,19 @@ pub(crate) async fn two_instances(
     cluster: &Cluster3,
     n: usize,
 ) -> (tempfile::TempDir, Instance, Instance, String, Vec<String>) {
+    let (dir, mut started, key, loads) = instances(cluster, 2, n).await;
+    let b = started.pop().unwrap();
+    let a = started.pop().unwrap();
+    (dir, a, b, key, loads)
+}
+
+/// `count` instances over a new keyspace of three replicas, an enterprise
+/// account's key, and `n` loads made and assigned through the first.
+pub(crate) async fn instances(
+    cluster: &Cluster3,
+    count: usize,
+    n: usize,
+) -> (tempfile::TempDir, Vec<Instance>, String, Vec<String>) {
     freight::telemetry::install_crypto_provider();
     // FREIGHT_KEEP_LOGS keeps the instances' data and logs for a look afterwards.
     let dir = tempfile::Builder::new()
@@ -239,8 +255,11 @@ pub(crate) async fn two_instances(
     )
     .unwrap();
     let keyspace = migrated_keyspace(cluster);
-    let a = instance(cluster, &keyspace, dir.path(), 0).await;
-    let b = instance(cluster, &keyspace, dir.path(), 1).await;
+    let mut started = Vec::new();
+    for i in 0..count {
+        started.push(instance(cluster, &keyspace, dir.path(), i).await);
+    }
+    let a = &started[0];
     let key = crate::helpers::first_key_in(&a.data)
         .await
         .expect("the first key");
@@ -306,7 +325,7 @@ pub(crate) async fn two_instances(
         loads.push(id);
     }
 
-    (dir, a, b, key, loads)
+    (dir, started, key, loads)
 }
 
 /// During sustained ingest through two instances (at QUORUM, three

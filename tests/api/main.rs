@@ -13,6 +13,7 @@ mod backend;
 mod browser;
 mod carriers;
 mod corrections;
+mod cql_as_one;
 mod cql_carrier_race;
 mod cql_cluster;
 mod cql_instances;

@@ -6,6 +6,7 @@ mod conformance;
 #[path = "../common/cql_keyspace.rs"]
 mod cql_keyspace;
 mod fixtures;
+mod late_points;
 
 use cql_keyspace::{ScratchKeyspace, cql_cluster, test_replication};
 

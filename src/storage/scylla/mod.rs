@@ -436,6 +436,13 @@ impl LwtAnswer {
         }
     }
 
+    fn boolean(&self, name: &str) -> Option<bool> {
+        match self.value(name) {
+            Some(scylla::value::CqlValue::Boolean(b)) => Some(*b),
+            _ => None,
+        }
+    }
+
     fn bigint(&self, name: &str) -> Option<i64> {
         match self.value(name) {
             Some(scylla::value::CqlValue::BigInt(n)) => Some(*n),

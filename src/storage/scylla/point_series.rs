@@ -14,6 +14,11 @@
 //!   without its day row only when that day is known, so a failed day row is
 //!   written again by the next fix of that day, and a retry that finds its
 //!   point already stored writes the day row again too.
+//!
+//! A late point that carries changes (an event, a stops change) is inserted
+//! marked (`changes_pending`), and the logged batch of its changes clears the
+//! mark: a retry that finds the point stored and still marked writes the
+//! changes, which its failed try did not (cql/018_point_changes.cql).
 
 use std::collections::HashSet;
 use std::sync::Mutex;
@@ -61,13 +66,35 @@ pub(super) trait PointStatements: Sync {
     async fn newest_stored(&self, load: &LoadId) -> StorageResult<Option<i64>>;
     /// A plain insert of the point's row.
     async fn put_point(&self, point: &TrackingPoint) -> StorageResult<()>;
-    /// `IF NOT EXISTS`: whether it was inserted (false: a row is there).
-    async fn put_point_if_new(&self, point: &TrackingPoint) -> StorageResult<bool>;
+    /// `IF NOT EXISTS`: whether it was inserted, or what is stored. A point
+    /// with changes is inserted marked as waiting for them.
+    async fn put_point_if_new(&self, point: &TrackingPoint) -> StorageResult<IfNew>;
     /// The load's row for `day` in `gps_point_days`.
     async fn put_point_day(&self, load: &LoadId, day: i32) -> StorageResult<()>;
     /// One logged batch: the day row, the point's event and stops change, and
-    /// the point's row itself when `with_point`.
-    async fn put_with_changes(&self, point: &TrackingPoint, with_point: bool) -> StorageResult<()>;
+    /// the point's row itself (`Row::Write`) or the clearing of its mark
+    /// (`Row::Marked`).
+    async fn put_with_changes(&self, point: &TrackingPoint, row: Row) -> StorageResult<()>;
+}
+
+/// What a conditional insert of a point found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum IfNew {
+    Inserted,
+    /// A row was there; `changes_pending` when the try that inserted it did not
+    /// get its changes written (its client was answered with an error).
+    Stored {
+        changes_pending: bool,
+    },
+}
+
+/// What the batch of a point's changes does with the point's own row.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Row {
+    /// Writes it (a point later than any stored: no condition needed).
+    Write,
+    /// Clears the mark its conditional insert left.
+    Marked,
 }
 
 /// How one point is written.
@@ -198,10 +225,24 @@ async fn write_point<S: PointStatements>(
     how: Write,
 ) -> StorageResult<Written> {
     let day = keys::day(keys::micros(&point.fix.timestamp));
+    let has_changes = point.event.is_some() || point.stops.is_some();
     let day_known = match how {
         Write::New { day_known } => day_known,
-        Write::IfNew => {
-            if !st.put_point_if_new(point).await? {
+        Write::IfNew => match st.put_point_if_new(point).await? {
+            IfNew::Inserted => false,
+            // Inserted by a try whose changes then failed, so that try was
+            // answered with an error: this one writes them (with events of its
+            // own ids; the failed try's never landed) and stores the point.
+            IfNew::Stored {
+                changes_pending: true,
+            } if has_changes => {
+                st.put_with_changes(point, Row::Marked).await?;
+                return Ok(Written {
+                    outcome: Appended::Stored,
+                    day_row: Some(day),
+                });
+            }
+            IfNew::Stored { .. } => {
                 // Stored before, perhaps by a try whose day row then failed:
                 // the day row again (the same cell), so the retry repairs it.
                 st.put_point_day(&point.load_id, day).await?;
@@ -210,13 +251,15 @@ async fn write_point<S: PointStatements>(
                     day_row: Some(day),
                 });
             }
-            false
-        }
+        },
     };
-    if point.event.is_some() || point.stops.is_some() {
+    if has_changes {
         // The point, its event and its stops change: all or none.
-        st.put_with_changes(point, matches!(how, Write::New { .. }))
-            .await?;
+        let row = match how {
+            Write::New { .. } => Row::Write,
+            Write::IfNew => Row::Marked,
+        };
+        st.put_with_changes(point, row).await?;
     } else {
         // Not batched: a point whose day row failed is not acknowledged, and
         // its retry writes both again.

@@ -84,6 +84,10 @@ pub const FILES: &[(&str, &str)] = &[
         "017_carrier_holds.cql",
         include_str!("../../../cql/017_carrier_holds.cql"),
     ),
+    (
+        "018_point_changes.cql",
+        include_str!("../../../cql/018_point_changes.cql"),
+    ),
 ];
 
 /// Earlier texts of schema files that a keyspace may have applied, taken as

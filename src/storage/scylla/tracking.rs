@@ -15,7 +15,7 @@
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 
-use super::point_series::{self, PointStatements};
+use super::point_series::{self, IfNew, PointStatements, Row};
 use super::statements::LoggedBatch;
 use super::{ScyllaStore, keys};
 use crate::domain::event::Event;
@@ -108,9 +108,19 @@ impl PointStatements for ScyllaStore {
             .map(|_| ())
     }
 
-    async fn put_point_if_new(&self, point: &TrackingPoint) -> StorageResult<bool> {
-        self.applied(&self.st.put_point_if_new, point_row(point))
-            .await
+    async fn put_point_if_new(&self, point: &TrackingPoint) -> StorageResult<IfNew> {
+        let statement = match point.event.is_some() || point.stops.is_some() {
+            true => &self.st.put_point_if_new_pending,
+            false => &self.st.put_point_if_new,
+        };
+        let answer = self.lwt(statement, point_row(point)).await?;
+        Ok(match answer.applied {
+            true => IfNew::Inserted,
+            // Both engines answer a refused IF NOT EXISTS with the stored row.
+            false => IfNew::Stored {
+                changes_pending: answer.boolean("changes_pending") == Some(true),
+            },
+        })
     }
 
     async fn put_point_day(&self, load: &LoadId, day: i32) -> StorageResult<()> {
@@ -119,12 +129,13 @@ impl PointStatements for ScyllaStore {
             .map(|_| ())
     }
 
-    async fn put_with_changes(&self, point: &TrackingPoint, with_point: bool) -> StorageResult<()> {
+    async fn put_with_changes(&self, point: &TrackingPoint, how: Row) -> StorageResult<()> {
         let row = point_row(point);
-        let (load, day) = (row.0.clone(), row.1);
+        let (load, day, ts) = (row.0.clone(), row.1, row.2);
         let mut batch = LoggedBatch::new();
-        if with_point {
-            batch.add(&self.st.put_point, row);
+        match how {
+            Row::Write => batch.add(&self.st.put_point, row),
+            Row::Marked => batch.add(&self.st.clear_point_pending, (load.clone(), day, ts)),
         }
         batch.add(&self.st.put_point_day, (load.clone(), day));
         if let Some(event) = &point.event {

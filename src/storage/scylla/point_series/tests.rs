@@ -7,11 +7,14 @@ use super::*;
 use crate::domain::tracking::{FixSource, GpsFix};
 use crate::storage::scylla::faults::{Failure, Faults};
 
-/// `gps_points` and `gps_point_days`, as maps.
+/// `gps_points` and `gps_point_days`, as maps; the points marked as waiting
+/// for their changes, and the changes written (by event id).
 #[derive(Default)]
 struct FakeSeries {
     points: Mutex<BTreeMap<(LoadId, i64), f64>>,
     days: Mutex<BTreeSet<(LoadId, i32)>>,
+    marked: Mutex<BTreeSet<(LoadId, i64)>>,
+    changes: Mutex<Vec<String>>,
     faults: Faults,
 }
 
@@ -61,16 +64,22 @@ impl PointStatements for FakeSeries {
         self.faults.run("put_point", || self.insert(point))
     }
 
-    async fn put_point_if_new(&self, point: &TrackingPoint) -> StorageResult<bool> {
+    async fn put_point_if_new(&self, point: &TrackingPoint) -> StorageResult<IfNew> {
         self.faults.run("put_point_if_new", || {
             let ts = keys::micros(&point.fix.timestamp);
             let mut points = self.points.lock().unwrap();
+            let mut marked = self.marked.lock().unwrap();
             let key = (point.load_id.clone(), ts);
             if points.contains_key(&key) {
-                return false;
+                return IfNew::Stored {
+                    changes_pending: marked.contains(&key),
+                };
             }
-            points.insert(key, point.fix.lat);
-            true
+            points.insert(key.clone(), point.fix.lat);
+            if point.event.is_some() || point.stops.is_some() {
+                marked.insert(key);
+            }
+            IfNew::Inserted
         })
     }
 
@@ -80,10 +89,17 @@ impl PointStatements for FakeSeries {
         })
     }
 
-    async fn put_with_changes(&self, point: &TrackingPoint, with_point: bool) -> StorageResult<()> {
+    async fn put_with_changes(&self, point: &TrackingPoint, row: Row) -> StorageResult<()> {
         self.faults.run("put_with_changes", || {
-            if with_point {
-                self.insert(point);
+            let key = (point.load_id.clone(), keys::micros(&point.fix.timestamp));
+            match row {
+                Row::Write => self.insert(point),
+                Row::Marked => {
+                    self.marked.lock().unwrap().remove(&key);
+                }
+            }
+            if let Some(event) = &point.event {
+                self.changes.lock().unwrap().push(event.id.to_string());
             }
             let day = keys::day(keys::micros(&point.fix.timestamp));
             self.days
@@ -226,4 +242,65 @@ async fn a_new_process_reads_what_is_stored_and_a_repeat_in_a_batch_is_one_write
     );
     assert_eq!(st.faults.count("newest_stored"), 2, "one read per process");
     assert_eq!(st.faults.count("put_point"), 2, "noon once, evening once");
+}
+
+/// A late point carrying an event, as the ingest path makes one per try.
+fn with_event(load: &LoadId, at: &str, lat: f64) -> TrackingPoint {
+    use crate::domain::event::{Event, EventType};
+    let mut point = point(load, at, lat);
+    point.event = Some(Event::new(
+        crate::domain::ids::AccountId::generate(),
+        load.clone(),
+        EventType::TrackingUpdated,
+        1,
+        at.parse().unwrap(),
+        serde_json::json!({"status": "in_transit"}),
+    ));
+    point
+}
+
+#[tokio::test]
+async fn a_late_point_whose_changes_failed_gets_them_from_its_retry() {
+    let st = FakeSeries::default();
+    let remembered = Remembered::default();
+    let load = LoadId::generate();
+    append(&st, &remembered, vec![point(&load, EVENING, 32.2)])
+        .await
+        .unwrap();
+    // Late: a conditional insert, which lands; then its changes fail.
+    st.faults.fail("put_with_changes", 1, Failure::Before);
+    let failed = append(&st, &remembered, vec![with_event(&load, NOON, 32.1)]).await;
+    assert!(failed.is_err(), "not acknowledged");
+    assert!(st.changes.lock().unwrap().is_empty());
+
+    // The retry finds the point stored and still waiting: it writes the
+    // changes and is answered as the store of the point, once.
+    let retry = with_event(&load, NOON, 32.1);
+    let id = retry.event.as_ref().unwrap().id.to_string();
+    let retried = append(&st, &remembered, vec![retry]).await;
+    assert_eq!(retried.unwrap(), [Appended::Stored]);
+    assert_eq!(*st.changes.lock().unwrap(), [id]);
+    let again = append(&st, &remembered, vec![with_event(&load, NOON, 32.1)]).await;
+    assert_eq!(again.unwrap(), [Appended::Duplicate]);
+    assert_eq!(st.changes.lock().unwrap().len(), 1, "no second event");
+}
+
+#[tokio::test]
+async fn a_late_point_whose_changes_landed_unanswered_is_a_duplicate_on_retry() {
+    let st = FakeSeries::default();
+    let remembered = Remembered::default();
+    let load = LoadId::generate();
+    append(&st, &remembered, vec![point(&load, EVENING, 32.2)])
+        .await
+        .unwrap();
+    // The batch applied (its mark cleared with it) but the client saw a timeout.
+    st.faults.fail("put_with_changes", 1, Failure::After);
+    assert!(
+        append(&st, &remembered, vec![with_event(&load, NOON, 32.1)])
+            .await
+            .is_err()
+    );
+    let retried = append(&st, &remembered, vec![with_event(&load, NOON, 32.1)]).await;
+    assert_eq!(retried.unwrap(), [Appended::Duplicate]);
+    assert_eq!(st.changes.lock().unwrap().len(), 1, "the event once");
 }
