@@ -14,13 +14,15 @@ use crate::api::input::webhook::{NewSubscriptionInput, SubscriptionPatchInput};
 use crate::api::path::{PathId, SecondPathId};
 use crate::domain::event::EventType;
 use crate::domain::ids::{EventId, WebhookId};
-use crate::domain::webhook::{Subscription, SubscriptionPatch};
+use crate::domain::webhook::{Delivery, Subscription, SubscriptionPatch};
 use crate::services::Services;
 use crate::services::webhooks::WebhookError;
 use crate::storage::PageRequest;
 
 /// Deliveries shown on a subscription's page, newest event first.
 const LOG_SIZE: u32 = 50;
+/// Of those, listed before "Show more" (a phone's screen or two).
+const LOG_FIRST: usize = 10;
 
 pub async fn list(viewer: Viewer, services: web::Data<Services>) -> HttpResponse {
     page::ok(list_view(
@@ -203,30 +205,20 @@ async fn webhook_page(
                 }
                 section.card {
                     h2 { "Deliveries" }
-                    p.hint { (log.total) " deliveries; the latest " (log.items.len()) " shown." }
-                    div.table-wrap {
-                        table.deliveries.stack {
-                            thead { tr { th { "Event" } th { "Type" } th { "Status" } th { "Attempts" } th { "Last answer" } th { span.visually-hidden { "Actions" } } } }
-                            tbody {
-                                @for delivery in &log.items {
-                                    tr data-event-id=(delivery.event_id) {
-                                        td data-label="Event" { code.id { (delivery.event_id) } }
-                                        td data-label="Type" { (delivery.event_type.as_str()) }
-                                        td data-label="Status" { (format!("{:?}", delivery.status).to_lowercase()) }
-                                        td data-label="Attempts" { (delivery.attempts) }
-                                        td data-label="Last answer" {
-                                            @if let Some(code) = delivery.last_status_code { "HTTP " (code) }
-                                            @else if let Some(error) = &delivery.last_error { (error) }
-                                            @else { "—" }
-                                        }
-                                        td.action {
-                                            form method="post" action=(redeliver(&delivery.event_id)) {
-                                                (viewer.csrf_field())
-                                                button type="submit" { "Redeliver" }
-                                            }
-                                        }
-                                    }
-                                }
+                    @if log.items.is_empty() {
+                        p.hint { "No deliveries yet: send a test event, or wait for the first event it subscribes to." }
+                    } @else {
+                        p.hint {
+                            (log.total) @if log.total == 1 { " delivery" } @else { " deliveries" }
+                            @if (log.items.len() as u64) < log.total { "; the latest " (log.items.len()) " listed" }
+                            ", newest first."
+                        }
+                        @let (first, more) = log.items.split_at(log.items.len().min(LOG_FIRST));
+                        (delivery_rows(viewer, first, &redeliver))
+                        @if !more.is_empty() {
+                            details.more {
+                                summary { "Show " (more.len()) " more" }
+                                (delivery_rows(viewer, more, &redeliver))
                             }
                         }
                     }
@@ -433,5 +425,41 @@ fn webhook_error(error: WebhookError) -> PageError {
         WebhookError::TooMany => PageError::BadForm,
         WebhookError::Storage(e) => PageError::Unavailable(e.to_string()),
         WebhookError::Unavailable(e) => PageError::Unavailable(e.to_string()),
+    }
+}
+
+/// Delivery log rows, each with its redeliver button.
+fn delivery_rows(
+    viewer: &Viewer,
+    deliveries: &[Delivery],
+    redeliver: &dyn Fn(&EventId) -> String,
+) -> Markup {
+    html! {
+        div.table-wrap {
+            table.deliveries.stack {
+                thead { tr { th { "Event" } th { "Type" } th { "Status" } th { "Attempts" } th { "Last answer" } th { span.visually-hidden { "Actions" } } } }
+                tbody {
+                    @for delivery in deliveries {
+                        tr data-event-id=(delivery.event_id) {
+                            td data-label="Event" { code.id { (delivery.event_id) } }
+                            td data-label="Type" { (delivery.event_type.as_str()) }
+                            td data-label="Status" { (format!("{:?}", delivery.status).to_lowercase()) }
+                            td data-label="Attempts" { (delivery.attempts) }
+                            td data-label="Last answer" {
+                                @if let Some(code) = delivery.last_status_code { "HTTP " (code) }
+                                @else if let Some(error) = &delivery.last_error { (error) }
+                                @else { "—" }
+                            }
+                            td.action {
+                                form method="post" action=(redeliver(&delivery.event_id)) {
+                                    (viewer.csrf_field())
+                                    button type="submit" { "Redeliver" }
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
     }
 }
