@@ -124,8 +124,8 @@ statements! {
     put_point_if_new = "INSERT INTO gps_points (load_id, day, ts, lat, lng, speed, heading, source) VALUES (?, ?, ?, ?, ?, ?, ?, ?) IF NOT EXISTS";
     // A late point with changes: marked until the batch with its changes clears
     // the mark (cql/018_point_changes.cql). Not applied, it answers the stored row.
-    put_point_if_new_pending = "INSERT INTO gps_points (load_id, day, ts, lat, lng, speed, heading, source, changes_pending) VALUES (?, ?, ?, ?, ?, ?, ?, ?, true) IF NOT EXISTS";
-    clear_point_pending = "UPDATE gps_points SET changes_pending = false WHERE load_id = ? AND day = ? AND ts = ?";
+    put_point_if_new_pending = "INSERT INTO gps_points (load_id, day, ts, lat, lng, speed, heading, source, changes_pending) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) IF NOT EXISTS";
+    clear_point_pending = "UPDATE gps_points SET changes_pending = ? WHERE load_id = ? AND day = ? AND ts = ?";
     put_point_day = "INSERT INTO gps_point_days (load_id, day) VALUES (?, ?)";
     put_load_stops = "INSERT INTO load_stops (load_id, progress) VALUES (?, ?) USING TIMESTAMP ?";
     get_load_stops = "SELECT progress FROM load_stops WHERE load_id = ?";

@@ -109,11 +109,17 @@ impl PointStatements for ScyllaStore {
     }
 
     async fn put_point_if_new(&self, point: &TrackingPoint) -> StorageResult<IfNew> {
-        let statement = match point.event.is_some() || point.stops.is_some() {
-            true => &self.st.put_point_if_new_pending,
-            false => &self.st.put_point_if_new,
+        let answer = match point.event.is_some() || point.stops.is_some() {
+            true => {
+                let (load, day, ts, lat, lng, speed, heading, source) = point_row(point);
+                let marked = (load, day, ts, lat, lng, speed, heading, source, true);
+                self.lwt(&self.st.put_point_if_new_pending, marked).await?
+            }
+            false => {
+                self.lwt(&self.st.put_point_if_new, point_row(point))
+                    .await?
+            }
         };
-        let answer = self.lwt(statement, point_row(point)).await?;
         Ok(match answer.applied {
             true => IfNew::Inserted,
             // Both engines answer a refused IF NOT EXISTS with the stored row.
@@ -135,7 +141,7 @@ impl PointStatements for ScyllaStore {
         let mut batch = LoggedBatch::new();
         match how {
             Row::Write => batch.add(&self.st.put_point, row),
-            Row::Marked => batch.add(&self.st.clear_point_pending, (load.clone(), day, ts)),
+            Row::Marked => batch.add(&self.st.clear_point_pending, (false, load.clone(), day, ts)),
         }
         batch.add(&self.st.put_point_day, (load.clone(), day));
         if let Some(event) = &point.event {
