@@ -38,7 +38,7 @@ pub(super) async fn start_services(
     let notifier = Arc::new(Notifier::default());
     let live = LiveHub::new(live);
     let hub = live.clone();
-    notifier.also_show(move |events| hub.publish_status_changes(events));
+    notifier.also_show(move |events| hub.publish_committed(events));
     let http = client::build(dispatch.url_policy, dispatch.proxy.as_ref());
     let url_policy = dispatch.url_policy;
     // This process among the instances sharing a store (leases, key claims).
@@ -141,7 +141,6 @@ pub(super) async fn start_services(
         Arc::downgrade(services.tracking.detention()),
         Arc::downgrade(&services.storage),
         Arc::downgrade(&services.actors),
-        services.tracking.live().clone(),
         services.clock.clone(),
     ));
     if services.storage.needs_leases() {

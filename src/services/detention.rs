@@ -21,7 +21,6 @@ use crate::actors::registry::LoadRegistry;
 use crate::clock::Clock;
 use crate::domain::ids::LoadId;
 use crate::domain::stops::{StopKind, StopTimer};
-use crate::services::live::{LiveHub, Update};
 use crate::storage::Storage;
 use crate::telemetry::error_chain;
 
@@ -119,13 +118,12 @@ impl DetentionClock {
 }
 
 /// Runs the clock until it is dropped: reads the stored clocks, then each
-/// second hands the due ones to their loads' actors, and the events they
-/// send to the accounts' live streams.
+/// second hands the due ones to their loads' actors (whose events reach
+/// webhooks and live streams through the notifier).
 pub async fn run(
     clock: Weak<DetentionClock>,
     storage: Weak<dyn Storage>,
     registry: Weak<LoadRegistry>,
-    live: LiveHub,
     time: Clock,
 ) {
     let mut tick = tokio::time::interval(TICK);
@@ -145,19 +143,9 @@ pub async fn run(
         }
         for (load, stop, since) in clock.take_due(time.now()) {
             let registry = registry.clone();
-            let live = live.clone();
             actix_rt::spawn(async move {
                 match registry.send(&load, DetentionDue { stop, since }).await {
-                    // Streams hear of it as webhooks do, with the same `data`.
-                    Ok(Some(event)) => live.publish(
-                        &event.account_id,
-                        vec![Update {
-                            load,
-                            kind: event.kind.as_str(),
-                            data: event.data.to_string(),
-                        }],
-                    ),
-                    Ok(None) => {}
+                    Ok(_) => {}
                     // Still stored: the next reload brings it back.
                     Err(error) => {
                         tracing::warn!(load = %load, %error, "a detention clock could not reach its load")

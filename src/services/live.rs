@@ -64,8 +64,15 @@ pub const DROPPED_METRIC: &str = "freight_tracking_stream_dropped_total";
 
 /// The `event:` of a stored fix.
 pub const TRACKING_EVENT: &str = "tracking.updated";
-/// The `event:` of a load's status change (also what its webhook is named).
-pub const STATUS_EVENT: &str = "load.status_changed";
+/// The committed events streams carry as their webhooks do (fixes are sent
+/// as `tracking.updated` frames of their own, with the load's ETA).
+pub(super) const STREAMED: [EventType; 5] = [
+    EventType::LoadArrived,
+    EventType::LoadDeparted,
+    EventType::LoadEtaChanged,
+    EventType::LoadDetentionStarted,
+    EventType::LoadStatusChanged,
+];
 
 #[derive(Debug, Clone, Copy)]
 pub struct LiveSettings {
@@ -251,18 +258,16 @@ impl LiveHub {
         self.publish_relayed(account, updates);
     }
 
-    /// Sends the status changes among events just committed here to their
-    /// accounts' streams (and taps), with their webhooks' `data`, so that a
+    /// Sends the events just committed here that streams carry (a load's
+    /// milestones and status changes) to their accounts' streams and taps,
+    /// with their webhooks' `data`: the one way they reach the streams, so a
     /// client reading only a stream learns that its load was delivered.
-    pub fn publish_status_changes(&self, events: &[event::Event]) {
-        let changes = events
-            .iter()
-            .filter(|event| event.kind == EventType::LoadStatusChanged);
-        for event in changes {
+    pub fn publish_committed(&self, events: &[event::Event]) {
+        for event in events.iter().filter(|event| STREAMED.contains(&event.kind)) {
             if self.listening(&event.account_id) {
                 let update = Update {
                     load: event.load_id.clone(),
-                    kind: STATUS_EVENT,
+                    kind: event.kind.as_str(),
                     data: event.data.to_string(),
                 };
                 self.publish(&event.account_id, vec![update]);

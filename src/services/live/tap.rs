@@ -8,7 +8,7 @@ use bytes::Bytes;
 use futures_util::stream::{self, StreamExt};
 use tokio::sync::mpsc;
 
-use super::{Hub, LiveHub, LiveStream, STATUS_EVENT, TRACKING_EVENT, Update};
+use super::{Hub, LiveHub, LiveStream, STREAMED, TRACKING_EVENT, Update};
 use crate::domain::ids::{AccountId, LoadId};
 
 /// Another instance's tap on an account: the updates stored here, as lines.
@@ -16,16 +16,6 @@ pub(super) struct Tap {
     id: u64,
     lines: mpsc::Sender<Bytes>,
 }
-
-/// The kinds of update a tap carries, by name (a tap line names its kind).
-const KINDS: [&str; 6] = [
-    TRACKING_EVENT,
-    STATUS_EVENT,
-    "load.arrived",
-    "load.departed",
-    "load.eta_changed",
-    "load.detention_started",
-];
 
 /// An update as a tap line: `<load>\t<kind>\t<data>\n` (the data is one line).
 fn tap_line(update: &Update) -> Bytes {
@@ -40,7 +30,10 @@ pub fn parse_tap_line(line: &str) -> Option<Update> {
     let mut parts = line.splitn(3, '\t');
     let load = LoadId::parse(parts.next()?)?;
     let kind = parts.next()?;
-    let kind = KINDS.into_iter().find(|k| *k == kind)?;
+    // The kinds a hub publishes: fixes, and the committed events streams carry.
+    let kind = std::iter::once(TRACKING_EVENT)
+        .chain(STREAMED.iter().map(|streamed| streamed.as_str()))
+        .find(|known| *known == kind)?;
     let data = parts.next()?.trim_end_matches('\n').to_owned();
     Some(Update { load, kind, data })
 }

@@ -376,7 +376,7 @@ fn event_ids_parse_only_as_written() {
 }
 
 #[tokio::test(start_paused = true)]
-async fn only_status_changes_of_committed_events_are_streamed_and_they_cross_taps() {
+async fn only_the_committed_events_streams_carry_are_streamed_and_they_cross_taps() {
     use crate::domain::event::{Event, EventType};
     let hub = hub(|_| {});
     let (account, load, _) = ids();
@@ -384,7 +384,11 @@ async fn only_status_changes_of_committed_events_are_streamed_and_they_cross_tap
     let mut tap = hub.tap(&account, 8);
     let at = chrono::Utc::now();
     let event = |kind, data| Event::new(account.clone(), load.clone(), kind, 1, at, data);
-    hub.publish_status_changes(&[
+    hub.publish_committed(&[
+        event(
+            EventType::LoadArrived,
+            serde_json::json!({"stop": "delivery"}),
+        ),
         event(
             EventType::LoadUpdated,
             serde_json::json!({"changed": ["notes"]}),
@@ -395,15 +399,27 @@ async fn only_status_changes_of_committed_events_are_streamed_and_they_cross_tap
         ),
         event(EventType::DeliveryCompleted, serde_json::json!({})),
     ]);
+    let arrived = next(&mut stream).await;
+    assert_eq!(arrived.field("event"), Some("load.arrived"), "{arrived:?}");
     let frame = next(&mut stream).await;
-    assert_eq!(frame.field("event"), Some(STATUS_EVENT), "{frame:?}");
+    assert_eq!(
+        frame.field("event"),
+        Some(EventType::LoadStatusChanged.as_str()),
+        "{frame:?}"
+    );
     assert_eq!(frame.json()["status"], "delivered");
     nothing_more(&mut stream).await;
 
-    // The other instance reading the tap gets the same update back.
+    // The other instance reading the tap gets the same updates back.
     let line = tap.next().await.expect("a tap line");
     let update = parse_tap_line(std::str::from_utf8(&line).unwrap()).expect("a known kind");
-    assert_eq!((update.kind, &update.load), (STATUS_EVENT, &load));
+    assert_eq!(update.kind, "load.arrived");
+    let line = tap.next().await.expect("a tap line");
+    let update = parse_tap_line(std::str::from_utf8(&line).unwrap()).expect("a known kind");
+    assert_eq!(
+        (update.kind, &update.load),
+        (EventType::LoadStatusChanged.as_str(), &load)
+    );
     assert_eq!(
         serde_json::from_str::<serde_json::Value>(&update.data).unwrap()["previous_status"],
         "in_transit"

@@ -478,20 +478,12 @@ impl AfterCommit {
             hub.publish(&account, updates(published, states.into_iter()));
         }
         if let Ok(stored) = &stored {
-            let mut frames = Vec::new();
             for at in milestones {
                 if stored.get(at.point) != Some(&Appended::Stored) {
                     continue;
                 }
-                if live {
-                    // The load's streams hear of its milestones as its
-                    // webhooks do, with the same `data`.
-                    frames.extend(at.events.iter().map(|event| Update {
-                        load: at.load.clone(),
-                        kind: event.kind.as_str(),
-                        data: event.data.to_string(),
-                    }));
-                }
+                // The notifier shows them to the load's streams too
+                // (`LiveHub::publish_committed`), after the fixes above.
                 if !at.events.is_empty() {
                     notifier.events_committed(at.events);
                 }
@@ -502,7 +494,6 @@ impl AfterCommit {
                     registry.depart_pickup(&at.load, &account);
                 }
             }
-            hub.publish(&account, frames);
         }
         if let Ok(stored) = &stored
             && !emitted.is_empty()
