@@ -8,6 +8,7 @@ use maud::{Markup, html};
 
 use super::errors::{PageError, load_error};
 use super::form::Form;
+use super::lookups::viewer_load;
 use super::page::{self, Section};
 use super::session::Viewer;
 use super::widgets::{Kind, Options, Problems, field, select, status_badge};
@@ -172,11 +173,7 @@ async fn editable(
     id: PathId<LoadId>,
 ) -> Result<Load, PageError> {
     let id = id.valid().ok_or(PageError::NotFound)?;
-    let load = services
-        .loads
-        .get(viewer.account_id(), &id)
-        .await
-        .map_err(load_error)?;
+    let load = viewer_load(services, viewer, &id).await?;
     if load.status.is_final() {
         return Err(PageError::Conflict(format!(
             "This load is {} and can no longer be changed.",
@@ -292,7 +289,17 @@ fn load_form(viewer: &Viewer, form: &Form, problems: &Problems, mode: Mode<'_>) 
         Section::Loads,
         html! {
             p { a href=(back) { @if matches!(mode, Mode::Create) { "← Loads" } @else { "← Back to the load" } } }
-            h1 { (title) }
+            @match mode {
+                Mode::Create => h1 { "Create load" },
+                // The id is long: on a line of its own, where it may wrap.
+                Mode::Edit(load) => {
+                    h1 { "Edit load" }
+                    p { @match &load.reference {
+                        Some(reference) => strong.reference { (reference) },
+                        None => code.id { (load.id) },
+                    } }
+                }
+            }
             (problems.summary())
             form method="post" action=(action) {
                 (viewer.csrf_field())

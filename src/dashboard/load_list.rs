@@ -4,9 +4,9 @@
 use actix_web::{HttpRequest, HttpResponse, web};
 use maud::html;
 
-use super::choices::carrier_choices;
 use super::errors::{PageError, load_error};
 use super::form::Query;
+use super::lookups::carrier_choices;
 use super::page::{self, Section};
 use super::session::Viewer;
 use super::widgets::{Options, Problems, grouped, pager, route, select, status_badge, when};

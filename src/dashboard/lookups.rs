@@ -1,8 +1,11 @@
-//! The choices of selects that come from the account's data.
+//! What pages read of the viewer's account: one of its loads, and the
+//! choices of selects that come from its data.
 
-use super::errors::PageError;
+use super::errors::{PageError, load_error};
 use super::session::Viewer;
 use super::widgets::Options;
+use crate::domain::ids::LoadId;
+use crate::domain::load::Load;
 use crate::services::Services;
 use crate::storage::PageRequest;
 
@@ -22,4 +25,17 @@ pub async fn carrier_choices(services: &Services, viewer: &Viewer) -> Result<Opt
         .iter()
         .map(|c| (c.id.to_string(), format!("{} (MC {})", c.name, c.mc_number)))
         .collect())
+}
+
+/// The viewer's load `id`; another account's, or none, is not found.
+pub async fn viewer_load(
+    services: &Services,
+    viewer: &Viewer,
+    id: &LoadId,
+) -> Result<Load, PageError> {
+    services
+        .loads
+        .get(viewer.account_id(), id)
+        .await
+        .map_err(load_error)
 }

@@ -14,9 +14,9 @@ pub use share_card::{create as create_share_link, revoke as revoke_share_link};
 use crate::actors::LoadError;
 use crate::api::input::load::StatusChangeInput;
 use crate::api::path::PathId;
-use crate::dashboard::choices::carrier_choices;
 use crate::dashboard::errors::{PageError, load_error};
 use crate::dashboard::form::Form;
+use crate::dashboard::lookups::{carrier_choices, viewer_load};
 use crate::dashboard::map_tiles::MapSource;
 use crate::dashboard::maps;
 use crate::dashboard::page::{self, Section};
@@ -46,11 +46,7 @@ pub async fn show(
     id: PathId<LoadId>,
 ) -> Result<HttpResponse, PageError> {
     let id = id.valid().ok_or(PageError::NotFound)?;
-    let load = services
-        .loads
-        .get(viewer.account_id(), &id)
-        .await
-        .map_err(load_error)?;
+    let load = viewer_load(&services, &viewer, &id).await?;
     Ok(page::ok(
         load_view(&services, &viewer, &map, &load, &Problems::default(), None).await?,
     ))
@@ -129,11 +125,7 @@ async fn refused(
     id: &LoadId,
     problems: Problems,
 ) -> Result<HttpResponse, PageError> {
-    let load = services
-        .loads
-        .get(viewer.account_id(), id)
-        .await
-        .map_err(load_error)?;
+    let load = viewer_load(services, viewer, id).await?;
     let view = load_view(services, viewer, map, &load, &problems, None).await?;
     Ok(page::respond(actix_web::http::StatusCode::CONFLICT, view))
 }

@@ -7,6 +7,7 @@ use maud::{Markup, html};
 use crate::api::path::PathId;
 use crate::dashboard::errors::PageError;
 use crate::dashboard::form::Form;
+use crate::dashboard::lookups::viewer_load;
 use crate::dashboard::page;
 use crate::dashboard::session::Viewer;
 use crate::dashboard::widgets::copy;
@@ -93,11 +94,7 @@ pub async fn create(
         .await
         .map_err(share_error)?;
     let url = format!("{}/track/{token}", crate::api::origin::public_origin(&req));
-    let load = services
-        .loads
-        .get(viewer.account_id(), &id)
-        .await
-        .map_err(crate::dashboard::errors::load_error)?;
+    let load = viewer_load(&services, &viewer, &id).await?;
     super::page_with_link(&services, &viewer, &map, &load, &url).await
 }
 
