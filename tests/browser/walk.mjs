@@ -105,6 +105,11 @@ try {
   await page.waitForURL('**/dashboard/carriers');
   await shoot(page, '05-carriers');
 
+  step('the board before any load is on the road says how to get one there');
+  await nav('Board');
+  await page.getByRole('heading', { name: 'No loads on the road yet' }).waitFor();
+  await shoot(page, '05a-empty-board');
+
   step('create a load by hand');
   await nav('Loads');
   await page.getByRole('link', { name: 'Create load' }).click();
@@ -153,6 +158,16 @@ try {
   for (const key of ['Pickup', 'Delivery', 'GPS trail']) {
     await page.getByRole('list', { name: 'Map legend' }).getByText(key, { exact: true }).waitFor();
   }
+
+  step('edit it from its page: its stops are fixed once assigned');
+  await page.getByRole('link', { name: 'Edit', exact: true }).click();
+  await page.waitForURL(/\/edit$/);
+  await page.getByText('Origin and destination change only while a load is posted').waitFor();
+  await shoot(page, '07-edit-load');
+  await page.getByLabel('Notes').fill('Dock 4, ask for Sam');
+  await page.getByRole('button', { name: 'Save changes' }).click();
+  await page.waitForURL(/\/dashboard\/loads\/load_[^/]+$/);
+  await page.getByText('Dock 4, ask for Sam').waitFor();
 
   step('Devices → Create device: the token and each app\'s settings, once, with copy buttons');
   await nav('Devices');
