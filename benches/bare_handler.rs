@@ -11,8 +11,12 @@
 //! durable through freight's own GPS write path instead of a plain file (its
 //! embedded store in that directory, fed by its group committer): freight's
 //! distance from that one is its own work, the store held equal
-//! (`benches/wrk/store_cost.sh` compares the two references). Neither pins a
-//! thread to a CPU, as freight does with fewer workers than CPUs.
+//! (`benches/wrk/store_cost.sh` compares the two references). With
+//! `BARE_SYNC_STORE=cql`, the same through freight's CQL store instead, in the
+//! keyspace `BARE_SCYLLA_KEYSPACE` (migrated beforehand) of the cluster at
+//! `BARE_SCYLLA_NODES`: the same statements at the same consistency through
+//! the same driver, the reference for `--storage scylla`. None pins a thread
+//! to a CPU, as freight does with fewer workers than CPUs.
 
 #[path = "support/bare.rs"]
 mod bare;
@@ -44,16 +48,16 @@ fn main() -> std::io::Result<()> {
         .with_single_cert(certs, key)
         .expect("TLS configuration");
     let sync_dir = std::env::var_os("BARE_SYNC_DIR").filter(|dir| !dir.is_empty());
-    let through_store = match std::env::var("BARE_SYNC_STORE").as_deref() {
-        Ok("embedded") => true,
-        Ok("") | Err(_) => false,
-        Ok(other) => panic!("BARE_SYNC_STORE is `embedded` or unset, not `{other}`"),
-    };
+    let store = std::env::var("BARE_SYNC_STORE").unwrap_or_default();
     actix_rt::System::new().block_on(async move {
-        let journal = match sync_dir {
-            Some(dir) if through_store => Some(durable::Journal::open_store(dir.as_ref()).await?),
-            Some(dir) => Some(durable::Journal::open(dir.as_ref())?),
-            None => None,
+        let journal = match (sync_dir, store.as_str()) {
+            (Some(dir), "embedded") => Some(durable::Journal::open_store(dir.as_ref()).await?),
+            (Some(_), "cql") => Some(durable::Journal::open_cql().await?),
+            (Some(dir), "") => Some(durable::Journal::open(dir.as_ref())?),
+            (Some(_), other) => {
+                panic!("BARE_SYNC_STORE is `embedded`, `cql` or unset, not `{other}`")
+            }
+            (None, _) => None,
         };
         HttpServer::new(move || {
             let app = App::new();
@@ -61,7 +65,8 @@ fn main() -> std::io::Result<()> {
             let app = match &journal {
                 Some(journal) => app
                     .app_data(web::Data::new(journal.clone()))
-                    .route("/v1/loads/{id}/tracking", web::post().to(durable::ingest)),
+                    .route("/v1/loads/{id}/tracking", web::post().to(durable::ingest))
+                    .route("/v1/tracking/batch", web::post().to(durable::batch)),
                 None => app,
             };
             app.configure(bare::configure)
@@ -89,6 +94,7 @@ mod durable {
     use freight::domain::validation::ValidationErrors;
     use freight::services::tracking::group_commit::GroupCommitter;
     use freight::storage::embedded::EmbeddedStore;
+    use freight::storage::scylla::{ScyllaConfig, ScyllaStore};
     use serde_json::json;
     use tokio::sync::oneshot;
 
@@ -104,6 +110,26 @@ mod durable {
         /// Freight's embedded store in `dir`, written by freight's group committer.
         pub async fn open_store(dir: &std::path::Path) -> std::io::Result<Self> {
             let store = EmbeddedStore::open(&dir.join("store"))
+                .await
+                .map_err(std::io::Error::other)?;
+            let (committer, _thread) = GroupCommitter::start(Arc::new(store))?;
+            Ok(Journal::Store(committer))
+        }
+
+        /// Freight's CQL store over `BARE_SCYLLA_KEYSPACE` at `BARE_SCYLLA_NODES`,
+        /// written by freight's group committer.
+        pub async fn open_cql() -> std::io::Result<Self> {
+            let setting = |name: &str| {
+                std::env::var(name)
+                    .map_err(|_| std::io::Error::other(format!("{name} is required with cql")))
+            };
+            let config = ScyllaConfig {
+                nodes: ScyllaConfig::parse_nodes(&setting("BARE_SCYLLA_NODES")?),
+                keyspace: setting("BARE_SCYLLA_KEYSPACE")?,
+                local_dc: None,
+                credentials: None,
+            };
+            let store = Box::pin(ScyllaStore::open(&config))
                 .await
                 .map_err(std::io::Error::other)?;
             let (committer, _thread) = GroupCommitter::start(Arc::new(store))?;
@@ -150,33 +176,73 @@ mod durable {
         let Ok(fix) = serde_json::from_slice::<FixInput>(&body) else {
             return HttpResponse::BadRequest().finish();
         };
-        let durable = match journal.get_ref() {
-            Journal::File(file) => {
-                let (durable, synced) = oneshot::channel();
-                file.send((body, durable)).is_ok() && synced.await.is_ok()
-            }
-            Journal::Store(committer) => {
-                // The store keeps points by load and time: the fix validated
-                // into one, as freight's ingest does, and nothing else done.
-                let mut errors = ValidationErrors::new();
-                let (Some(load_id), Some(fix)) = (
-                    LoadId::parse(&load),
-                    fix.validate("", chrono::Utc::now(), &mut errors),
-                ) else {
-                    return HttpResponse::BadRequest().finish();
-                };
-                let point = TrackingPoint {
-                    load_id,
-                    fix,
-                    event: None,
-                    stops: None,
-                };
-                committer.append(vec![point]).await.is_ok()
-            }
+        let points = match journal.get_ref() {
+            Journal::File(_) => Vec::new(),
+            Journal::Store(_) => match point(&load, fix) {
+                Some(point) => vec![point],
+                None => return HttpResponse::BadRequest().finish(),
+            },
         };
-        if !durable {
+        if !journal.make_durable(body, points).await {
             return HttpResponse::ServiceUnavailable().finish();
         }
         HttpResponse::Created().json(json!({"success": true}))
+    }
+
+    #[derive(serde::Deserialize)]
+    pub struct Batch {
+        points: Vec<FixInput>,
+    }
+
+    /// A batch parsed as the bare handler's, each point made durable (one
+    /// line, or one submission to the committer) before answering.
+    pub async fn batch(journal: web::Data<Journal>, body: web::Bytes) -> HttpResponse {
+        let Ok(batch) = serde_json::from_slice::<Batch>(&body) else {
+            return HttpResponse::BadRequest().finish();
+        };
+        let points = match journal.get_ref() {
+            Journal::File(_) => Vec::new(),
+            Journal::Store(_) => {
+                let mut points = Vec::with_capacity(batch.points.len());
+                for mut fix in batch.points {
+                    let load = fix.load_id.take().unwrap_or_default();
+                    match point(&load, fix) {
+                        Some(point) => points.push(point),
+                        None => return HttpResponse::BadRequest().finish(),
+                    }
+                }
+                points
+            }
+        };
+        if !journal.make_durable(body, points).await {
+            return HttpResponse::ServiceUnavailable().finish();
+        }
+        HttpResponse::Ok().json(json!({"success": true}))
+    }
+
+    /// The store keeps points by load and time: the fix validated into one,
+    /// as freight's ingest does, and nothing else done.
+    fn point(load: &str, fix: FixInput) -> Option<TrackingPoint> {
+        let mut errors = ValidationErrors::new();
+        Some(TrackingPoint {
+            load_id: LoadId::parse(load)?,
+            fix: fix.validate("", chrono::Utc::now(), &mut errors)?,
+            event: None,
+            stops: None,
+        })
+    }
+
+    impl Journal {
+        /// The body appended to the file, or the points to the store; true
+        /// once durable.
+        async fn make_durable(&self, body: web::Bytes, points: Vec<TrackingPoint>) -> bool {
+            match self {
+                Journal::File(file) => {
+                    let (durable, synced) = oneshot::channel();
+                    file.send((body, durable)).is_ok() && synced.await.is_ok()
+                }
+                Journal::Store(committer) => committer.append(points).await.is_ok(),
+            }
+        }
     }
 }

@@ -14,7 +14,7 @@
 #
 # Knobs (environment): ROUNDS (pairs per shape, default 3), SECONDS_PER_RUN
 # (default 8), LOADS (loads the fixes spread over, default 1000), ONLY
-# (`ingest`, `reads`, `bulk` or `devices`: that comparison alone), PERF (set: record each
+# (`ingest`, `reads`, `bulk`, `batches` or `devices`: that comparison alone), PERF (set: record each
 # freight run with `perf record -g` into target/perf/<shape>-<workers>w.data,
 # and each reference run into <shape>-<workers>w-<reference>.data (bare,
 # bare-store or baseline), for
@@ -31,7 +31,8 @@
 # points are: the reference for ingest, which makes freight's promise);
 # `durable-store`, the same with each fix made durable through freight's own
 # store and group committer instead of a file (freight's own work, the store
-# held equal; printed as bare-store); or a binary's path taking the same
+# held equal; printed as bare-store); `durable-cql`, the same through
+# freight's CQL store (needs SCYLLA_NODES; printed as bare-cql); or a binary's path taking the same
 # `serve <address> <cert> <key> <workers>`, with BARE_DURABLE=1 for a build
 # of the durable one (and BARE_SYNC_STORE=embedded for durable-store); with
 # FREIGHT given too, nothing is built), BASELINE (another freight binary,
@@ -40,14 +41,18 @@
 # device shapes are left out), PERF_ARGS
 # (perf record's sampling options, default `-g`; e.g. `--call-graph dwarf -F 200`
 # for call chains through code built without frame pointers), WRK_CPUS (run
-# wrk under `taskset -c $WRK_CPUS`; e.g. 1 keeps it off the CPU that freight's
+# wrk under `taskset -c $WRK_CPUS`; SCYLLA_NODES (contact points of a CQL
+# cluster, e.g. from deploy/cql-test-cluster/cluster.sh: freight runs with
+# --storage scylla there, in a fresh keyspace per start, as the bare handler
+# does with BARE=durable-cql; the device shapes are left out); e.g. 1 keeps it off the CPU that freight's
 # one worker is pinned to, to see what the client's placement costs).
 # Each run also prints wrk's own CPU time per request: client and server share
 # the machine's CPUs, so a server that makes the client work harder per
 # request (waking it more often) has less CPU left for itself.
 # Shapes: 1 server worker with wrk -t1 -c32 (the headline), and 2 workers with
 # wrk -t2 -c256; bulk (batches of 1,000 fixes over 1,000 loads) at 1 worker
-# with wrk -t1 -c32, where points/s is 1,000 times the requests/s shown; then
+# with wrk -t1 -c32, where points/s is 1,000 times the requests/s shown;
+# batches (100 fixes of one load) likewise; then
 # device ingest (benches/wrk/devices.sh: Traccar Client 7's request beside the
 # API's single fix, Overland batches of 100 beside API batches of 100, per fix,
 # in one freight). The machine is shared and noisy: compare the ratios of one run.
@@ -74,6 +79,9 @@ case "${BARE:-}" in
   "") BARE=$BUILT_BARE BARE_SYNC_STORE= ;;
   durable) BARE=$BUILT_BARE BARE_DURABLE=1 BARE_SYNC_STORE= ;;
   durable-store) BARE=$BUILT_BARE BARE_DURABLE=1 BARE_SYNC_STORE=embedded ;;
+  durable-cql)
+    [ -n "${SCYLLA_NODES:-}" ] || { echo "BARE=durable-cql needs SCYLLA_NODES" >&2; exit 1; }
+    BARE=$BUILT_BARE BARE_DURABLE=1 BARE_SYNC_STORE=cql ;;
   outside)
     cargo build --release --quiet --manifest-path benches/wrk/outside_bare/Cargo.toml --target-dir target/outside_bare \
       || { echo "the outside bare handler did not build" >&2; exit 1; }
@@ -83,6 +91,7 @@ FREIGHT=${FREIGHT:-target/release/freight}
 # What the ratios are against, as the rounds print it.
 REFERENCE=bare
 [ "${BARE_SYNC_STORE:-}" != embedded ] || REFERENCE=bare-store
+[ "${BARE_SYNC_STORE:-}" != cql ] || REFERENCE=bare-cql
 [ -z "${BASELINE:-}" ] || REFERENCE=baseline
 
 # Starts freight with $1 workers on fresh storage, seeds it, and starts the bare
@@ -98,10 +107,14 @@ start() {
   start_freight "$workers"
   BARE_PORT=$(free_port)
   # The durable bare handler's journal: fresh each start, on the same disk as freight's.
+  local keyspace=""
+  [ "${BARE_SYNC_STORE:-}" != cql ] || keyspace=$(cql_keyspace) || exit 1
   BARE_SYNC_DIR=$([ -z "${BARE_DURABLE:-}" ] || mktemp -d -p "$WORK") BARE_SYNC_STORE=${BARE_SYNC_STORE:-} \
+    BARE_SCYLLA_NODES=${SCYLLA_NODES:-} BARE_SCYLLA_KEYSPACE=$keyspace \
     "$BARE" serve "127.0.0.1:$BARE_PORT" "$DATA/tls/cert.pem" "$DATA/tls/key.pem" "$workers" &
   BARE_PID=$!
-  sleep 0.5
+  # Until it answers (a CQL store takes a moment to connect and prepare).
+  for _ in $(seq 100); do curl -sk "https://localhost:$BARE_PORT/" -o /dev/null && break; sleep 0.1; done
 }
 
 stop() { kill "$FREIGHT_PID" "$BARE_PID"; wait "$FREIGHT_PID" "$BARE_PID" 2>/dev/null || true; }
@@ -197,6 +210,8 @@ stop
 # Bulk: 1,000 fixes over 1,000 loads per request; points/s is 1,000 x requests/s.
 start 1
 compare 1 1 32 batch.lua "bulk"
+# Batches of 100 fixes of one load (a truck's buffered positions), per request.
+compare 1 1 32 batch100.lua "batches"
 stop
 start 2
 compare 2 2 256 fix.lua "ingest"
@@ -204,6 +219,6 @@ compare 2 2 256 read.lua "reads"
 stop
 # Devices: the device protocols against the API's own ingest, in one freight
 # (a bare handler speaks neither protocol, so the API is the reference here).
-if [ -z "${BASELINE:-}" ] && { [ -z "${ONLY:-}" ] || [ "$ONLY" = devices ]; }; then
+if [ -z "${BASELINE:-}" ] && [ -z "${SCYLLA_NODES:-}" ] && { [ -z "${ONLY:-}" ] || [ "$ONLY" = devices ]; }; then
   FREIGHT=$FREIGHT ROUNDS=$ROUNDS SECONDS_PER_RUN=$SECONDS_PER_RUN LOADS=$LOADS benches/wrk/devices.sh
 fi

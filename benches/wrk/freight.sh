@@ -39,6 +39,36 @@ for line in sys.stdin:
   echo "$built"
 }
 
+# With SCYLLA_NODES (contact points, host:port,...) set, freight runs on the
+# CQL backend there (--storage scylla), each start in a keyspace of its own made
+# by `freight migrate` with SCYLLA_RF replicas (default: one per contact point,
+# at most 3); the keyspaces are dropped on exit by nothing: they are named
+# bench_<pid>_<n> and a test cluster's data is deleted when it stops.
+CQL_KEYSPACES=0
+# Migrates a new keyspace on $SCYLLA_NODES and prints its name.
+cql_keyspace() {
+  CQL_KEYSPACES=$((CQL_KEYSPACES + 1))
+  local keyspace="bench_$$_$CQL_KEYSPACES" points
+  IFS=, read -ra points <<<"$SCYLLA_NODES"
+  local rf=${SCYLLA_RF:-$(( ${#points[@]} < 3 ? ${#points[@]} : 3 ))}
+  "$FREIGHT" migrate --scylla-nodes "$SCYLLA_NODES" --scylla-keyspace "$keyspace" \
+    --replication "{'class': 'NetworkTopologyStrategy', 'replication_factor': $rf}" >&2 \
+    || { echo "freight migrate failed on $SCYLLA_NODES" >&2; return 1; }
+  echo "$keyspace"
+}
+
+# The `serve` arguments for the storage: none (embedded, in --data-dir), or
+# the CQL backend over a new keyspace (see cql_keyspace).
+storage_args() {
+  [ -n "${SCYLLA_NODES:-}" ] || return 0
+  local keyspace internal
+  keyspace=$(cql_keyspace) || return 1
+  internal=$(free_port)
+  echo --storage scylla --scylla-nodes "$SCYLLA_NODES" --scylla-keyspace "$keyspace" \
+    --cluster-secret bench-cluster-secret-of-32-characters \
+    --internal-listen "127.0.0.1:$internal" --internal-address "127.0.0.1:$internal"
+}
+
 # Starts freight with $1 workers in $WORK/data-$1, creates an enterprise account
 # and a read/write key ($KEY), and $LOADS assigned loads with ten fixes each,
 # whose ids go to $WORK/loads. Sets DATA, API_PORT, ADMIN_PORT, FREIGHT_PID.
@@ -49,7 +79,10 @@ start_freight() {
   local workers=$1 name=${2:-}
   DATA="$WORK/data-${name:+$name-}$workers"
   API_PORT=$(free_port); ADMIN_PORT=$(free_port)
-  "$FREIGHT" serve --data-dir "$DATA" --listen "127.0.0.1:$API_PORT" \
+  local storage
+  storage=$(storage_args) || exit 1
+  # shellcheck disable=SC2086 # storage_args prints words without spaces
+  "$FREIGHT" serve $storage --data-dir "$DATA" --listen "127.0.0.1:$API_PORT" \
     --admin-listen "127.0.0.1:$ADMIN_PORT" --workers "$workers" --no-bootstrap-key \
     --device-positions-per-second 1000 --device-burst 1000000 \
     >"$WORK/freight${name:+-$name}.log" 2>&1 &
