@@ -54,13 +54,11 @@ pub async fn create(
     let input = NewDeviceInput {
         name: form.text("name"),
         carrier_id: form.text("carrier_id"),
+        identifier: form.text("identifier"),
     };
     let problems = match input.validate() {
         Ok(new) => {
-            let created = services
-                .devices
-                .create(viewer.account_id(), new.name, new.carrier_id)
-                .await;
+            let created = services.devices.create(viewer.account_id(), new).await;
             match created {
                 Ok(issued) => {
                     // Where links point (`api::origin`), as the API's create answers.
@@ -77,6 +75,9 @@ pub async fn create(
                 }
                 Err(DeviceError::UnknownCarrier(_)) => {
                     Problems::one("carrier_id", "names no carrier of this account")
+                }
+                Err(DeviceError::IdentifierTaken) => {
+                    Problems::one("identifier", "another device already has this identifier")
                 }
                 Err(error) => return Err(device_error(error)),
             }
@@ -214,6 +215,7 @@ async fn list_view(
                     div.grid2 {
                         (field("name", "Name (a truck number, a driver's phone)", Kind::Text, form.text("name").as_deref(), true, problems))
                         (select("carrier_id", "Carrier (optional)", &choices, form.text("carrier_id").as_deref(), problems))
+                        (field("identifier", "Identifier (a tracker's IMEI, or OwnTracks user/device; optional)", Kind::Text, form.text("identifier").as_deref(), false, problems))
                     }
                     button.primary type="submit" { "Create device" }
                 }
@@ -224,11 +226,14 @@ async fn list_view(
                 @else {
                     div.table-wrap {
                         table.devices.stack {
-                            thead { tr { th { "Name" } th { "Carrier" } th { "Last seen" } th { "Loads" } th { "Ignored positions" } th { span.visually-hidden { "Actions" } } } }
+                            thead { tr { th { "Name" } th { "Identifier" } th { "Carrier" } th { "Last seen" } th { "Loads" } th { "Ignored positions" } th { span.visually-hidden { "Actions" } } } }
                             tbody {
                                 @for (device, loads) in &devices {
                                     tr data-device-id=(device.id) {
                                         td.device-name data-label="Name" { (device.name) }
+                                        td.device-identifier data-label="Identifier" {
+                                            @match &device.identifier { Some(id) => code { (id) }, None => "—" }
+                                        }
                                         td data-label="Carrier" { (carrier_of(device).unwrap_or_else(|| "—".to_owned())) }
                                         td data-label="Last seen" { (when(device.last_seen_at)) }
                                         td.device-loads data-label="Loads" {

@@ -182,6 +182,11 @@ pub fn device_error(error: DeviceError) -> PageError {
         // in a path would be.
         DeviceError::UnknownDevice(_) => PageError::NotFound,
         DeviceError::UnknownCarrier(_) => PageError::BadForm,
+        DeviceError::IdentifierTaken => PageError::Conflict(
+            "Another device already has this identifier: a tracker names itself by it, so it \
+             belongs to one device across the service."
+                .into(),
+        ),
         DeviceError::TooManyLoads { limit, .. } => PageError::Conflict(format!(
             "This device already feeds {limit} loads that are not delivered or cancelled, the most \
              one device may feed at once. Detach it from one of them first (on that load's page)."

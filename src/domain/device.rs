@@ -17,6 +17,7 @@ use super::timestamp::serde_utc;
 
 pub const TOKEN_PREFIX: &str = "frd_";
 pub const MAX_NAME_CHARS: usize = 100;
+pub const MAX_IDENTIFIER_CHARS: usize = 64;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Device {
@@ -25,6 +26,11 @@ pub struct Device {
     pub name: String,
     /// The carrier that runs it, if the account says.
     pub carrier_id: Option<CarrierId>,
+    /// What the device calls itself, for the protocols that identify a device
+    /// by what it says rather than a token (a tracker's IMEI, an OwnTracks
+    /// `user/device`): unique across the service (`storage::identifiers`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub identifier: Option<String>,
     /// Hex SHA-256 of the secret part of the token.
     pub token_sha256: String,
     #[serde(with = "serde_utc")]
@@ -84,6 +90,21 @@ pub struct Attachment {
     pub account_id: AccountId,
 }
 
+/// A new device as an account asked for it (validated).
+pub struct NewDevice {
+    pub name: String,
+    pub carrier_id: Option<CarrierId>,
+    pub identifier: Option<String>,
+}
+
+/// A validated change of a device: `None` leaves a field, `Some(None)` clears it.
+#[derive(Debug, Default)]
+pub struct DeviceEdit {
+    pub name: Option<String>,
+    pub carrier_id: Option<Option<CarrierId>>,
+    pub identifier: Option<Option<String>>,
+}
+
 /// A new device and the one copy of its token.
 pub struct IssuedDevice {
     pub device: Device,
@@ -95,6 +116,7 @@ impl Device {
         account_id: AccountId,
         name: String,
         carrier_id: Option<CarrierId>,
+        identifier: Option<String>,
         now: DateTime<Utc>,
     ) -> IssuedDevice {
         let id = DeviceId::generate();
@@ -110,6 +132,7 @@ impl Device {
                 account_id,
                 name,
                 carrier_id,
+                identifier,
                 token_sha256,
                 created_at: now,
                 last_seen_at: None,
@@ -122,6 +145,32 @@ impl Device {
     pub fn token_matches(&self, token: &PresentedDeviceToken) -> bool {
         token.device_id == self.id && secret_matches(&token.secret_hex, &self.token_sha256)
     }
+}
+
+/// An identifier as an account sends it: 1 to 64 letters, digits and
+/// `.`, `_`, `-`, `@`, with at most one `/` between two parts (OwnTracks'
+/// `user/device`). A tracker's IMEI is 15 digits; older H02 units say 10
+/// digits and old Queclink firmware 14 hex characters, so no length is imposed
+/// beyond the cap. Kept as sent: devices compare it byte for byte.
+pub fn check_identifier(raw: &str) -> Result<String, String> {
+    let identifier = raw.trim();
+    let allowed = |c: char| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-' | '@');
+    let parts: Vec<&str> = identifier.split('/').collect();
+    if identifier.is_empty() || identifier.chars().count() > MAX_IDENTIFIER_CHARS {
+        return Err(format!("must be 1 to {MAX_IDENTIFIER_CHARS} characters"));
+    }
+    if parts.len() > 2
+        || parts
+            .iter()
+            .any(|p| p.is_empty() || !p.chars().all(allowed))
+    {
+        return Err(
+            "must be letters, digits, '.', '_', '-' or '@', with at most one '/' between two \
+             parts (an IMEI: 15 digits; OwnTracks: user/device)"
+                .into(),
+        );
+    }
+    Ok(identifier.to_owned())
 }
 
 /// A token split into its parts; produced only by [`parse_device_token`].
@@ -144,13 +193,38 @@ mod tests {
     use super::*;
 
     #[test]
+    fn identifiers_are_imeis_and_owntracks_topics_and_nothing_else() {
+        assert_eq!(
+            check_identifier(" 356307042441013 ").unwrap(),
+            "356307042441013"
+        );
+        assert_eq!(check_identifier("alice/phone").unwrap(), "alice/phone");
+        assert_eq!(
+            check_identifier("A10000499AEF9B").unwrap(),
+            "A10000499AEF9B"
+        );
+        for bad in [
+            "",
+            "a/b/c",
+            "/phone",
+            "alice/",
+            "owntracks/+",
+            "has space",
+            "#",
+            &"9".repeat(65),
+        ] {
+            assert!(check_identifier(bad).is_err(), "{bad:?} is refused");
+        }
+    }
+
+    #[test]
     fn a_token_matches_its_device_only() {
         let now = Utc::now();
-        let issued = Device::issue(AccountId::generate(), "Truck 12".into(), None, now);
+        let issued = Device::issue(AccountId::generate(), "Truck 12".into(), None, None, now);
         assert!(issued.token.starts_with(TOKEN_PREFIX));
         let presented = parse_device_token(&issued.token).expect("own token parses");
         assert!(issued.device.token_matches(&presented));
-        let other = Device::issue(AccountId::generate(), "Truck 13".into(), None, now);
+        let other = Device::issue(AccountId::generate(), "Truck 13".into(), None, None, now);
         assert!(!other.device.token_matches(&presented), "another device");
         // The same id with another secret.
         let forged = format!(

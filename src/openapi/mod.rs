@@ -88,6 +88,7 @@ in UTC. Ids are opaque strings with a type prefix (`load_`, `carrier_`, `wh_`, `
         routes::devices::create,
         routes::devices::list,
         routes::devices::get,
+        routes::devices::update,
         routes::devices::delete,
         routes::devices::attach,
         routes::devices::detach,

@@ -8,7 +8,7 @@ use serde_json::json;
 use crate::api::envelope::{self, Envelope};
 use crate::api::error::ApiError;
 use crate::api::extract::{JsonBody, NoQuery, Paging};
-use crate::api::input::device::{AttachDeviceInput, NewDeviceInput};
+use crate::api::input::device::{AttachDeviceInput, DeviceChangeInput, NewDeviceInput};
 use crate::api::path::PathId;
 use crate::domain::ids::{DeviceId, LoadId};
 use crate::openapi::params;
@@ -27,9 +27,11 @@ use crate::views::device::{AttachedDevice, DeviceView, IngestSettings, NewDevice
     path = "/v1/devices",
     operation_id = "create_device",
     tag = "devices",
-    request_body(content = NewDeviceInput, example = json!({"name": "Truck 12"})),
+    request_body(content = NewDeviceInput, example = json!({"name": "Truck 12", "identifier": "356307042441013"})),
     responses(
         (status = 201, description = "The device, its token and its apps' settings.", body = Envelope<NewDeviceView>),
+        (status = 409, description = "`IDENTIFIER_TAKEN`: another device, of this account or \
+         another, has the identifier.", body = Error),
     ),
 )]
 pub(crate) async fn create(
@@ -40,10 +42,7 @@ pub(crate) async fn create(
     JsonBody(input): JsonBody<NewDeviceInput>,
 ) -> Result<HttpResponse, ApiError> {
     let new = input.validate()?;
-    let issued = services
-        .devices
-        .create(principal.account_id(), new.name, new.carrier_id)
-        .await?;
+    let issued = services.devices.create(principal.account_id(), new).await?;
     let origin = crate::api::origin::public_origin(&req);
     let ingest = IngestSettings::new(&origin, &issued.token);
     Ok(envelope::created(NewDeviceView::new(
@@ -71,6 +70,40 @@ pub(crate) async fn get(
     let (device, loads) = services
         .devices
         .get(principal.account_id(), &id.found()?)
+        .await?;
+    let standing = services.devices.standing(&device.id);
+    Ok(envelope::ok(DeviceView::new(&device, &loads, &standing)))
+}
+
+/// Change a device.
+///
+/// Its name, carrier or identifier; only the fields sent change, `null`
+/// clears the carrier or the identifier (freeing it for another device). A
+/// tracker connected under the old identifier is refused from its next packet.
+#[utoipa::path(
+    patch,
+    path = "/v1/devices/{device_id}",
+    operation_id = "update_device",
+    tag = "devices",
+    params(("device_id" = String, Path, description = "The device.")),
+    request_body(content = DeviceChangeInput, example = json!({"identifier": "356307042441013"})),
+    responses(
+        (status = 200, description = "The device after the change.", body = Envelope<DeviceView>),
+        (status = 409, description = "`IDENTIFIER_TAKEN`: another device, of this account or \
+         another, has the identifier.", body = Error),
+    ),
+)]
+pub(crate) async fn update(
+    principal: Principal,
+    _: NoQuery,
+    services: web::Data<Services>,
+    id: PathId<DeviceId>,
+    JsonBody(input): JsonBody<DeviceChangeInput>,
+) -> Result<HttpResponse, ApiError> {
+    let edit = input.validate()?;
+    let (device, loads) = services
+        .devices
+        .edit(principal.account_id(), &id.found()?, edit)
         .await?;
     let standing = services.devices.standing(&device.id);
     Ok(envelope::ok(DeviceView::new(&device, &loads, &standing)))
@@ -188,6 +221,6 @@ pub(crate) async fn detach(
 
 resources! {
     "/devices" => [GET => list, POST => create],
-    "/devices/{device_id}" => [GET => get, DELETE => delete],
+    "/devices/{device_id}" => [GET => get, PATCH => update, DELETE => delete],
     "/loads/{load_id}/device" => [PUT => attach, DELETE => detach],
 }

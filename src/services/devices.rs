@@ -16,10 +16,12 @@ use super::device_meter::{DeviceLimits, DeviceMeter};
 use super::ignored_positions::IgnoredPositions;
 use crate::clock::Clock;
 use crate::domain::account::Account;
-use crate::domain::device::{Attachment, Device, IssuedDevice, Standing, parse_device_token};
+use crate::domain::device::{
+    Attachment, Device, DeviceEdit, IssuedDevice, NewDevice, Standing, parse_device_token,
+};
 use crate::domain::ids::{AccountId, CarrierId, DeviceId, LoadId};
 use crate::shared_map::SharedMap;
-use crate::storage::{Storage, StorageError};
+use crate::storage::{Storage, StorageError, identifiers};
 
 /// How long a device, its account and its loads are trusted from memory.
 const CACHE_TTL: Duration = Duration::from_secs(30);
@@ -38,6 +40,10 @@ pub enum DeviceError {
     /// A device named in a body (not the path) that is not the account's.
     #[error("names no device of this account ({0})")]
     UnknownDevice(DeviceId),
+    /// Another device (of any account) has the identifier; which one is not
+    /// said, as it may be another account's.
+    #[error("another device has this identifier")]
+    IdentifierTaken,
     /// The device already feeds as many loads (not delivered or cancelled)
     /// as it may.
     #[error("the device already feeds {} loads, the most one device may feed at once", .limit)]
@@ -57,6 +63,9 @@ pub enum DeviceRefusal {
     Unknown,
     #[error("the device's account is disabled")]
     AccountDisabled,
+    /// No device has the identifier a tracker named itself by.
+    #[error("no device has this identifier")]
+    UnknownIdentifier,
     #[error(transparent)]
     Storage(#[from] StorageError),
 }
@@ -69,6 +78,7 @@ impl DeviceRefusal {
             DeviceRefusal::AccountKey => "account_key",
             DeviceRefusal::Unknown => "unknown_token",
             DeviceRefusal::AccountDisabled => "account_disabled",
+            DeviceRefusal::UnknownIdentifier => "unknown_identifier",
             DeviceRefusal::Storage(_) => "storage",
         }
     }
@@ -118,20 +128,33 @@ impl DeviceService {
     }
 
     /// A new device of the account (the carrier, if named, must be the
-    /// account's); the token is in the answer only.
+    /// account's; the identifier, if given, nobody else's); the token is in
+    /// the answer only.
     pub async fn create(
         &self,
         account: &AccountId,
-        name: String,
-        carrier: Option<CarrierId>,
+        new: NewDevice,
     ) -> Result<IssuedDevice, DeviceError> {
-        if let Some(carrier) = &carrier
-            && self.storage.get_carrier(account, carrier).await?.is_none()
-        {
-            return Err(DeviceError::UnknownCarrier(carrier.clone()));
+        if let Some(carrier) = &new.carrier_id {
+            self.check_carrier(account, carrier).await?;
         }
-        let issued = Device::issue(account.clone(), name, carrier, self.clock.now());
-        self.storage.put_device(&issued.device).await?;
+        let now = self.clock.now();
+        let issued = Device::issue(
+            account.clone(),
+            new.name,
+            new.carrier_id,
+            new.identifier,
+            now,
+        );
+        if let Some(identifier) = &issued.device.identifier {
+            self.claim(identifier, &issued.device.id).await?;
+        }
+        if let Err(error) = self.storage.put_device(&issued.device).await {
+            if let Some(identifier) = &issued.device.identifier {
+                identifiers::release(&*self.storage, identifier, &issued.device.id).await;
+            }
+            return Err(error.into());
+        }
         tracing::info!(request_id = %crate::telemetry::request_id(), account = %account, device = %issued.device.id, "device created");
         Ok(issued)
     }
@@ -164,11 +187,77 @@ impl DeviceService {
         Ok(out)
     }
 
+    /// Changes a device's name, carrier or identifier (a new identifier is
+    /// claimed before the device is written, the old one released after).
+    pub async fn edit(
+        &self,
+        account: &AccountId,
+        id: &DeviceId,
+        edit: DeviceEdit,
+    ) -> Result<(Device, Vec<LoadId>), DeviceError> {
+        let before = self.owned(account, id).await?;
+        if let Some(Some(carrier)) = &edit.carrier_id {
+            self.check_carrier(account, carrier).await?;
+        }
+        let mut device = before.clone();
+        if let Some(name) = edit.name {
+            device.name = name;
+        }
+        if let Some(carrier) = edit.carrier_id {
+            device.carrier_id = carrier;
+        }
+        if let Some(identifier) = edit.identifier {
+            device.identifier = identifier;
+        }
+        let gained = device
+            .identifier
+            .as_ref()
+            .filter(|new| before.identifier.as_ref() != Some(*new));
+        if let Some(identifier) = gained {
+            self.claim(identifier, id).await?;
+        }
+        if let Err(error) = self.storage.put_device(&device).await {
+            if let Some(identifier) = gained {
+                identifiers::release(&*self.storage, identifier, id).await;
+            }
+            return Err(error.into());
+        }
+        if let Some(old) = &before.identifier
+            && device.identifier.as_ref() != Some(old)
+        {
+            identifiers::release(&*self.storage, old, id).await;
+        }
+        self.changed(id);
+        let loads = self.loads_of(id).await?;
+        Ok((self.with_last_seen(device), loads))
+    }
+
+    async fn check_carrier(
+        &self,
+        account: &AccountId,
+        carrier: &CarrierId,
+    ) -> Result<(), DeviceError> {
+        match self.storage.get_carrier(account, carrier).await? {
+            Some(_) => Ok(()),
+            None => Err(DeviceError::UnknownCarrier(carrier.clone())),
+        }
+    }
+
+    async fn claim(&self, identifier: &str, device: &DeviceId) -> Result<(), DeviceError> {
+        identifiers::claim(&*self.storage, identifier, device, self.clock.now())
+            .await?
+            .map_err(|_| DeviceError::IdentifierTaken)
+    }
+
     /// Removes a device: its token stops working at once on this instance
-    /// (within the cache's 30 s on others); the positions it posted stay.
+    /// (within the cache's 30 s on others), its identifier is free again; the
+    /// positions it posted stay.
     pub async fn delete(&self, account: &AccountId, id: &DeviceId) -> Result<(), DeviceError> {
         let device = self.owned(account, id).await?;
         self.storage.delete_device(&device).await?;
+        if let Some(identifier) = &device.identifier {
+            identifiers::release(&*self.storage, identifier, id).await;
+        }
         self.changed(id);
         self.seen.remove(id);
         self.meter.forget(id);
@@ -282,6 +371,33 @@ impl DeviceService {
         if !context.device.token_matches(&presented) {
             return Err(DeviceRefusal::Unknown);
         }
+        if context.account.disabled {
+            return Err(DeviceRefusal::AccountDisabled);
+        }
+        Ok(context)
+    }
+
+    /// The device a tracker named itself by `identifier` (its IMEI), with its
+    /// account and loads.
+    pub async fn identify(&self, identifier: &str) -> Result<DeviceContext, DeviceRefusal> {
+        let device = identifiers::find(&*self.storage, identifier)
+            .await?
+            .ok_or(DeviceRefusal::UnknownIdentifier)?;
+        self.identified(&device.id, identifier).await
+    }
+
+    /// The device a connection identified as `identifier` earlier, as it is
+    /// now (its loads change; it may be removed, or given another identifier).
+    pub async fn identified(
+        &self,
+        id: &DeviceId,
+        identifier: &str,
+    ) -> Result<DeviceContext, DeviceRefusal> {
+        let context = self
+            .context(id)
+            .await?
+            .filter(|c| c.device.identifier.as_deref() == Some(identifier))
+            .ok_or(DeviceRefusal::UnknownIdentifier)?;
         if context.account.disabled {
             return Err(DeviceRefusal::AccountDisabled);
         }

@@ -23,11 +23,13 @@ use async_trait::async_trait;
 
 mod accounts;
 mod carriers;
+pub mod claims;
 mod coordination;
 mod dashboard;
 mod devices;
 pub mod embedded;
 mod idempotency;
+pub mod identifiers;
 mod loads;
 pub mod references;
 pub mod scylla;
@@ -42,6 +44,7 @@ pub use coordination::Coordination;
 pub use dashboard::{DashboardStore, UserInsert};
 pub use devices::DeviceStore;
 pub use idempotency::IdempotencyStore;
+pub use identifiers::{IdentifierClaim, IdentifierStore};
 pub use loads::{LoadFilter, LoadStore, Page, PageRequest};
 pub use references::{ReferenceClaim, ReferenceStore};
 pub use share_links::ShareLinkStore;
@@ -163,6 +166,7 @@ pub trait Storage:
     + DeviceStore
     + ShareLinkStore
     + ReferenceStore
+    + IdentifierStore
     + Coordination
     + Send
     + Sync

@@ -48,6 +48,10 @@ pub struct DeviceView {
     pub name: String,
     #[schema(required = true, value_type = Option<String>)]
     pub carrier_id: Option<String>,
+    /// What the device calls itself (a tracker's IMEI, an OwnTracks
+    /// `user/device`), if set.
+    #[schema(required = true, value_type = Option<String>)]
+    pub identifier: Option<String>,
     pub created_at: String,
     #[schema(required = true)]
     pub last_seen_at: Option<String>,
@@ -67,6 +71,7 @@ impl DeviceView {
             id: device.id.to_string(),
             name: device.name.clone(),
             carrier_id: device.carrier_id.as_ref().map(ToString::to_string),
+            identifier: device.identifier.clone(),
             created_at: format(&device.created_at),
             last_seen_at: device.last_seen_at.as_ref().map(format),
             loads: loads.iter().map(ToString::to_string).collect(),
@@ -114,6 +119,8 @@ pub struct NewDeviceView {
     pub name: String,
     #[schema(required = true, value_type = Option<String>)]
     pub carrier_id: Option<String>,
+    #[schema(required = true, value_type = Option<String>)]
+    pub identifier: Option<String>,
     pub created_at: String,
     /// Null: a new device has posted nothing yet.
     #[schema(required = true)]
@@ -132,6 +139,7 @@ impl NewDeviceView {
             id: device.id.to_string(),
             name: device.name.clone(),
             carrier_id: device.carrier_id.as_ref().map(ToString::to_string),
+            identifier: device.identifier.clone(),
             created_at: format(&device.created_at),
             last_seen_at: None,
             loads: Vec::new(),

@@ -39,6 +39,8 @@ macro_rules! conformance_tests {
             carriers_are_changed_and_deleted_freeing_their_number,
             reference_claims_are_swapped_only_from_the_holder_seen,
             a_stale_reference_claim_is_taken_over_and_a_live_one_is_not,
+            identifier_claims_are_one_per_identifier_across_accounts,
+            a_device_carrying_its_identifier_keeps_it_and_a_stale_claim_is_taken_over,
             points_are_ordered_deduplicated_and_ranged,
             late_fixes_over_many_batches_are_told_apart_exactly,
             stop_progress_is_written_with_its_point,

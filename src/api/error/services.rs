@@ -204,6 +204,13 @@ impl From<DeviceError> for ApiError {
                 "device_id",
                 format!("names no device of this account ({id})"),
             ),
+            DeviceError::IdentifierTaken => ApiError::field(
+                StatusCode::CONFLICT,
+                "IDENTIFIER_TAKEN",
+                "identifier",
+                "another device has this identifier (a tracker names itself by it, so it is \
+                 unique across the service)",
+            ),
             DeviceError::TooManyLoads { limit, loads } => ApiError::new(
                 StatusCode::CONFLICT,
                 "DEVICE_LOAD_LIMIT",

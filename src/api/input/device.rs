@@ -1,8 +1,9 @@
-//! The bodies of `POST /v1/devices` and `PUT /v1/loads/{load_id}/device`.
+//! The bodies of `POST /v1/devices`, `PATCH /v1/devices/{id}` and
+//! `PUT /v1/loads/{load_id}/device`.
 
 use serde::Deserialize;
 
-use crate::domain::device::MAX_NAME_CHARS;
+use crate::domain::device::{DeviceEdit, MAX_NAME_CHARS, NewDevice, check_identifier};
 use crate::domain::ids::{CarrierId, DeviceId};
 use crate::domain::validation::{ValidationErrors, text};
 
@@ -22,12 +23,12 @@ pub struct NewDeviceInput {
     /// The carrier that runs it (one of the account's).
     #[schema(value_type = Option<String>, examples("carrier_01jd8y6m2x0q3v5p7r9t1w3y5z"))]
     pub carrier_id: Option<String>,
-}
-
-/// A validated new device.
-pub struct NewDevice {
-    pub name: String,
-    pub carrier_id: Option<CarrierId>,
+    /// What the device calls itself, for trackers that name themselves
+    /// rather than send a token: the IMEI (15 digits) of a Teltonika, GT06,
+    /// Queclink or H02 unit, or the `user/device` of an OwnTracks MQTT topic.
+    /// Unique across the service (`409 IDENTIFIER_TAKEN`).
+    #[schema(min_length = 1, max_length = 64, examples("356307042441013"))]
+    pub identifier: Option<String>,
 }
 
 impl NewDeviceInput {
@@ -37,10 +38,72 @@ impl NewDeviceInput {
         let carrier_id = errors.optional("carrier_id", self.carrier_id, |raw| {
             CarrierId::parse(raw.trim()).ok_or_else(|| "is not a carrier id".to_string())
         });
+        let identifier =
+            errors.optional("identifier", self.identifier, |raw| check_identifier(&raw));
         errors.finish(|| NewDevice {
             name: name.expect("checked"),
             carrier_id,
+            identifier,
         })
+    }
+}
+
+/// The body of `PATCH /v1/devices/{id}` as sent.
+#[derive(Debug, Default, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+#[schema(
+    description = "Fields to change; those left out stay as they are, and `null` clears \
+    `carrier_id` or `identifier` (which frees the identifier for another device)."
+)]
+pub struct DeviceChangeInput {
+    #[serde(default, deserialize_with = "super::nullable")]
+    #[schema(value_type = Option<String>, min_length = 1, max_length = 100)]
+    pub name: Option<Option<String>>,
+    #[serde(default, deserialize_with = "super::nullable")]
+    #[schema(value_type = Option<String>)]
+    pub carrier_id: Option<Option<String>>,
+    #[serde(default, deserialize_with = "super::nullable")]
+    #[schema(value_type = Option<String>, min_length = 1, max_length = 64)]
+    pub identifier: Option<Option<String>>,
+}
+
+impl DeviceChangeInput {
+    pub fn validate(self) -> Result<DeviceEdit, ValidationErrors> {
+        let mut errors = ValidationErrors::new();
+        let name = match self.name {
+            None => None,
+            Some(None) => {
+                errors.add("name", "must not be null");
+                None
+            }
+            Some(Some(n)) => errors.check("name", text(n, MAX_NAME_CHARS, false)),
+        };
+        let carrier_id = match self.carrier_id {
+            None => None,
+            Some(None) => Some(None),
+            Some(Some(raw)) => errors
+                .check(
+                    "carrier_id",
+                    CarrierId::parse(raw.trim()).ok_or_else(|| "is not a carrier id".to_string()),
+                )
+                .map(Some),
+        };
+        let identifier = match self.identifier {
+            None => None,
+            Some(None) => Some(None),
+            Some(Some(raw)) => errors.check("identifier", check_identifier(&raw)).map(Some),
+        };
+        errors.finish(|| DeviceEdit {
+            name,
+            carrier_id,
+            identifier,
+        })
+    }
+}
+
+impl crate::api::extract::BodyInput for DeviceChangeInput {
+    fn problems(self) -> ValidationErrors {
+        self.validate().err().unwrap_or_default()
     }
 }
 

@@ -14,6 +14,7 @@
 mod accounts;
 mod as_if_shared;
 mod carriers;
+mod claims;
 mod codec;
 #[cfg(test)]
 mod compaction_stall;
@@ -26,7 +27,6 @@ mod keys;
 mod loads;
 mod memtable_reaper;
 mod recent_points;
-mod references;
 mod share_links;
 mod tracking;
 mod watcher_thread;
@@ -133,9 +133,10 @@ struct Inner {
     load_share_links: Keyspace,
     /// `device id ‖ load id` → (): a device's loads.
     device_loads: Keyspace,
-    /// `account ‖ 0 ‖ reference` → the claim: load id ‖ claimed at (µs, big-endian).
+    /// Claims on names (`claims.rs`): `account ‖ 0 ‖ reference` (a load's)
+    /// and `0 ‖ identifier` (a device's) → holder id ‖ claimed at (µs, big-endian).
     load_references: Keyspace,
-    /// Serialises the check-then-swap of a reference claim.
+    /// Serialises the check-then-swap of a claim.
     reference_claims: std::sync::Mutex<()>,
     /// Serialises the read-then-move of a load's attachment (rare).
     attachments: std::sync::Mutex<()>,

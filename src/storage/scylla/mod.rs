@@ -27,6 +27,7 @@ pub mod engine;
 #[cfg(test)]
 mod faults;
 mod idempotency;
+mod identifiers;
 pub mod keys;
 pub mod keyspace_check;
 mod leases;

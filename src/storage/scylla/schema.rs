@@ -88,6 +88,10 @@ pub const FILES: &[(&str, &str)] = &[
         "018_point_changes.cql",
         include_str!("../../../cql/018_point_changes.cql"),
     ),
+    (
+        "019_device_identifiers.cql",
+        include_str!("../../../cql/019_device_identifiers.cql"),
+    ),
 ];
 
 /// Earlier texts of schema files that a keyspace may have applied, taken as

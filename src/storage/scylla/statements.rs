@@ -184,6 +184,12 @@ statements! {
     move_reference_claim = "UPDATE load_references SET load_id = ?, claimed_at = ? WHERE account_id = ? AND reference = ? IF load_id = ?";
     release_reference_claim = "DELETE FROM load_references WHERE account_id = ? AND reference = ? IF load_id = ?";
 
+    // Device identifiers (`storage::identifiers`).
+    identifier_claim = "SELECT device_id, claimed_at FROM device_identifiers WHERE identifier = ?";
+    insert_identifier_claim = "INSERT INTO device_identifiers (identifier, device_id, claimed_at) VALUES (?, ?, ?) IF NOT EXISTS";
+    move_identifier_claim = "UPDATE device_identifiers SET device_id = ?, claimed_at = ? WHERE identifier = ? IF device_id = ?";
+    release_identifier_claim = "DELETE FROM device_identifiers WHERE identifier = ? IF device_id = ?";
+
     // Devices and attachments.
     put_share_link = "INSERT INTO share_links (token_sha256, record) VALUES (?, ?)";
     put_share_link_of_load = "INSERT INTO share_links_by_load (load_id, link_id, token_sha256) VALUES (?, ?, ?)";

@@ -175,6 +175,14 @@ pub(super) async fn devices(api: &Client<'_>) {
     api.call("GET", "/v1/devices/{device_id}", &["dev_nope"])
         .expect(404)
         .await;
+    api.call("PATCH", "/v1/devices/{device_id}", &[&id])
+        .json(json!({"identifier": "356307042441013"}))
+        .expect(200)
+        .await;
+    api.call("PATCH", "/v1/devices/{device_id}", &[&id])
+        .json(json!({"identifier": "a/b/c"}))
+        .expect(400)
+        .await;
     let (load, _) = {
         let body = api
             .call("POST", "/v1/loads", &[])

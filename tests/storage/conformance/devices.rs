@@ -5,7 +5,14 @@ use freight::domain::ids::{AccountId, LoadId};
 use freight::storage::Storage;
 
 fn device(account: &AccountId, name: &str) -> Device {
-    Device::issue(account.clone(), name.into(), None, crate::fixtures::now()).device
+    Device::issue(
+        account.clone(),
+        name.into(),
+        None,
+        None,
+        crate::fixtures::now(),
+    )
+    .device
 }
 
 fn attach(load: &LoadId, device: &Device) -> Attachment {

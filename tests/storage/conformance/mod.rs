@@ -9,6 +9,7 @@ pub mod carriers;
 mod dashboard;
 mod devices;
 mod idempotency;
+mod identifiers;
 mod instances;
 mod loads;
 mod references;
@@ -28,6 +29,10 @@ pub use dashboard::{
 };
 pub use devices::devices_and_their_loads;
 pub use idempotency::idempotency_answers_are_kept_and_purged;
+pub use identifiers::{
+    a_device_carrying_its_identifier_keeps_it_and_a_stale_claim_is_taken_over,
+    identifier_claims_are_one_per_identifier_across_accounts,
+};
 pub use instances::{
     idempotency_keys_are_claimed_by_one_instance, instances_register_and_leases_name_their_holder,
     leases_give_a_load_one_owner_at_a_time, request_counts_add_up_across_instances,
