@@ -42,15 +42,21 @@ pub enum FixSource {
     Traccar,
     OwnTracks,
     Overland,
+    /// A Teltonika unit over TCP (Codec 8/8E/16).
+    Teltonika,
+    /// A GT06 (Concox/Jimi or a clone) over TCP.
+    Gt06,
 }
 
 impl FixSource {
-    pub const ALL: [Self; 5] = [
+    pub const ALL: [Self; 7] = [
         Self::Api,
         Self::OsmAnd,
         Self::Traccar,
         Self::OwnTracks,
         Self::Overland,
+        Self::Teltonika,
+        Self::Gt06,
     ];
 
     pub const fn as_str(self) -> &'static str {
@@ -60,6 +66,8 @@ impl FixSource {
             Self::Traccar => "traccar",
             Self::OwnTracks => "owntracks",
             Self::Overland => "overland",
+            Self::Teltonika => "teltonika",
+            Self::Gt06 => "gt06",
         }
     }
 
@@ -70,6 +78,8 @@ impl FixSource {
             Self::Traccar => 2,
             Self::OwnTracks => 3,
             Self::Overland => 4,
+            Self::Teltonika => 5,
+            Self::Gt06 => 6,
         }
     }
 

@@ -23,6 +23,7 @@ pub mod overland;
 pub mod owntracks;
 mod time;
 mod traccar;
+pub mod trackers;
 pub mod units;
 
 use chrono::{DateTime, Utc};
@@ -44,14 +45,20 @@ pub enum Protocol {
     TraccarJson,
     OwnTracks,
     Overland,
+    /// Teltonika's binary protocol over TCP (`trackers::teltonika`).
+    Teltonika,
+    /// GT06's binary protocol over TCP (`trackers::gt06`).
+    Gt06,
 }
 
 impl Protocol {
-    pub const ALL: [Self; 4] = [
+    pub const ALL: [Self; 6] = [
         Self::OsmAnd,
         Self::TraccarJson,
         Self::OwnTracks,
         Self::Overland,
+        Self::Teltonika,
+        Self::Gt06,
     ];
 
     /// Stable name for metric labels: the stored fix's source.
@@ -66,6 +73,8 @@ impl Protocol {
             Self::TraccarJson => FixSource::Traccar,
             Self::OwnTracks => FixSource::OwnTracks,
             Self::Overland => FixSource::Overland,
+            Self::Teltonika => FixSource::Teltonika,
+            Self::Gt06 => FixSource::Gt06,
         }
     }
 }
@@ -308,7 +317,17 @@ mod tests {
     #[test]
     fn protocol_names_are_stable() {
         let names: Vec<_> = Protocol::ALL.iter().map(|p| p.as_str()).collect();
-        assert_eq!(names, ["osmand", "traccar", "owntracks", "overland"]);
+        assert_eq!(
+            names,
+            [
+                "osmand",
+                "traccar",
+                "owntracks",
+                "overland",
+                "teltonika",
+                "gt06"
+            ]
+        );
         for protocol in Protocol::ALL {
             let source = protocol.source();
             assert_eq!(FixSource::from_code(source.code()), Some(source));

@@ -119,6 +119,22 @@ pub fn register() {
          secret, too old, replayed, altered): another instance's secret or clock, or a stranger"
     );
 
+    describe_gauge!(
+        crate::server::trackers::CONNECTIONS_METRIC,
+        "Hardware tracker connections open, by protocol (each configured one is present at 0)"
+    );
+    describe_counter!(
+        crate::server::trackers::FRAMES_METRIC,
+        "Frames read from hardware trackers, by protocol and outcome (positions, status, login, \
+         skipped; login_refused, bad_checksum, malformed, too_long, not_identified, \
+         unacknowledged)"
+    );
+    describe_counter!(
+        crate::server::trackers::CLOSED_METRIC,
+        "Tracker connections the service closed, by protocol and reason (idle, refused, \
+         capacity, address_capacity, throttled, error)"
+    );
+
     // Incrementing by zero registers a counter without changing it (a restart
     // of the service starts counters from zero, as Prometheus expects).
     for outcome in ["stored", "duplicate", "refused"] {

@@ -15,5 +15,6 @@ pub mod secrets_key;
 pub mod settings;
 pub mod startup;
 pub mod tls;
+pub mod trackers;
 pub mod unread_body;
 mod wiring;

@@ -59,6 +59,8 @@ pub struct Settings {
     pub public_url: Option<String>,
     /// What each device may send and feed (`--device-*`).
     pub devices: crate::services::device_meter::DeviceLimits,
+    /// The hardware trackers' TCP listeners (`--tcp-*`); none by default.
+    pub trackers: super::trackers::TrackerSettings,
 }
 
 impl Settings {
@@ -90,6 +92,7 @@ impl Settings {
             cluster: None,
             public_url: None,
             devices: crate::services::device_meter::DeviceLimits::default(),
+            trackers: super::trackers::TrackerSettings::default(),
         }
     }
 }

@@ -45,6 +45,8 @@ pub struct Application {
     admin: Server,
     /// With a shared store: where other instances forward requests.
     internal: Option<Server>,
+    /// The hardware trackers' TCP listeners (none unless asked for).
+    trackers: super::trackers::Trackers,
 }
 
 impl Application {
@@ -132,6 +134,7 @@ impl Application {
             )?),
             None => None,
         };
+        let trackers = start_trackers(&settings, &services)?;
         // Last, once nothing else can fail: a first-start key that is created but
         // never printed would be lost for good.
         let bootstrap = if settings.bootstrap_key {
@@ -147,7 +150,13 @@ impl Application {
             api,
             admin,
             internal,
+            trackers,
         })
+    }
+
+    /// Where the tracker listener for `protocol` listens, if one was asked for.
+    pub fn tracker_addr(&self, protocol: super::trackers::TrackerProtocol) -> Option<SocketAddr> {
+        self.trackers.addr(protocol)
     }
 
     pub fn api_addr(&self) -> SocketAddr {
@@ -186,9 +195,11 @@ impl Application {
         // attempts in flight (a race, lost now and then). Here a signal stops the
         // listeners only, and the System ends when this returns.
         let handles = self.handles();
+        let trackers = self.trackers.clone();
         let signals = tokio::spawn(async move {
             let signal = stop_signal().await;
             tracing::info!("{signal} received; starting graceful shutdown");
+            trackers.stop();
             for handle in handles {
                 handle.stop(true).await;
             }
@@ -201,6 +212,8 @@ impl Application {
         };
         let (api, admin, internal) = tokio::join!(self.api, self.admin, internal);
         signals.abort();
+        // However the listeners were stopped (a signal, or a test's handles).
+        self.trackers.stop();
         self.services.actors.release_leases().await;
         if !self.services.webhooks.drain(WEBHOOK_DRAIN).await {
             tracing::warn!(
@@ -209,6 +222,24 @@ impl Application {
         }
         api.and(admin).and(internal)
     }
+}
+
+/// The tracker listeners, with the API's certificate for those on TLS.
+fn start_trackers(
+    settings: &Settings,
+    services: &Services,
+) -> anyhow::Result<super::trackers::Trackers> {
+    let wants_tls = settings.trackers.listeners.iter().any(|l| l.tls);
+    let tls = match (&settings.transport, wants_tls) {
+        (ApiTransport::Tls(source), true) => Some(tls::server_config(source, &settings.data_dir)?),
+        _ => None,
+    };
+    let ingest = super::trackers::Ingest {
+        devices: services.devices.clone(),
+        tracking: services.tracking.clone(),
+        clock: services.clock.clone(),
+    };
+    super::trackers::start(&settings.trackers, ingest, tls)
 }
 
 /// Opens the store with the key that seals webhook secrets at rest, checks

@@ -24,6 +24,10 @@ pub const REASONS: &[(&str, &str)] = &[
     ("too_old", "its time is more than 30 days ago"),
     ("bad_speed", "its speed is negative or over 200 mph"),
     (
+        "no_fix",
+        "the tracker had no satellite fix (it repeats its last place): acknowledged, not stored",
+    ),
+    (
         "no_active_load",
         "the device feeds no load that is assigned or in transit (none attached, or all delivered, cancelled or still posted)",
     ),

@@ -28,6 +28,11 @@ pub struct TestApp {
     pub client: reqwest::Client,
     pub clock: ManualClock,
     pub data_dir: TempDir,
+    /// The tracker listeners the settings asked for, where they listen.
+    pub trackers: Vec<(
+        freight::server::trackers::TrackerProtocol,
+        std::net::SocketAddr,
+    )>,
     store: TestStore,
     run: Option<tokio::task::JoinHandle<std::io::Result<()>>>,
     handles: Vec<actix_server::ServerHandle>,
@@ -153,6 +158,10 @@ async fn start(
         None => (String::new(), String::new()),
     };
     let handles = app.handles().to_vec();
+    let trackers = freight::server::trackers::TrackerProtocol::ALL
+        .into_iter()
+        .filter_map(|p| app.tracker_addr(p).map(|addr| (p, addr)))
+        .collect();
     let run = tokio::spawn(app.run_until_stopped());
     let admin_token = freight::server::admin_token::read(data_dir.path()).expect("admin token");
     TestApp {
@@ -165,6 +174,7 @@ async fn start(
         client: https_client(data_dir.path()),
         clock,
         data_dir,
+        trackers,
         store,
         run: Some(run),
         handles,

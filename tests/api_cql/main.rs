@@ -54,6 +54,8 @@ mod stops;
 mod streams;
 #[path = "../api/tenancy.rs"]
 mod tenancy;
+#[path = "../api/trackers.rs"]
+mod trackers;
 #[path = "../api/tracking.rs"]
 mod tracking;
 #[path = "../api/transitions.rs"]
