@@ -46,10 +46,14 @@ pub enum FixSource {
     Teltonika,
     /// A GT06 (Concox/Jimi or a clone) over TCP.
     Gt06,
+    /// A Queclink unit (@Track text) over TCP.
+    Queclink,
+    /// An H02 unit (text) over TCP.
+    H02,
 }
 
 impl FixSource {
-    pub const ALL: [Self; 7] = [
+    pub const ALL: [Self; 9] = [
         Self::Api,
         Self::OsmAnd,
         Self::Traccar,
@@ -57,6 +61,8 @@ impl FixSource {
         Self::Overland,
         Self::Teltonika,
         Self::Gt06,
+        Self::Queclink,
+        Self::H02,
     ];
 
     pub const fn as_str(self) -> &'static str {
@@ -68,6 +74,8 @@ impl FixSource {
             Self::Overland => "overland",
             Self::Teltonika => "teltonika",
             Self::Gt06 => "gt06",
+            Self::Queclink => "queclink",
+            Self::H02 => "h02",
         }
     }
 
@@ -80,6 +88,8 @@ impl FixSource {
             Self::Overland => 4,
             Self::Teltonika => 5,
             Self::Gt06 => 6,
+            Self::Queclink => 7,
+            Self::H02 => 8,
         }
     }
 

@@ -49,16 +49,22 @@ pub enum Protocol {
     Teltonika,
     /// GT06's binary protocol over TCP (`trackers::gt06`).
     Gt06,
+    /// Queclink's @Track text protocol over TCP (`trackers::queclink`).
+    Queclink,
+    /// H02's text protocol over TCP (`trackers::h02`).
+    H02,
 }
 
 impl Protocol {
-    pub const ALL: [Self; 6] = [
+    pub const ALL: [Self; 8] = [
         Self::OsmAnd,
         Self::TraccarJson,
         Self::OwnTracks,
         Self::Overland,
         Self::Teltonika,
         Self::Gt06,
+        Self::Queclink,
+        Self::H02,
     ];
 
     /// Stable name for metric labels: the stored fix's source.
@@ -75,6 +81,8 @@ impl Protocol {
             Self::Overland => FixSource::Overland,
             Self::Teltonika => FixSource::Teltonika,
             Self::Gt06 => FixSource::Gt06,
+            Self::Queclink => FixSource::Queclink,
+            Self::H02 => FixSource::H02,
         }
     }
 }
@@ -325,7 +333,9 @@ mod tests {
                 "owntracks",
                 "overland",
                 "teltonika",
-                "gt06"
+                "gt06",
+                "queclink",
+                "h02"
             ]
         );
         for protocol in Protocol::ALL {

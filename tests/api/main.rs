@@ -42,6 +42,7 @@ mod stop_settings;
 mod stops;
 mod streams;
 mod tenancy;
+mod text_trackers;
 mod trackers;
 mod tracking;
 mod transitions;

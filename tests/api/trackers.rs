@@ -22,20 +22,25 @@ use crate::tracking::load_in;
 /// How long a test waits for an answer or a close before it fails.
 const PATIENCE: Duration = Duration::from_secs(10);
 
-async fn app_with_trackers(
+pub(crate) async fn app_with_trackers(
     adjust: impl FnOnce(&mut freight::server::trackers::TrackerSettings),
 ) -> TestApp {
     spawn_app_with(|s| {
-        s.trackers.listeners = ["teltonika=127.0.0.1:0", "gt06=127.0.0.1:0"]
-            .iter()
-            .map(|l| l.parse::<TrackerListen>().unwrap())
-            .collect();
+        s.trackers.listeners = [
+            "teltonika=127.0.0.1:0",
+            "gt06=127.0.0.1:0",
+            "queclink=127.0.0.1:0",
+            "h02=127.0.0.1:0",
+        ]
+        .iter()
+        .map(|l| l.parse::<TrackerListen>().unwrap())
+        .collect();
         adjust(&mut s.trackers);
     })
     .await
 }
 
-fn addr(app: &TestApp, protocol: TrackerProtocol) -> SocketAddr {
+pub(crate) fn addr(app: &TestApp, protocol: TrackerProtocol) -> SocketAddr {
     app.trackers
         .iter()
         .find(|(p, _)| *p == protocol)
@@ -44,7 +49,7 @@ fn addr(app: &TestApp, protocol: TrackerProtocol) -> SocketAddr {
 }
 
 /// A device with `identifier`, attached to a new in-transit load: the load.
-async fn tracked(app: &TestApp, identifier: &str) -> String {
+pub(crate) async fn tracked(app: &TestApp, identifier: &str) -> String {
     let (status, body) = app
         .post(
             "/devices",
@@ -57,24 +62,24 @@ async fn tracked(app: &TestApp, identifier: &str) -> String {
     load
 }
 
-async fn history(app: &TestApp, load: &str) -> Vec<Value> {
+pub(crate) async fn history(app: &TestApp, load: &str) -> Vec<Value> {
     let (_, body) = app.get(&format!("/loads/{load}/tracking/history")).await;
     body["data"]["points"].as_array().expect("points").clone()
 }
 
-struct Unit(TcpStream);
+pub(crate) struct Unit(TcpStream);
 
 impl Unit {
-    async fn connect(to: SocketAddr) -> Unit {
+    pub(crate) async fn connect(to: SocketAddr) -> Unit {
         Unit(TcpStream::connect(to).await.expect("the listener accepts"))
     }
 
-    async fn send(&mut self, bytes: &[u8]) {
+    pub(crate) async fn send(&mut self, bytes: &[u8]) {
         self.0.write_all(bytes).await.expect("the server reads");
     }
 
     /// The next `n` bytes the server sends.
-    async fn answer(&mut self, n: usize) -> Vec<u8> {
+    pub(crate) async fn answer(&mut self, n: usize) -> Vec<u8> {
         let mut out = vec![0; n];
         tokio::time::timeout(PATIENCE, self.0.read_exact(&mut out))
             .await
@@ -84,7 +89,7 @@ impl Unit {
     }
 
     /// Waits for the server to close the connection (after any bytes it sent).
-    async fn closed(&mut self) -> Vec<u8> {
+    pub(crate) async fn closed(&mut self) -> Vec<u8> {
         let mut rest = Vec::new();
         tokio::time::timeout(PATIENCE, self.0.read_to_end(&mut rest))
             .await
@@ -185,7 +190,7 @@ fn gt06_echo(protocol: u8, serial: u16) -> Vec<u8> {
     freight::ingest::trackers::gt06::echo(protocol, serial.to_be_bytes())
 }
 
-async fn metric(app: &TestApp, line_start: &str) -> f64 {
+pub(crate) async fn metric(app: &TestApp, line_start: &str) -> f64 {
     let page = reqwest::get(format!("{}/metrics", app.admin_base))
         .await
         .unwrap()
@@ -270,7 +275,10 @@ async fn a_teltonika_unit_is_acknowledged_only_what_is_stored_and_a_resend_store
     let (_, devices) = app.get("/devices").await;
     let device = &devices["data"]["devices"][0];
     assert!(device["last_seen_at"].is_string(), "{device}");
-    assert_eq!(device["ignored_positions"]["counts"]["no_fix"], 2, "sent twice: {device}");
+    assert_eq!(
+        device["ignored_positions"]["counts"]["no_fix"], 2,
+        "sent twice: {device}"
+    );
 }
 
 #[actix_web::test]

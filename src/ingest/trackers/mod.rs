@@ -1,4 +1,5 @@
-//! Hardware trackers' own protocols over TCP (Teltonika, GT06): each a file
+//! Hardware trackers' own protocols over TCP (Teltonika, GT06, Queclink,
+//! H02): each a file
 //! holding its frame decoder, its records and its replies, pure and tested
 //! without sockets. The listener (`server::trackers`) feeds a connection's
 //! bytes to a [`Decoder`], stores what comes out through the device ingest
@@ -6,8 +7,13 @@
 //! once what it acknowledges is durable.
 
 pub mod crc;
+#[cfg(test)]
+mod fuzz;
 pub mod gt06;
+pub mod h02;
+pub mod queclink;
 pub mod teltonika;
+mod text;
 
 use bytes::BytesMut;
 use chrono::{DateTime, FixedOffset, NaiveDateTime, Utc};

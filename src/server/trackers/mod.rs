@@ -1,4 +1,5 @@
-//! TCP listeners for hardware trackers (`--tcp-ingest teltonika=0.0.0.0:5027`),
+//! TCP listeners for hardware trackers (`--tcp-ingest teltonika=0.0.0.0:5027`,
+//! `gt06=…:5023`, `queclink=…:5004`, `h02=…:5013`),
 //! on the ports Traccar uses, so a fleet configured for Traccar points at
 //! freight unchanged. Each accepted connection runs [`connection::serve`]
 //! over the protocol's decoder (`ingest::trackers`); [`guard::Guard`] caps
@@ -16,7 +17,9 @@ use anyhow::Context;
 
 use crate::clock::Clock;
 use crate::ingest::Protocol;
-use crate::ingest::trackers::{Decoder, gt06::Gt06, teltonika::Teltonika};
+use crate::ingest::trackers::{
+    Decoder, gt06::Gt06, h02::H02, queclink::Queclink, teltonika::Teltonika,
+};
 use crate::services::devices::DeviceService;
 use crate::services::tracking::TrackingService;
 
@@ -58,16 +61,15 @@ pub const CLOSE_REASONS: [&str; 6] = [
 pub enum TrackerProtocol {
     Teltonika,
     Gt06,
+    Queclink,
+    H02,
 }
 
 impl TrackerProtocol {
-    pub const ALL: [Self; 2] = [Self::Teltonika, Self::Gt06];
+    pub const ALL: [Self; 4] = [Self::Teltonika, Self::Gt06, Self::Queclink, Self::H02];
 
     pub const fn name(self) -> &'static str {
-        match self {
-            Self::Teltonika => "teltonika",
-            Self::Gt06 => "gt06",
-        }
+        self.ingest().as_str()
     }
 
     /// The port Traccar listens on for it.
@@ -75,6 +77,8 @@ impl TrackerProtocol {
         match self {
             Self::Teltonika => 5027,
             Self::Gt06 => 5023,
+            Self::Queclink => 5004,
+            Self::H02 => 5013,
         }
     }
 
@@ -83,6 +87,8 @@ impl TrackerProtocol {
         match self {
             Self::Teltonika => Protocol::Teltonika,
             Self::Gt06 => Protocol::Gt06,
+            Self::Queclink => Protocol::Queclink,
+            Self::H02 => Protocol::H02,
         }
     }
 
@@ -90,6 +96,8 @@ impl TrackerProtocol {
         match self {
             Self::Teltonika => Box::new(Teltonika::default()),
             Self::Gt06 => Box::new(Gt06),
+            Self::Queclink => Box::new(Queclink::default()),
+            Self::H02 => Box::new(H02::default()),
         }
     }
 }
