@@ -61,27 +61,34 @@ def connections_gauge():
     return None
 
 
-async def unit(i, held, release):
-    reader, writer = await asyncio.open_connection(HOST, int(PORT))
-    code = imei(i).encode()
-    writer.write(len(code).to_bytes(2, "big") + code)
-    await writer.drain()
-    if await reader.readexactly(1) != b"\x01":
-        raise SystemExit(f"unit {i} refused")
+async def unit(i, held, failed, release):
+    try:
+        reader, writer = await asyncio.open_connection(HOST, int(PORT))
+        code = imei(i).encode()
+        writer.write(len(code).to_bytes(2, "big") + code)
+        await writer.drain()
+        if await reader.readexactly(1) != b"\x01":
+            raise ConnectionError("refused")
+    except (OSError, asyncio.IncompleteReadError) as error:
+        failed.append(f"unit {i}: {error!r}")
+        return
     held.append(writer)
     await release.wait()
     writer.close()
 
 
 async def hold_all():
-    held, release = [], asyncio.Event()
+    held, failed, release = [], [], asyncio.Event()
     tasks = []
     for start in range(0, N, 500):
-        batch = [asyncio.create_task(unit(i, held, release)) for i in range(start, min(N, start + 500))]
+        batch = [asyncio.create_task(unit(i, held, failed, release)) for i in range(start, min(N, start + 500))]
         tasks += batch
         await asyncio.sleep(0.05)
-    while len(held) < N:
+    while len(held) + len(failed) < N:
         await asyncio.sleep(0.1)
+    if failed:
+        release.set()
+        raise SystemExit(f"{len(failed)} of {N} units not held, e.g. {failed[0]}")
     await asyncio.sleep(5)
     after = rss_kib()
     gauge = connections_gauge()

@@ -15,6 +15,8 @@ scratch_and_freight
 # Both ends hold a descriptor a connection.
 ulimit -n "$(ulimit -Hn)"
 TRACKER_PORT=$(free_port)
-FREIGHT_TCP_INGEST="teltonika=127.0.0.1:$TRACKER_PORT" start_freight 1
+# Every unit connects from 127.0.0.1: the per-address cap is lifted.
+FREIGHT_TCP_MAX_CONNECTIONS_PER_ADDRESS=$((N + 10)) FREIGHT_TCP_MAX_CONNECTIONS=$((N + 10)) \
+  FREIGHT_TCP_INGEST="teltonika=127.0.0.1:$TRACKER_PORT" start_freight 1
 python3 benches/trackers/idle_connections.py "https://localhost:$API_PORT" "$KEY" "$DATA/tls/cert.pem" \
   "127.0.0.1:$TRACKER_PORT" "$FREIGHT_PID" "http://127.0.0.1:$ADMIN_PORT" "$N"

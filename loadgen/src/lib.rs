@@ -12,14 +12,17 @@
 //! stays under a bound, and draws it.
 //!
 //! Where each part lives: `scenario` (what a run simulates), `fleet` (trucks
-//! and cities), `traffic` (the requests), `report` (histograms and errors),
-//! `plot` (the ramp's SVG).
+//! and cities), `target` (the service and its requests), `traffic` (what the
+//! fleet sends), `trackers` (trucks as hardware trackers over TCP), `report`
+//! (histograms and errors), `plot` (the ramp's SVG).
 
 mod client;
 mod fleet;
 mod plot;
 mod report;
 mod scenario;
+mod target;
+mod trackers;
 mod traffic;
 
 use std::path::PathBuf;
@@ -29,7 +32,7 @@ use std::time::Duration;
 use anyhow::{Context, anyhow};
 use tokio::time::Instant;
 
-use self::report::{Recorder, Summary};
+use self::report::{Recorder, Summary, counted};
 pub use self::scenario::Scenario;
 use self::traffic::Target;
 
@@ -101,6 +104,17 @@ pub struct LoadgenArgs {
     /// compactions) is not measured as the first step's latency.
     #[arg(long, default_value_t = 0)]
     pub settle: u64,
+    /// How the trucks send positions: the API's fixes over HTTPS, or as
+    /// hardware trackers on TCP connections of their own (needs
+    /// --tracker-addr; fixes only, no ramp).
+    #[arg(long, value_enum, default_value_t = trackers::Protocol::Http)]
+    pub protocol: trackers::Protocol,
+    /// The service's tracker listener for --protocol (`host:port`).
+    #[arg(long)]
+    pub tracker_addr: Option<String>,
+    /// Positions per tracker packet (1 to 255).
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u8).range(1..))]
+    pub records: u8,
 }
 
 impl LoadgenArgs {
@@ -226,6 +240,16 @@ pub async fn run(args: LoadgenArgs) -> anyhow::Result<()> {
         }
     };
     let fleet = Arc::new(fleet);
+    if args.protocol != trackers::Protocol::Http {
+        let options = trackers::Options {
+            protocol: args.protocol,
+            tracker_addr: args.tracker_addr.clone(),
+            records: args.records,
+            json: args.json,
+            invent_loads: args.invent_loads,
+        };
+        return trackers::run(&options, &scenario, &target, &fleet, &recorder).await;
+    }
     if args.settle > 0 {
         progress.say(&format!("settling for {} s…", args.settle));
         tokio::time::sleep(Duration::from_secs(args.settle)).await;
@@ -450,16 +474,6 @@ impl Progress {
 
     fn finish(&self) {
         self.0.finish_and_clear();
-    }
-}
-
-/// `n` things, in the singular for one ("1 stream", "2 streams").
-fn counted(n: impl Into<u64>, thing: &str) -> String {
-    let n = n.into();
-    if n == 1 {
-        format!("1 {thing}")
-    } else {
-        format!("{n} {thing}s")
     }
 }
 

@@ -168,6 +168,16 @@ impl Summary {
     }
 }
 
+/// `n` things, in the singular for one ("1 stream", "2 streams").
+pub fn counted(n: impl Into<u64>, thing: &str) -> String {
+    let n = n.into();
+    if n == 1 {
+        format!("1 {thing}")
+    } else {
+        format!("{n} {thing}s")
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
