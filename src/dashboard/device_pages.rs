@@ -55,6 +55,7 @@ pub async fn create(
         name: form.text("name"),
         carrier_id: form.text("carrier_id"),
         identifier: form.text("identifier"),
+        time_zone: form.text("time_zone"),
     };
     let problems = match input.validate() {
         Ok(new) => {
@@ -216,6 +217,7 @@ async fn list_view(
                         (field("name", "Name (a truck number, a driver's phone)", Kind::Text, form.text("name").as_deref(), true, problems))
                         (select("carrier_id", "Carrier (optional)", &choices, form.text("carrier_id").as_deref(), problems))
                         (field("identifier", "Identifier (a tracker's IMEI, or OwnTracks user/device; optional)", Kind::Text, form.text("identifier").as_deref(), false, problems))
+                        (field("time_zone", "Time zone of a GT06's local times (UTC offset, e.g. +08:00; optional)", Kind::Text, form.text("time_zone").as_deref(), false, problems))
                     }
                     button.primary type="submit" { "Create device" }
                 }

@@ -31,6 +31,11 @@ pub struct Device {
     /// `user/device`): unique across the service (`storage::identifiers`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub identifier: Option<String>,
+    /// The UTC offset (`+08:00`) of the local times the unit reports, for
+    /// trackers that send local time without a zone (GT06); `None`: what the
+    /// unit says at login, else UTC.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub time_zone: Option<String>,
     /// Hex SHA-256 of the secret part of the token.
     pub token_sha256: String,
     #[serde(with = "serde_utc")]
@@ -95,6 +100,7 @@ pub struct NewDevice {
     pub name: String,
     pub carrier_id: Option<CarrierId>,
     pub identifier: Option<String>,
+    pub time_zone: Option<String>,
 }
 
 /// A validated change of a device: `None` leaves a field, `Some(None)` clears it.
@@ -103,6 +109,7 @@ pub struct DeviceEdit {
     pub name: Option<String>,
     pub carrier_id: Option<Option<CarrierId>>,
     pub identifier: Option<Option<String>>,
+    pub time_zone: Option<Option<String>>,
 }
 
 /// A new device and the one copy of its token.
@@ -133,6 +140,7 @@ impl Device {
                 name,
                 carrier_id,
                 identifier,
+                time_zone: None,
                 token_sha256,
                 created_at: now,
                 last_seen_at: None,
@@ -173,6 +181,53 @@ pub fn check_identifier(raw: &str) -> Result<String, String> {
     Ok(identifier.to_owned())
 }
 
+/// A UTC offset as an account sends it (`+08:00`, `-0530`, `+8`, `Z`), as
+/// `+HH:MM`; within ±14 hours, in whole minutes.
+pub fn check_time_zone(raw: &str) -> Result<String, String> {
+    let refused = || "must be a UTC offset such as +08:00, -05:30 or Z".to_string();
+    let raw = raw.trim();
+    if raw == "Z" || raw == "UTC" {
+        return Ok("+00:00".into());
+    }
+    let (sign, rest) = match raw.split_at_checked(1) {
+        Some(("+", rest)) => (1, rest),
+        Some(("-", rest)) => (-1, rest),
+        _ => return Err(refused()),
+    };
+    let digits: String = rest.chars().filter(|c| *c != ':').collect();
+    if !digits.bytes().all(|b| b.is_ascii_digit())
+        || !(1..=4).contains(&digits.len())
+        || (rest.contains(':') && digits.len() != 4)
+    {
+        return Err(refused());
+    }
+    let (hours, minutes) = match digits.len() {
+        1 | 2 => (digits.parse::<i32>().map_err(|_| refused())?, 0),
+        _ => {
+            let split = digits.len() - 2;
+            (
+                digits[..split].parse::<i32>().map_err(|_| refused())?,
+                digits[split..].parse::<i32>().map_err(|_| refused())?,
+            )
+        }
+    };
+    if minutes >= 60 || hours * 60 + minutes > 14 * 60 {
+        return Err(refused());
+    }
+    Ok(format!(
+        "{}{hours:02}:{minutes:02}",
+        if sign < 0 { '-' } else { '+' }
+    ))
+}
+
+/// The offset of a checked time zone (`+HH:MM`).
+pub fn time_zone_offset(zone: &str) -> Option<chrono::FixedOffset> {
+    let sign = if zone.starts_with('-') { -1 } else { 1 };
+    let hours: i32 = zone.get(1..3)?.parse().ok()?;
+    let minutes: i32 = zone.get(4..6)?.parse().ok()?;
+    chrono::FixedOffset::east_opt(sign * (hours * 3600 + minutes * 60))
+}
+
 /// A token split into its parts; produced only by [`parse_device_token`].
 pub struct PresentedDeviceToken {
     pub device_id: DeviceId,
@@ -191,6 +246,26 @@ pub fn parse_device_token(token: &str) -> Option<PresentedDeviceToken> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn time_zones_are_utc_offsets() {
+        for (raw, want) in [
+            ("+08:00", "+08:00"),
+            ("-0530", "-05:30"),
+            ("+8", "+08:00"),
+            ("Z", "+00:00"),
+            ("-14:00", "-14:00"),
+        ] {
+            assert_eq!(check_time_zone(raw).as_deref(), Ok(want), "{raw}");
+        }
+        for bad in ["8", "+15:00", "+08:60", "Asia/Shanghai", "+8:0", ""] {
+            assert!(check_time_zone(bad).is_err(), "{bad:?}");
+        }
+        assert_eq!(
+            time_zone_offset("-05:30"),
+            chrono::FixedOffset::west_opt(5 * 3600 + 1800)
+        );
+    }
 
     #[test]
     fn identifiers_are_imeis_and_owntracks_topics_and_nothing_else() {

@@ -139,13 +139,14 @@ impl DeviceService {
             self.check_carrier(account, carrier).await?;
         }
         let now = self.clock.now();
-        let issued = Device::issue(
+        let mut issued = Device::issue(
             account.clone(),
             new.name,
             new.carrier_id,
             new.identifier,
             now,
         );
+        issued.device.time_zone = new.time_zone;
         if let Some(identifier) = &issued.device.identifier {
             self.claim(identifier, &issued.device.id).await?;
         }
@@ -208,6 +209,9 @@ impl DeviceService {
         }
         if let Some(identifier) = edit.identifier {
             device.identifier = identifier;
+        }
+        if let Some(time_zone) = edit.time_zone {
+            device.time_zone = time_zone;
         }
         let gained = device
             .identifier

@@ -52,6 +52,9 @@ pub struct DeviceView {
     /// `user/device`), if set.
     #[schema(required = true, value_type = Option<String>)]
     pub identifier: Option<String>,
+    /// The UTC offset of the local times the unit reports (GT06), if set.
+    #[schema(required = true, value_type = Option<String>)]
+    pub time_zone: Option<String>,
     pub created_at: String,
     #[schema(required = true)]
     pub last_seen_at: Option<String>,
@@ -72,6 +75,7 @@ impl DeviceView {
             name: device.name.clone(),
             carrier_id: device.carrier_id.as_ref().map(ToString::to_string),
             identifier: device.identifier.clone(),
+            time_zone: device.time_zone.clone(),
             created_at: format(&device.created_at),
             last_seen_at: device.last_seen_at.as_ref().map(format),
             loads: loads.iter().map(ToString::to_string).collect(),
@@ -121,6 +125,8 @@ pub struct NewDeviceView {
     pub carrier_id: Option<String>,
     #[schema(required = true, value_type = Option<String>)]
     pub identifier: Option<String>,
+    #[schema(required = true, value_type = Option<String>)]
+    pub time_zone: Option<String>,
     pub created_at: String,
     /// Null: a new device has posted nothing yet.
     #[schema(required = true)]
@@ -140,6 +146,7 @@ impl NewDeviceView {
             name: device.name.clone(),
             carrier_id: device.carrier_id.as_ref().map(ToString::to_string),
             identifier: device.identifier.clone(),
+            time_zone: device.time_zone.clone(),
             created_at: format(&device.created_at),
             last_seen_at: None,
             loads: Vec::new(),

@@ -1,11 +1,16 @@
 //! The text trackers over TCP: a Queclink unit's GTFRI reports and heartbeat,
 //! an H02 unit's V1 positions and heartbeats, each naming itself in every
-//! frame, answered as the units expect once what they report is stored.
+//! frame, answered as the units expect once what they report is stored; and a
+//! GT06 placed in time by its device's `time_zone`.
 
 use chrono::{SubsecRound, Utc};
 use freight::server::trackers::TrackerProtocol;
 
-use crate::trackers::{Unit, addr, app_with_trackers, history, tracked};
+use serde_json::json;
+
+use crate::trackers::{
+    Unit, addr, app_with_trackers, gt06, gt06_echo, gt06_position, history, tracked,
+};
 
 /// Reads what the server sends up to and including `end`.
 async fn until(unit: &mut Unit, end: u8) -> String {
@@ -90,5 +95,52 @@ async fn an_h02_position_is_answered_v4_once_stored_and_an_unknown_unit_gets_not
         stranger.closed().await,
         Vec::<u8>::new(),
         "no reply for an unknown unit"
+    );
+}
+
+#[actix_web::test]
+async fn a_gt06_that_gives_no_zone_is_placed_by_its_devices_time_zone() {
+    let app = app_with_trackers(|_| {}).await;
+    let load = tracked(&app, "123456789012345").await;
+    let (_, devices) = app.get("/devices").await;
+    let id = devices["data"]["devices"][0]["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let (status, body) = app
+        .patch(&format!("/devices/{id}"), json!({"time_zone": "+08"}))
+        .await;
+    assert_eq!(status, reqwest::StatusCode::OK, "{body}");
+    assert_eq!(body["data"]["time_zone"], "+08:00");
+    let (status, _) = app
+        .patch(
+            &format!("/devices/{id}"),
+            json!({"time_zone": "Asia/Shanghai"}),
+        )
+        .await;
+    assert_eq!(status, reqwest::StatusCode::BAD_REQUEST, "only UTC offsets");
+
+    let mut unit = Unit::connect(addr(&app, TrackerProtocol::Gt06)).await;
+    // The short login of older units: the IMEI alone, no time-zone word.
+    unit.send(&gt06(
+        0x01,
+        &[0x01, 0x23, 0x45, 0x67, 0x89, 0x01, 0x23, 0x45],
+        1,
+    ))
+    .await;
+    assert_eq!(unit.answer(10).await, gt06_echo(0x01, 1));
+    let taken = Utc::now().trunc_subsecs(0) - chrono::Duration::seconds(15);
+    let local = (taken + chrono::Duration::hours(8)).naive_utc();
+    unit.send(&gt06_position(0x12, local, 32.7767, -96.797, true, 2))
+        .await;
+    assert_eq!(unit.answer(10).await, gt06_echo(0x12, 2));
+    let points = history(&app, &load).await;
+    assert_eq!(
+        points[0]["timestamp"]
+            .as_str()
+            .unwrap()
+            .parse::<chrono::DateTime<Utc>>()
+            .unwrap(),
+        taken
     );
 }

@@ -67,7 +67,7 @@ pub(crate) async fn history(app: &TestApp, load: &str) -> Vec<Value> {
     body["data"]["points"].as_array().expect("points").clone()
 }
 
-pub(crate) struct Unit(TcpStream);
+pub(crate) struct Unit(pub(crate) TcpStream);
 
 impl Unit {
     pub(crate) async fn connect(to: SocketAddr) -> Unit {
@@ -101,7 +101,7 @@ impl Unit {
 
 /// A Codec 8 AVL packet of `records` (time, lat, lng, speed km/h, satellites),
 /// with no IO elements.
-fn teltonika_packet(records: &[(DateTime<Utc>, f64, f64, u16, u8)]) -> Vec<u8> {
+pub(crate) fn teltonika_packet(records: &[(DateTime<Utc>, f64, f64, u16, u8)]) -> Vec<u8> {
     let mut data = vec![0x08, records.len() as u8];
     for (at, lat, lng, speed, satellites) in records {
         data.extend_from_slice(&(at.timestamp_millis() as u64).to_be_bytes());
@@ -134,7 +134,7 @@ fn teltonika_imei(imei: &str) -> Vec<u8> {
 }
 
 /// A short GT06 frame of `protocol` with `info` and `serial`.
-fn gt06(protocol: u8, info: &[u8], serial: u16) -> Vec<u8> {
+pub(crate) fn gt06(protocol: u8, info: &[u8], serial: u16) -> Vec<u8> {
     let mut checked = vec![(info.len() + 5) as u8, protocol];
     checked.extend_from_slice(info);
     checked.extend_from_slice(&serial.to_be_bytes());
@@ -160,7 +160,7 @@ fn gt06_login(imei: &str, zone_word: u16, serial: u16) -> Vec<u8> {
 }
 
 /// A GT06 GPS block at local time `at`, north-west, positioned or not.
-fn gt06_position(
+pub(crate) fn gt06_position(
     protocol: u8,
     at: chrono::NaiveDateTime,
     lat: f64,
@@ -186,7 +186,7 @@ fn gt06_position(
     gt06(protocol, &info, serial)
 }
 
-fn gt06_echo(protocol: u8, serial: u16) -> Vec<u8> {
+pub(crate) fn gt06_echo(protocol: u8, serial: u16) -> Vec<u8> {
     freight::ingest::trackers::gt06::echo(protocol, serial.to_be_bytes())
 }
 

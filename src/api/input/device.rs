@@ -3,7 +3,9 @@
 
 use serde::Deserialize;
 
-use crate::domain::device::{DeviceEdit, MAX_NAME_CHARS, NewDevice, check_identifier};
+use crate::domain::device::{
+    DeviceEdit, MAX_NAME_CHARS, NewDevice, check_identifier, check_time_zone,
+};
 use crate::domain::ids::{CarrierId, DeviceId};
 use crate::domain::validation::{ValidationErrors, text};
 
@@ -29,6 +31,11 @@ pub struct NewDeviceInput {
     /// Unique across the service (`409 IDENTIFIER_TAKEN`).
     #[schema(min_length = 1, max_length = 64, examples("356307042441013"))]
     pub identifier: Option<String>,
+    /// The UTC offset of the local times the unit reports (`+08:00`), for
+    /// trackers that send local time without a zone (GT06); unset: the zone
+    /// the unit gives at login, else UTC.
+    #[schema(examples("+08:00"))]
+    pub time_zone: Option<String>,
 }
 
 impl NewDeviceInput {
@@ -40,10 +47,12 @@ impl NewDeviceInput {
         });
         let identifier =
             errors.optional("identifier", self.identifier, |raw| check_identifier(&raw));
+        let time_zone = errors.optional("time_zone", self.time_zone, |raw| check_time_zone(&raw));
         errors.finish(|| NewDevice {
             name: name.expect("checked"),
             carrier_id,
             identifier,
+            time_zone,
         })
     }
 }
@@ -53,7 +62,7 @@ impl NewDeviceInput {
 #[serde(deny_unknown_fields)]
 #[schema(
     description = "Fields to change; those left out stay as they are, and `null` clears \
-    `carrier_id` or `identifier` (which frees the identifier for another device)."
+    `carrier_id`, `identifier` (which frees the identifier for another device) or `time_zone`."
 )]
 pub struct DeviceChangeInput {
     #[serde(default, deserialize_with = "super::nullable")]
@@ -65,6 +74,9 @@ pub struct DeviceChangeInput {
     #[serde(default, deserialize_with = "super::nullable")]
     #[schema(value_type = Option<String>, min_length = 1, max_length = 64)]
     pub identifier: Option<Option<String>>,
+    #[serde(default, deserialize_with = "super::nullable")]
+    #[schema(value_type = Option<String>, examples("+08:00"))]
+    pub time_zone: Option<Option<String>>,
 }
 
 impl DeviceChangeInput {
@@ -93,10 +105,16 @@ impl DeviceChangeInput {
             Some(None) => Some(None),
             Some(Some(raw)) => errors.check("identifier", check_identifier(&raw)).map(Some),
         };
+        let time_zone = match self.time_zone {
+            None => None,
+            Some(None) => Some(None),
+            Some(Some(raw)) => errors.check("time_zone", check_time_zone(&raw)).map(Some),
+        };
         errors.finish(|| DeviceEdit {
             name,
             carrier_id,
             identifier,
+            time_zone,
         })
     }
 }

@@ -17,6 +17,7 @@ use tokio::time::Instant;
 
 use super::guard::Guard;
 use super::{CLOSED_METRIC, CONNECTIONS_METRIC, FRAMES_METRIC, Ingest, TrackerProtocol};
+use crate::domain::device::time_zone_offset;
 use crate::domain::ids::DeviceId;
 use crate::ingest::DevicePosition;
 use crate::ingest::trackers::{FrameError, Message, Record, RecordTime};
@@ -274,7 +275,13 @@ impl Connection {
     /// device's allowance, never refused by it: a tracker keeps what is not
     /// acknowledged and would only send it again); durable when it returns.
     async fn store(&self, device: &DeviceContext, records: &[Record]) -> Result<(), Close> {
-        let zone = self.session.as_ref().and_then(|s| s.zone);
+        // The device's own setting first, then what the unit said at login.
+        let zone = device
+            .device
+            .time_zone
+            .as_deref()
+            .and_then(time_zone_offset)
+            .or(self.session.as_ref().and_then(|s| s.zone));
         let positions: Vec<DevicePosition> = records
             .iter()
             .filter(|r| r.valid)
