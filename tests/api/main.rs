@@ -43,6 +43,7 @@ mod stops;
 mod streams;
 mod tenancy;
 mod text_trackers;
+mod tracker_tls;
 mod trackers;
 mod tracking;
 mod transitions;

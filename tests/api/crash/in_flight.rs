@@ -16,15 +16,10 @@ async fn every_acknowledged_device_position_survives_sigkill() {
     let key = key.expect("first start prints a key");
     let client = https_client(dir.path());
     let id = server.assigned_load(&client, &key).await;
-    let call = |method, path: &str| server.call(&client, &key, method, path);
-    let (_, device) = send(call(Method::POST, "/devices").json(&json!({"name": "Truck"}))).await;
+    let device = server
+        .attached_device(&client, &key, &id, json!({"name": "Truck"}))
+        .await;
     let token = device["data"]["token"].as_str().unwrap().to_owned();
-    let (status, _) = send(
-        call(Method::PUT, &format!("/loads/{id}/device"))
-            .json(&json!({"device_id": device["data"]["id"]})),
-    )
-    .await;
-    assert_eq!(status, StatusCode::OK);
 
     let acked: Arc<Mutex<BTreeSet<i64>>> = Arc::default();
     let base = chrono::DateTime::from_timestamp(chrono::Utc::now().timestamp() - 3600, 0).unwrap();

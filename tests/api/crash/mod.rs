@@ -15,6 +15,8 @@ use crate::helpers::{
 struct Server {
     child: Child,
     base: String,
+    /// Its Teltonika listener.
+    teltonika: std::net::SocketAddr,
 }
 
 impl Server {
@@ -48,6 +50,23 @@ impl Server {
         .await;
         assert_eq!(status, StatusCode::OK);
         id
+    }
+
+    /// A new device (`body` as created) attached to `load`; the created device.
+    async fn attached_device(
+        &self,
+        client: &reqwest::Client,
+        key: &str,
+        load: &str,
+        body: serde_json::Value,
+    ) -> serde_json::Value {
+        let call = |method, path: &str| self.call(client, key, method, path);
+        let (_, device) = send(call(Method::POST, "/devices").json(&body)).await;
+        let attach = json!({"device_id": device["data"]["id"]});
+        let (status, _) =
+            send(call(Method::PUT, &format!("/loads/{load}/device")).json(&attach)).await;
+        assert_eq!(status, StatusCode::OK);
+        device
     }
 
     /// An authenticated request to `path` (under `/v1`) of this server.
@@ -93,7 +112,7 @@ async fn post_batch(
 /// Starts `freight serve` and waits until it listens; returns the first-start key if printed.
 async fn start(data_dir: &std::path::Path) -> (Server, Option<String>) {
     freight::telemetry::install_crypto_provider();
-    let (port, admin) = (free_port(), free_port());
+    let (port, admin, teltonika) = (free_port(), free_port(), free_port());
     let first_start = !data_dir
         .join(freight::server::bootstrap::FIRST_KEY_FILE)
         .exists();
@@ -113,6 +132,10 @@ async fn start(data_dir: &std::path::Path) -> (Server, Option<String>) {
             "--device-burst",
             "1000000",
         ])
+        .env(
+            "FREIGHT_TCP_INGEST",
+            format!("teltonika=127.0.0.1:{teltonika}"),
+        )
         .env("RUST_LOG", "info,freight::webhooks=debug")
         .stdout(Stdio::null())
         .stderr(
@@ -136,6 +159,7 @@ async fn start(data_dir: &std::path::Path) -> (Server, Option<String>) {
     let server = Server {
         child,
         base: format!("https://localhost:{port}/v1"),
+        teltonika: ([127, 0, 0, 1], teltonika).into(),
     };
     (server, key)
 }
@@ -353,3 +377,4 @@ async fn nothing_acknowledged_lost(
 }
 
 mod in_flight;
+mod trackers;
