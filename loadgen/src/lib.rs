@@ -21,6 +21,7 @@ mod fleet;
 mod plot;
 mod report;
 mod scenario;
+mod setup;
 mod target;
 mod trackers;
 mod traffic;
