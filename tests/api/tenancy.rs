@@ -134,6 +134,9 @@ async fn another_account_reaches_nothing_of_this_one_by_any_route() {
             ("PATCH", p) if p.ends_with("/carriers/{carrier_id}") => {
                 Some(json!({"name": "Theirs now"}))
             }
+            ("PATCH", p) if p.ends_with("/devices/{device_id}") => {
+                Some(json!({"name": "Theirs now"}))
+            }
             ("PATCH", _) => Some(json!({"enabled": false})),
             ("PUT", _) => Some(json!({"device_id": their_device})),
             ("POST", _) => Some(json!({})),
