@@ -216,8 +216,8 @@ async fn list_view(
                     div.grid2 {
                         (field("name", "Name (a truck number, a driver's phone)", Kind::Text, form.text("name").as_deref(), true, problems))
                         (select("carrier_id", "Carrier (optional)", &choices, form.text("carrier_id").as_deref(), problems))
-                        (field("identifier", "Identifier (a tracker's IMEI, or OwnTracks user/device; optional)", Kind::Text, form.text("identifier").as_deref(), false, problems))
-                        (field("time_zone", "Time zone of a GT06's local times (UTC offset, e.g. +08:00; optional)", Kind::Text, form.text("time_zone").as_deref(), false, problems))
+                        (field("identifier", "Identifier (a tracker's IMEI, or OwnTracks user/device)", Kind::Text, form.text("identifier").as_deref(), false, problems))
+                        (field("time_zone", "Time zone of a GT06's local times (UTC offset, e.g. +08:00)", Kind::Text, form.text("time_zone").as_deref(), false, problems))
                     }
                     button.primary type="submit" { "Create device" }
                 }
