@@ -2,6 +2,7 @@
 //! operator commands that talk to a running server's admin listener.
 
 mod config_file;
+mod device_listeners;
 mod migrate;
 mod operator;
 mod serve;
@@ -242,27 +243,8 @@ pub struct ServeArgs {
     #[arg(long, env = "FREIGHT_DEVICE_MAX_LOADS", default_value_t = 10,
           value_parser = clap::value_parser!(u32).range(1..=1000))]
     pub device_max_loads: u32,
-    /// A TCP listener for hardware trackers, protocol=address (repeatable;
-    /// none unless asked): teltonika=0.0.0.0:5027, gt06=0.0.0.0:5023 (the
-    /// ports Traccar uses). `teltonika+tls=…` serves TLS with the API's
-    /// certificate.
-    #[arg(long = "tcp-ingest", env = "FREIGHT_TCP_INGEST", value_delimiter = ',')]
-    pub tcp_ingest: Vec<crate::server::trackers::TrackerListen>,
-    /// Seconds a tracker connection may go without a complete frame before
-    /// it is closed.
-    #[arg(long, env = "FREIGHT_TCP_IDLE_TIMEOUT", default_value_t = 600,
-          value_parser = clap::value_parser!(u64).range(5..=86_400))]
-    pub tcp_idle_timeout: u64,
-    /// Tracker connections held at once over every listener; past it a new
-    /// one is closed at once.
-    #[arg(long, env = "FREIGHT_TCP_MAX_CONNECTIONS", default_value_t = 20_000,
-          value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
-    pub tcp_max_connections: u32,
-    /// Tracker connections held at once from one address (units behind one
-    /// carrier NAT share it).
-    #[arg(long, env = "FREIGHT_TCP_MAX_CONNECTIONS_PER_ADDRESS", default_value_t = 1_000,
-          value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
-    pub tcp_max_connections_per_address: u32,
+    #[command(flatten)]
+    pub device_listeners: device_listeners::DeviceListenerArgs,
     /// Log format.
     #[arg(long, env = "FREIGHT_LOG_FORMAT", value_enum, default_value = "text")]
     pub log_format: crate::telemetry::LogFormat,

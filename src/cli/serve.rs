@@ -115,12 +115,8 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
             burst: args.device_burst,
             max_loads: args.device_max_loads as usize,
         },
-        trackers: crate::server::trackers::TrackerSettings {
-            listeners: args.tcp_ingest,
-            idle_timeout: Duration::from_secs(args.tcp_idle_timeout),
-            max_connections: args.tcp_max_connections as usize,
-            max_per_address: args.tcp_max_connections_per_address as usize,
-        },
+        trackers: args.device_listeners.trackers(),
+        mqtt: args.device_listeners.mqtt(),
     };
     let scheme = match settings.transport {
         ApiTransport::Tls(_) => "https",

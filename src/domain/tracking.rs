@@ -50,10 +50,13 @@ pub enum FixSource {
     Queclink,
     /// An H02 unit (text) over TCP.
     H02,
+    /// OwnTracks publishing through an MQTT broker.
+    #[serde(rename = "owntracks_mqtt")]
+    OwnTracksMqtt,
 }
 
 impl FixSource {
-    pub const ALL: [Self; 9] = [
+    pub const ALL: [Self; 10] = [
         Self::Api,
         Self::OsmAnd,
         Self::Traccar,
@@ -63,6 +66,7 @@ impl FixSource {
         Self::Gt06,
         Self::Queclink,
         Self::H02,
+        Self::OwnTracksMqtt,
     ];
 
     pub const fn as_str(self) -> &'static str {
@@ -76,6 +80,7 @@ impl FixSource {
             Self::Gt06 => "gt06",
             Self::Queclink => "queclink",
             Self::H02 => "h02",
+            Self::OwnTracksMqtt => "owntracks_mqtt",
         }
     }
 
@@ -90,6 +95,7 @@ impl FixSource {
             Self::Gt06 => 6,
             Self::Queclink => 7,
             Self::H02 => 8,
+            Self::OwnTracksMqtt => 9,
         }
     }
 

@@ -53,10 +53,12 @@ pub enum Protocol {
     Queclink,
     /// H02's text protocol over TCP (`trackers::h02`).
     H02,
+    /// OwnTracks' JSON messages through an MQTT broker (`--mqtt-broker`).
+    OwnTracksMqtt,
 }
 
 impl Protocol {
-    pub const ALL: [Self; 8] = [
+    pub const ALL: [Self; 9] = [
         Self::OsmAnd,
         Self::TraccarJson,
         Self::OwnTracks,
@@ -65,6 +67,7 @@ impl Protocol {
         Self::Gt06,
         Self::Queclink,
         Self::H02,
+        Self::OwnTracksMqtt,
     ];
 
     /// Stable name for metric labels: the stored fix's source.
@@ -83,6 +86,7 @@ impl Protocol {
             Self::Gt06 => FixSource::Gt06,
             Self::Queclink => FixSource::Queclink,
             Self::H02 => FixSource::H02,
+            Self::OwnTracksMqtt => FixSource::OwnTracksMqtt,
         }
     }
 }
@@ -335,7 +339,8 @@ mod tests {
                 "teltonika",
                 "gt06",
                 "queclink",
-                "h02"
+                "h02",
+                "owntracks_mqtt"
             ]
         );
         for protocol in Protocol::ALL {

@@ -1,4 +1,6 @@
-//! OwnTracks in HTTP mode: one JSON message a post, HTTP Basic credentials.
+//! OwnTracks in HTTP mode (one JSON message a post, HTTP Basic credentials)
+//! and in MQTT mode (the same messages, published to `owntracks/<user>/<device>`;
+//! the device is named by its topic).
 //!
 //! Only `_type: "location"` carries a position; every other message
 //! (`transition`, `waypoint`, `card`, `lwt`, `status`, `encrypted`, …) and a
@@ -86,6 +88,21 @@ pub fn parse_owntracks(body: &[u8]) -> Result<Option<DevicePosition>, Refusal> {
     }))
 }
 
+/// The device an MQTT message is from: the `<user>/<device>` its topic ends
+/// with (`owntracks/alice/truck7` → `alice/truck7`), the identifier the
+/// device was given. `None` for a topic of fewer than three levels or with
+/// an empty one.
+pub fn topic_identifier(topic: &str) -> Option<&str> {
+    let mut levels = topic.rsplitn(3, '/');
+    let device = levels.next()?;
+    let user = levels.next()?;
+    levels.next()?;
+    if device.is_empty() || user.is_empty() {
+        return None;
+    }
+    Some(&topic[topic.len() - device.len() - user.len() - 1..])
+}
+
 /// Tolerates missing `=` padding, which some HTTP stacks drop.
 const BASE64: GeneralPurpose = GeneralPurpose::new(
     &base64::alphabet::STANDARD,
@@ -127,6 +144,24 @@ mod tests {
             "Basic {}",
             base64::engine::general_purpose::STANDARD.encode(credentials)
         )
+    }
+
+    #[test]
+    fn a_topic_names_its_device_by_its_last_two_levels() {
+        assert_eq!(
+            topic_identifier("owntracks/alice/truck7"),
+            Some("alice/truck7")
+        );
+        assert_eq!(topic_identifier("fleet/owntracks/a/b"), Some("a/b"));
+        for bad in [
+            "owntracks/alice",
+            "alice",
+            "owntracks//d",
+            "owntracks/u/",
+            "",
+        ] {
+            assert_eq!(topic_identifier(bad), None, "{bad}");
+        }
     }
 
     #[test]

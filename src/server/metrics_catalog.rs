@@ -134,6 +134,16 @@ pub fn register() {
         "Tracker connections the service closed, by protocol and reason (idle, refused, \
          capacity, address_capacity, throttled, error)"
     );
+    describe_counter!(
+        crate::server::mqtt::MESSAGES_METRIC,
+        "OwnTracks messages taken from the MQTT broker, by outcome (stored; no_position, \
+         unknown_device, malformed: acknowledged and dropped; unacknowledged: left to the \
+         broker, delivered again on the next connection)"
+    );
+    describe_gauge!(
+        crate::server::mqtt::CONNECTED_METRIC,
+        "1 while subscribed at the MQTT broker (--mqtt-broker), else 0"
+    );
 
     // Incrementing by zero registers a counter without changing it (a restart
     // of the service starts counters from zero, as Prometheus expects).

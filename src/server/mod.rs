@@ -9,6 +9,7 @@ pub mod cluster;
 pub mod data_dir;
 pub mod idle_poll;
 pub mod metrics_catalog;
+pub mod mqtt;
 pub mod observe;
 pub mod plain_http;
 pub mod secrets_key;

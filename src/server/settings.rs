@@ -61,6 +61,8 @@ pub struct Settings {
     pub devices: crate::services::device_meter::DeviceLimits,
     /// The hardware trackers' TCP listeners (`--tcp-*`); none by default.
     pub trackers: super::trackers::TrackerSettings,
+    /// OwnTracks through an MQTT broker (`--mqtt-*`); off by default.
+    pub mqtt: super::mqtt::MqttSettings,
 }
 
 impl Settings {
@@ -93,6 +95,7 @@ impl Settings {
             public_url: None,
             devices: crate::services::device_meter::DeviceLimits::default(),
             trackers: super::trackers::TrackerSettings::default(),
+            mqtt: super::mqtt::MqttSettings::default(),
         }
     }
 }

@@ -47,6 +47,8 @@ pub struct Application {
     internal: Option<Server>,
     /// The hardware trackers' TCP listeners (none unless asked for).
     trackers: super::trackers::Trackers,
+    /// The MQTT subscription (none unless a broker is configured).
+    mqtt: super::mqtt::Mqtt,
 }
 
 impl Application {
@@ -135,6 +137,7 @@ impl Application {
             None => None,
         };
         let trackers = start_trackers(&settings, &services)?;
+        let mqtt = super::mqtt::start(&settings.mqtt, device_feed(&services), &settings.data_dir)?;
         // Last, once nothing else can fail: a first-start key that is created but
         // never printed would be lost for good.
         let bootstrap = if settings.bootstrap_key {
@@ -151,6 +154,7 @@ impl Application {
             admin,
             internal,
             trackers,
+            mqtt,
         })
     }
 
@@ -195,11 +199,12 @@ impl Application {
         // attempts in flight (a race, lost now and then). Here a signal stops the
         // listeners only, and the System ends when this returns.
         let handles = self.handles();
-        let trackers = self.trackers.clone();
+        let (trackers, mqtt) = (self.trackers.clone(), self.mqtt.clone());
         let signals = tokio::spawn(async move {
             let signal = stop_signal().await;
             tracing::info!("{signal} received; starting graceful shutdown");
             trackers.stop();
+            mqtt.stop();
             for handle in handles {
                 handle.stop(true).await;
             }
@@ -214,6 +219,7 @@ impl Application {
         signals.abort();
         // However the listeners were stopped (a signal, or a test's handles).
         self.trackers.stop();
+        self.mqtt.stop();
         self.services.actors.release_leases().await;
         if !self.services.webhooks.drain(WEBHOOK_DRAIN).await {
             tracing::warn!(
@@ -234,12 +240,16 @@ fn start_trackers(
         (ApiTransport::Tls(source), true) => Some(tls::server_config(source, &settings.data_dir)?),
         _ => None,
     };
-    let ingest = super::trackers::Ingest {
+    super::trackers::start(&settings.trackers, device_feed(services), tls)
+}
+
+/// What the tracker listeners and the MQTT subscription store through.
+fn device_feed(services: &Services) -> crate::services::device_feed::DeviceFeed {
+    crate::services::device_feed::DeviceFeed {
         devices: services.devices.clone(),
         tracking: services.tracking.clone(),
         clock: services.clock.clone(),
-    };
-    super::trackers::start(&settings.trackers, ingest, tls)
+    }
 }
 
 /// Opens the store with the key that seals webhook secrets at rest, checks

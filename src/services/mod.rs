@@ -4,6 +4,7 @@ pub mod accounts;
 pub mod auth;
 pub mod carriers;
 pub mod detention;
+pub mod device_feed;
 pub mod device_ingest;
 pub mod device_meter;
 pub mod devices;

@@ -203,7 +203,17 @@ impl TestApp {
     }
 
     /// [`restart`](Self::restart) with settings adjusted as at the first start.
-    pub async fn restart_with(mut self, adjust: impl FnOnce(&mut Settings)) -> TestApp {
+    pub async fn restart_with(self, adjust: impl FnOnce(&mut Settings)) -> TestApp {
+        self.restart_after(async {}, adjust).await
+    }
+
+    /// [`restart_with`](Self::restart_with), running `meanwhile` while the
+    /// server is down.
+    pub async fn restart_after(
+        mut self,
+        meanwhile: impl std::future::Future<Output = ()>,
+        adjust: impl FnOnce(&mut Settings),
+    ) -> TestApp {
         for handle in &self.handles {
             handle.stop(true).await;
         }
@@ -211,6 +221,7 @@ impl TestApp {
             run.await.expect("server task").expect("server ran");
         }
         self.handles.clear();
+        meanwhile.await;
         let data_dir = std::mem::replace(&mut self.data_dir, tempfile::tempdir().unwrap());
         let (key, account) = (self.key.clone(), self.account_id.clone());
         let store = self.store.clone();

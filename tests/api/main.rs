@@ -10,6 +10,7 @@ mod auth;
 // The CQL variant is this binary's sibling's.
 #[allow(dead_code)]
 mod backend;
+mod broker;
 mod browser;
 mod carriers;
 mod corrections;
@@ -30,6 +31,7 @@ mod idempotency;
 mod layering;
 mod loadgen;
 mod loads;
+mod mqtt;
 mod openapi;
 mod operations;
 mod operator;

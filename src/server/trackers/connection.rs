@@ -16,13 +16,14 @@ use tokio::sync::watch;
 use tokio::time::Instant;
 
 use super::guard::Guard;
-use super::{CLOSED_METRIC, CONNECTIONS_METRIC, FRAMES_METRIC, Ingest, TrackerProtocol};
+use super::{CLOSED_METRIC, CONNECTIONS_METRIC, FRAMES_METRIC, TrackerProtocol};
 use crate::domain::device::time_zone_offset;
 use crate::domain::ids::DeviceId;
 use crate::ingest::DevicePosition;
 use crate::ingest::trackers::{FrameError, Message, Record, RecordTime};
 use crate::ingest::units::MPH_PER_KMH;
-use crate::services::device_ingest::{self, refused};
+use crate::services::device_feed::DeviceFeed;
+use crate::services::device_ingest::refused;
 use crate::services::devices::{DeviceContext, DeviceRefusal};
 
 /// Bytes buffered at most while a frame is incomplete: past every decoder's
@@ -46,7 +47,7 @@ pub(super) async fn accept(
     listener: TcpListener,
     protocol: TrackerProtocol,
     tls: Option<tokio_rustls::TlsAcceptor>,
-    ingest: Ingest,
+    ingest: DeviceFeed,
     guard: Arc<Guard>,
     idle: Duration,
     mut stopped: watch::Receiver<bool>,
@@ -111,7 +112,7 @@ struct Session {
 struct Connection {
     peer: SocketAddr,
     protocol: TrackerProtocol,
-    ingest: Ingest,
+    ingest: DeviceFeed,
     guard: Arc<Guard>,
     idle: Duration,
     stopped: watch::Receiver<bool>,
@@ -271,9 +272,8 @@ impl Connection {
         }
     }
 
-    /// Stores the records with a fix as the device's positions (paced by the
-    /// device's allowance, never refused by it: a tracker keeps what is not
-    /// acknowledged and would only send it again); durable when it returns.
+    /// Stores the records with a fix as the device's positions; durable
+    /// when it returns.
     async fn store(&self, device: &DeviceContext, records: &[Record]) -> Result<(), Close> {
         // The device's own setting first, then what the unit said at login.
         let zone = device
@@ -287,40 +287,25 @@ impl Connection {
             .filter(|r| r.valid)
             .filter_map(|r| position(r, zone))
             .collect();
-        let id = &device.device.id;
-        let meter = &self.ingest.devices.meter;
-        while let Err(exhausted) = meter.take(id, positions.len()) {
-            refused(self.protocol.ingest(), "rate_limited");
-            tokio::time::sleep(Duration::from_secs(exhausted.retry_after)).await;
+        let no_fix = vec!["no_fix"; records.len() - positions.len()];
+        self.ingest
+            .pace(device, positions.len(), self.protocol.ingest())
+            .await;
+        let stored = self
+            .ingest
+            .store(device, &positions, no_fix, self.protocol.ingest())
+            .await;
+        if let Err(error) = stored {
+            // No acknowledgement: the unit keeps its records.
+            frame(self.protocol, "unacknowledged");
+            tracing::warn!(protocol = self.protocol.name(), device = %device.device.id, %error, "tracker positions not stored; not acknowledged");
+            return Err(Close);
         }
-        self.seen(device).await;
-        let now = self.ingest.clock.now();
-        let mut ignored = vec!["no_fix"; records.len() - positions.len()];
-        if !positions.is_empty() {
-            let protocol = self.protocol.ingest();
-            match device_ingest::record(&self.ingest.tracking, device, &positions, protocol, now)
-                .await
-            {
-                Ok(outcome) => {
-                    meter.charge(id, outcome.further_fixes(positions.len()));
-                    ignored.extend(outcome.ignored);
-                }
-                Err(error) => {
-                    // No acknowledgement: the unit keeps its records.
-                    frame(self.protocol, "unacknowledged");
-                    tracing::warn!(protocol = self.protocol.name(), device = %id, %error, "tracker positions not stored; not acknowledged");
-                    return Err(Close);
-                }
-            }
-        }
-        self.ingest.devices.ignored.note(id, &ignored, now);
         Ok(())
     }
 
     async fn seen(&self, device: &DeviceContext) {
-        if let Err(error) = self.ingest.devices.seen(&device.device).await {
-            tracing::warn!(device = %device.device.id, error = %crate::telemetry::error_chain(&error), "could not note when a device was last seen");
-        }
+        self.ingest.seen(device).await;
     }
 }
 

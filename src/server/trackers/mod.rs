@@ -15,13 +15,11 @@ use std::time::Duration;
 
 use anyhow::Context;
 
-use crate::clock::Clock;
 use crate::ingest::Protocol;
 use crate::ingest::trackers::{
     Decoder, gt06::Gt06, h02::H02, queclink::Queclink, teltonika::Teltonika,
 };
-use crate::services::devices::DeviceService;
-use crate::services::tracking::TrackingService;
+use crate::services::device_feed::DeviceFeed;
 
 /// Open tracker connections, by protocol (a gauge).
 pub const CONNECTIONS_METRIC: &str = "freight_tcp_connections";
@@ -169,14 +167,6 @@ impl Default for TrackerSettings {
     }
 }
 
-/// What a connection stores through.
-#[derive(Clone)]
-pub(crate) struct Ingest {
-    pub devices: Arc<DeviceService>,
-    pub tracking: Arc<TrackingService>,
-    pub clock: Clock,
-}
-
 /// The listeners started, with the addresses they bound.
 #[derive(Clone)]
 pub struct Trackers {
@@ -203,7 +193,7 @@ impl Trackers {
 /// current arbiter. `tls`: the service's certificate, for `+tls` listeners.
 pub(crate) fn start(
     settings: &TrackerSettings,
-    ingest: Ingest,
+    ingest: DeviceFeed,
     tls: Option<Arc<rustls::ServerConfig>>,
 ) -> anyhow::Result<Trackers> {
     let (stop, stopped) = tokio::sync::watch::channel(false);

@@ -15,6 +15,8 @@ use crate::helpers::{
 struct Server {
     child: Child,
     base: String,
+    /// `http://127.0.0.1:<port>`, its admin listener.
+    admin: String,
     /// Its Teltonika listener.
     teltonika: std::net::SocketAddr,
 }
@@ -111,6 +113,11 @@ async fn post_batch(
 
 /// Starts `freight serve` and waits until it listens; returns the first-start key if printed.
 async fn start(data_dir: &std::path::Path) -> (Server, Option<String>) {
+    start_with(data_dir, None).await
+}
+
+/// [`start`], subscribed to the MQTT `broker` (`mqtt://…`) if one is given.
+async fn start_with(data_dir: &std::path::Path, broker: Option<&str>) -> (Server, Option<String>) {
     freight::telemetry::install_crypto_provider();
     let (port, admin, teltonika) = (free_port(), free_port(), free_port());
     let first_start = !data_dir
@@ -136,6 +143,7 @@ async fn start(data_dir: &std::path::Path) -> (Server, Option<String>) {
             "FREIGHT_TCP_INGEST",
             format!("teltonika=127.0.0.1:{teltonika}"),
         )
+        .envs(broker.map(|url| ("FREIGHT_MQTT_BROKER", url)))
         .env("RUST_LOG", "info,freight::webhooks=debug")
         .stdout(Stdio::null())
         .stderr(
@@ -159,6 +167,7 @@ async fn start(data_dir: &std::path::Path) -> (Server, Option<String>) {
     let server = Server {
         child,
         base: format!("https://localhost:{port}/v1"),
+        admin: format!("http://127.0.0.1:{admin}"),
         teltonika: ([127, 0, 0, 1], teltonika).into(),
     };
     (server, key)
@@ -377,4 +386,5 @@ async fn nothing_acknowledged_lost(
 }
 
 mod in_flight;
+mod mqtt;
 mod trackers;
