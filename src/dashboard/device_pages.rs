@@ -13,6 +13,7 @@ use super::errors::device_error;
 use super::form::Form;
 use super::page::{self, Section};
 use super::session::Viewer;
+use super::tracker_setup;
 use super::widgets::when;
 use super::widgets::{Kind, Problems, copy, field, select};
 use crate::api::input::device::NewDeviceInput;
@@ -152,6 +153,8 @@ async fn list_view(
     issued: Option<Issued<'_>>,
 ) -> Result<Markup, PageError> {
     let account = viewer.account_id();
+    let listeners = services.device_listeners.get().cloned().unwrap_or_default();
+    let origin = crate::api::origin::public_origin(req);
     let lacking = req
         .app_data::<web::Data<crate::api::origin::PublicOrigin>>()
         .map(|origin| origin.what_phones_lack())
@@ -222,6 +225,7 @@ async fn list_view(
                     button.primary type="submit" { "Create device" }
                 }
             }
+            (tracker_setup::card(&listeners, tracker_setup::host_of(&origin)))
             section.card {
                 h2 { "Devices" }
                 @if devices.is_empty() { p { "No devices yet." } }

@@ -26,6 +26,7 @@ mod session;
 mod sign_in;
 mod stop_settings;
 mod track_page;
+mod tracker_setup;
 mod user_pages;
 mod webhook_pages;
 mod widgets;

@@ -138,6 +138,9 @@ impl Application {
         };
         let trackers = start_trackers(&settings, &services)?;
         let mqtt = super::mqtt::start(&settings.mqtt, device_feed(&services), &settings.data_dir)?;
+        let _ = services
+            .device_listeners
+            .set(device_listeners(&trackers, &settings.mqtt));
         // Last, once nothing else can fail: a first-start key that is created but
         // never printed would be lost for good.
         let bootstrap = if settings.bootstrap_key {
@@ -241,6 +244,31 @@ fn start_trackers(
         _ => None,
     };
     super::trackers::start(&settings.trackers, device_feed(services), tls)
+}
+
+/// Where trackers and OwnTracks devices reach this service, as the dashboard
+/// tells people.
+fn device_listeners(
+    trackers: &super::trackers::Trackers,
+    mqtt: &super::mqtt::MqttSettings,
+) -> crate::services::device_feed::DeviceListeners {
+    use crate::services::device_feed::{MqttBroker, TcpListenerPort};
+    crate::services::device_feed::DeviceListeners {
+        tcp: trackers
+            .bound()
+            .map(|(protocol, addr, tls)| TcpListenerPort {
+                protocol: protocol.name(),
+                port: addr.port(),
+                tls,
+            })
+            .collect(),
+        mqtt: mqtt.broker.as_ref().map(|broker| MqttBroker {
+            host: broker.host.clone(),
+            port: broker.port,
+            tls: broker.tls,
+            topic: mqtt.topic.clone(),
+        }),
+    }
 }
 
 /// What the tracker listeners and the MQTT subscription store through.

@@ -102,6 +102,7 @@ pub(super) async fn start_services(
             devices.clone(),
         )),
         devices,
+        device_listeners: Arc::default(),
         share_links: Arc::new(services::share_links::ShareLinkService::new(
             storage.clone(),
             clock.clone(),

@@ -66,3 +66,31 @@ impl DeviceFeed {
         }
     }
 }
+
+/// Where devices that do not post over HTTPS reach this service, for the
+/// pages that say what to set on them. Known once the listeners are bound.
+#[derive(Debug, Clone, Default)]
+pub struct DeviceListeners {
+    pub tcp: Vec<TcpListenerPort>,
+    /// The broker OwnTracks devices publish to, when one is configured.
+    pub mqtt: Option<MqttBroker>,
+}
+
+/// One tracker listener.
+#[derive(Debug, Clone)]
+pub struct TcpListenerPort {
+    /// The protocol's name (`teltonika`, `gt06`, `queclink`, `h02`).
+    pub protocol: &'static str,
+    pub port: u16,
+    pub tls: bool,
+}
+
+/// The MQTT broker as devices are told of it.
+#[derive(Debug, Clone)]
+pub struct MqttBroker {
+    pub host: String,
+    pub port: u16,
+    pub tls: bool,
+    /// The topic filter subscribed to (`owntracks/+/+`).
+    pub topic: String,
+}

@@ -47,6 +47,9 @@ pub struct Services {
     pub users: Arc<users::UserService>,
     pub devices: Arc<devices::DeviceService>,
     pub share_links: Arc<share_links::ShareLinkService>,
+    /// The tracker listeners and the MQTT broker, once bound (for the
+    /// dashboard's device settings).
+    pub device_listeners: Arc<std::sync::OnceLock<device_feed::DeviceListeners>>,
     /// The load actors (for their count in `/metrics`).
     pub actors: Arc<LoadRegistry>,
     /// Keeps the webhook dispatcher's threads for as long as the services live.

@@ -21,6 +21,11 @@ pub(crate) struct Broker {
 
 static TURN: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 
+/// The MQTT tests' turn, for a test that configures a broker without one.
+pub(crate) async fn turn() -> tokio::sync::MutexGuard<'static, ()> {
+    TURN.lock().await
+}
+
 /// Where Debian puts the broker (not on a non-root user's PATH).
 fn mosquitto() -> Option<&'static str> {
     ["mosquitto", "/usr/sbin/mosquitto"]

@@ -20,6 +20,9 @@ const BACKEND: backend::Backend = backend::Backend::Cql;
 #[path = "../api/backend.rs"]
 mod backend;
 #[allow(dead_code)]
+#[path = "../api/broker.rs"]
+mod broker;
+#[allow(dead_code)]
 #[path = "../common/cql_keyspace.rs"]
 mod cql_keyspace;
 #[allow(dead_code)]
@@ -42,6 +45,8 @@ mod devices;
 mod idempotency;
 #[path = "../api/loads.rs"]
 mod loads;
+#[path = "../api/mqtt.rs"]
+mod mqtt;
 #[path = "../api/rate_limits.rs"]
 mod rate_limits;
 #[path = "../api/share_links.rs"]

@@ -170,7 +170,7 @@ impl Default for TrackerSettings {
 /// The listeners started, with the addresses they bound.
 #[derive(Clone)]
 pub struct Trackers {
-    bound: Vec<(TrackerProtocol, SocketAddr)>,
+    bound: Vec<(TrackerProtocol, SocketAddr, bool)>,
     stop: Arc<tokio::sync::watch::Sender<bool>>,
 }
 
@@ -179,8 +179,13 @@ impl Trackers {
     pub fn addr(&self, protocol: TrackerProtocol) -> Option<SocketAddr> {
         self.bound
             .iter()
-            .find(|(p, _)| *p == protocol)
-            .map(|(_, a)| *a)
+            .find(|(p, _, _)| *p == protocol)
+            .map(|(_, a, _)| *a)
+    }
+
+    /// Each listener: its protocol, where it listens, and whether on TLS.
+    pub fn bound(&self) -> impl Iterator<Item = (TrackerProtocol, SocketAddr, bool)> + '_ {
+        self.bound.iter().copied()
     }
 
     /// Stops accepting; connections open end at their next frame.
@@ -220,7 +225,7 @@ pub(crate) fn start(
             )
         })?;
         listener.set_nonblocking(true)?;
-        bound.push((listen.protocol, listener.local_addr()?));
+        bound.push((listen.protocol, listener.local_addr()?, listen.tls));
         let listener = tokio::net::TcpListener::from_std(listener)?;
         let acceptor = match (listen.tls, &tls) {
             (false, _) => None,

@@ -409,4 +409,5 @@ impl Browser {
 
 mod devices;
 mod pages;
+mod tracker_setup;
 mod users;
