@@ -14,7 +14,11 @@
 # Knobs: FREIGHT (default target/release/freight), TRUCKS (default
 # "2000 20000"), CONNECTIONS (default 256), WORKERS (default 2), SETTLE
 # (default 30 s), BARE_HANDLER (a bare handler already built, instead of
-# building it).
+# building it). PROTOCOL=teltonika or gt06 ramps freight's tracker listener
+# instead (each truck a unit on a connection of its own, packets of RECORDS
+# positions, default 10; the rates are then records a second) against the
+# same durable bare HTTP handler taking single fixes: the issue's "TCP ingest
+# against the durable bare handler" in one run.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 FREIGHT=${FREIGHT:-target/release/freight}
@@ -25,6 +29,9 @@ WORKERS=${WORKERS:-2}
 # transit) and its first step: the flushes and compactions of the set-up are
 # not the first steps' latency.
 SETTLE=${SETTLE:-30}
+PROTOCOL=${PROTOCOL:-http}
+RECORDS=${RECORDS:-10}
+[ "$PROTOCOL" = http ] || tracker_note=" (packets of $RECORDS records)"
 LOADS=1
 source benches/wrk/freight.sh
 scratch_and_freight
@@ -58,11 +65,20 @@ print(ramp["capacity_per_sec"] or 0, top["offered_per_sec"], top["achieved_per_s
 PY
 }
 
-echo "open-loop capacity at p99 < 50 ms, $WORKERS workers, $CONNECTIONS connections:"
+echo "open-loop capacity at p99 < 50 ms, $WORKERS workers, $CONNECTIONS connections, freight over $PROTOCOL${tracker_note:-}:"
 for trucks in $TRUCKS; do
+  tracker=()
+  if [ "$PROTOCOL" != http ]; then
+    ulimit -n "$(ulimit -Hn)"
+    TRACKER_PORT=$(free_port)
+    export FREIGHT_TCP_INGEST="$PROTOCOL=127.0.0.1:$TRACKER_PORT"
+    export FREIGHT_TCP_MAX_CONNECTIONS_PER_ADDRESS=$((trucks + 10))
+    tracker=(--protocol "$PROTOCOL" --tracker-addr "127.0.0.1:$TRACKER_PORT" --records "$RECORDS")
+  fi
   start_freight "$WORKERS"
-  read -r cap_f off_f ach_f p99_f cpu_f < <(ramp "freight-$trucks" "$API_PORT" "$DATA/tls/cert.pem" \
-    --key "$KEY" --trucks "$trucks" --settle "$SETTLE")
+  unset FREIGHT_TCP_INGEST FREIGHT_TCP_MAX_CONNECTIONS_PER_ADDRESS
+  read -r cap_f off_f ach_f p99_f cpu_f < <(ramp "freight-$PROTOCOL-$trucks" "$API_PORT" "$DATA/tls/cert.pem" \
+    --key "$KEY" --trucks "$trucks" --settle "$SETTLE" "${tracker[@]}")
   kill "$FREIGHT_PID"; wait "$FREIGHT_PID" 2>/dev/null || true
   # What freight left for the disk to write is not the bare handler's to wait for.
   sync; sleep 5
@@ -78,7 +94,7 @@ for trucks in $TRUCKS; do
 import sys
 t, cf, cb, of, af, pf, uf, ob, ab, pb, ub = sys.argv[1:]
 ratio = float(cf) / float(cb) if float(cb) else float("nan")
-print(f"  {int(t):>6} trucks: freight {float(cf):>7.0f}/s, durable bare {float(cb):>7.0f}/s, freight/bare {ratio:.2f}")
+print(f"  {int(t):>6} trucks: freight {float(cf):>7.0f}/s, durable bare {float(cb):>7.0f}/s, freight/bare {ratio:.2f} (positions a second)")
 print(f"      last step: freight offered {float(of):.0f}/s achieved {float(af):.0f}/s p99 {float(pf):.1f} ms, loadgen CPU {float(uf):.1f} s;"
       f" bare offered {float(ob):.0f}/s achieved {float(ab):.0f}/s p99 {float(pb):.1f} ms, loadgen CPU {float(ub):.1f} s")
 PY

@@ -107,7 +107,7 @@ pub struct LoadgenArgs {
     pub settle: u64,
     /// How the trucks send positions: the API's fixes over HTTPS, or as
     /// hardware trackers on TCP connections of their own (needs
-    /// --tracker-addr; fixes only, no ramp).
+    /// --tracker-addr; fixes only; a --ramp's rates are then records a second).
     #[arg(long, value_enum, default_value_t = trackers::Protocol::Http)]
     pub protocol: trackers::Protocol,
     /// The service's tracker listener for --protocol (`host:port`).
@@ -188,15 +188,7 @@ struct Report<'a> {
 /// The scenario as run, for the report.
 type ScenarioEcho = serde_json::Value;
 
-#[derive(serde::Serialize)]
-struct Ramp {
-    steps: Vec<plot::Step>,
-    /// The highest offered fix rate whose p99 stayed under the bound with no
-    /// errors; null if even the first step did not.
-    capacity_per_sec: Option<f64>,
-    p99_bound_ms: f64,
-    plot: String,
-}
+use plot::Ramp;
 
 pub async fn run(args: LoadgenArgs) -> anyhow::Result<()> {
     let _ = rustls::crypto::ring::default_provider().install_default();
@@ -248,13 +240,12 @@ pub async fn run(args: LoadgenArgs) -> anyhow::Result<()> {
             records: args.records,
             json: args.json,
             invent_loads: args.invent_loads,
+            plot: args.plot.clone(),
         };
+        settle(&progress, args.settle).await;
         return trackers::run(&options, &scenario, &target, &fleet, &recorder).await;
     }
-    if args.settle > 0 {
-        progress.say(&format!("settling for {} s…", args.settle));
-        tokio::time::sleep(Duration::from_secs(args.settle)).await;
-    }
+    settle(&progress, args.settle).await;
     let setup_seconds = started.elapsed().as_secs_f64();
     let echo = scenario_echo(&scenario);
 
@@ -315,26 +306,7 @@ pub async fn run(args: LoadgenArgs) -> anyhow::Result<()> {
         println!("{:.1} s measured\n{}", summary.seconds, summary.table());
     }
     if let Some(ramp) = &report.ramp {
-        println!(
-            "{:>12} {:>12} {:>9} {:>7}",
-            "offered/s", "achieved/s", "p99 ms", "errors"
-        );
-        for s in &ramp.steps {
-            println!(
-                "{:>12.0} {:>12.1} {:>9.2} {:>7}",
-                s.offered_per_sec, s.achieved_per_sec, s.p99_ms, s.errors
-            );
-        }
-        match ramp.capacity_per_sec {
-            Some(c) => println!(
-                "capacity: {c:.0} fixes/s with p99 under {} ms; plot: {}",
-                ramp.p99_bound_ms, ramp.plot
-            ),
-            None => println!(
-                "no step kept p99 under {} ms; plot: {}",
-                ramp.p99_bound_ms, ramp.plot
-            ),
-        }
+        print!("{}", ramp.table("fixes"));
     }
     Ok(())
 }
@@ -356,6 +328,13 @@ fn scenario_echo(scenario: &Scenario) -> ScenarioEcho {
     })
 }
 
+async fn settle(progress: &Progress, seconds: u64) {
+    if seconds > 0 {
+        progress.say(&format!("settling for {seconds} s…"));
+        tokio::time::sleep(Duration::from_secs(seconds)).await;
+    }
+}
+
 /// Steps the fix rate up (fixes only: dashboards and clients would blur what
 /// the step measures) until a step's p99 passes the bound.
 async fn ramp(
@@ -366,10 +345,9 @@ async fn ramp(
     progress: &Progress,
     plot_path: &std::path::Path,
 ) -> anyhow::Result<Ramp> {
-    let mut steps = Vec::new();
-    let mut capacity = None;
+    let mut ramp = Ramp::new(scenario.p99_bound_ms, plot_path);
     for step in 0..scenario.ramp_steps {
-        let rate = scenario.ramp_start_per_sec + f64::from(step) * scenario.ramp_step_per_sec;
+        let rate = scenario.ramp_rate(step);
         let shape = Scenario {
             fix_every_secs: f64::from(scenario.trucks) / rate,
             duration_secs: scenario.ramp_step_secs,
@@ -401,25 +379,18 @@ async fn ramp(
             "step {}: offered {rate:.0}/s, achieved {achieved:.0}/s, p99 {p99:.1} ms, {errors} errors",
             step + 1
         ));
-        steps.push(plot::Step {
+        let step = plot::Step {
             offered_per_sec: rate,
             achieved_per_sec: achieved,
             p99_ms: p99,
             errors,
-        });
-        if p99 > scenario.p99_bound_ms || errors > 0 {
+        };
+        if !ramp.push(step) {
             break;
         }
-        capacity = Some(rate);
     }
-    std::fs::write(plot_path, plot::svg(&steps, scenario.p99_bound_ms))
-        .with_context(|| format!("writing the plot {}", plot_path.display()))?;
-    Ok(Ramp {
-        steps,
-        capacity_per_sec: capacity,
-        p99_bound_ms: scenario.p99_bound_ms,
-        plot: plot_path.display().to_string(),
-    })
+    ramp.finish(plot_path)?;
+    Ok(ramp)
 }
 
 /// The live progress line (hidden with `--json`, and when stderr is not a terminal).

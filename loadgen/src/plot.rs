@@ -12,6 +12,73 @@ pub struct Step {
     pub errors: u64,
 }
 
+/// A ramp's steps, as run, and what they found.
+#[derive(serde::Serialize)]
+pub struct Ramp {
+    pub steps: Vec<Step>,
+    /// The highest offered rate whose p99 stayed under the bound with no
+    /// errors; null if even the first step did not.
+    pub capacity_per_sec: Option<f64>,
+    pub p99_bound_ms: f64,
+    pub plot: String,
+}
+
+impl Ramp {
+    pub fn new(p99_bound_ms: f64, plot: &std::path::Path) -> Self {
+        Ramp {
+            steps: Vec::new(),
+            capacity_per_sec: None,
+            p99_bound_ms,
+            plot: plot.display().to_string(),
+        }
+    }
+
+    /// Adds a step; whether the ramp goes on (its p99 under the bound, no errors).
+    pub fn push(&mut self, step: Step) -> bool {
+        let kept = step.p99_ms <= self.p99_bound_ms && step.errors == 0;
+        if kept {
+            self.capacity_per_sec = Some(step.offered_per_sec);
+        }
+        self.steps.push(step);
+        kept
+    }
+
+    /// Writes the plot.
+    pub fn finish(&self, path: &std::path::Path) -> anyhow::Result<()> {
+        use anyhow::Context;
+        std::fs::write(path, svg(&self.steps, self.p99_bound_ms))
+            .with_context(|| format!("writing the plot {}", path.display()))
+    }
+
+    /// The steps as a table, and the capacity in `what` a second.
+    pub fn table(&self, what: &str) -> String {
+        let mut out = format!(
+            "{:>12} {:>12} {:>9} {:>7}\n",
+            "offered/s", "achieved/s", "p99 ms", "errors"
+        );
+        for s in &self.steps {
+            let _ = writeln!(
+                out,
+                "{:>12.0} {:>12.1} {:>9.2} {:>7}",
+                s.offered_per_sec, s.achieved_per_sec, s.p99_ms, s.errors
+            );
+        }
+        let _ = match self.capacity_per_sec {
+            Some(c) => writeln!(
+                out,
+                "capacity: {c:.0} {what}/s with p99 under {} ms; plot: {}",
+                self.p99_bound_ms, self.plot
+            ),
+            None => writeln!(
+                out,
+                "no step kept p99 under {} ms; plot: {}",
+                self.p99_bound_ms, self.plot
+            ),
+        };
+        out
+    }
+}
+
 const WIDTH: f64 = 720.0;
 const HEIGHT: f64 = 420.0;
 const LEFT: f64 = 70.0;

@@ -89,6 +89,11 @@ impl Default for Scenario {
 }
 
 impl Scenario {
+    /// The rate a ramp offers at its step `step` (from 0).
+    pub fn ramp_rate(&self, step: u32) -> f64 {
+        self.ramp_start_per_sec + f64::from(step) * self.ramp_step_per_sec
+    }
+
     /// `--scenario`: a scenario built into the binary by name
     /// ([`BUILT_IN`]), else a scenario file.
     pub fn named(given: &str) -> anyhow::Result<Self> {

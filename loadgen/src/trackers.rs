@@ -21,6 +21,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio::time::Instant;
 
+use crate::plot::{Ramp, Step};
 use crate::report::{Outcome, Recorder, counted};
 use crate::scenario::Scenario;
 use crate::traffic::{Fleet, Target};
@@ -43,6 +44,8 @@ pub struct Options {
     pub records: u8,
     pub json: bool,
     pub invent_loads: bool,
+    /// Where a ramp's plot goes.
+    pub plot: std::path::PathBuf,
 }
 
 /// The operation the report names.
@@ -68,12 +71,15 @@ pub async fn run(
             args.protocol
         )
     })?;
-    if scenario.ramp || args.invent_loads {
+    if args.invent_loads {
         return Err(anyhow!(
-            "--protocol sends fixed-rate tracker packets: no --ramp, no --invent-loads"
+            "--protocol needs devices with the trucks' IMEIs: no --invent-loads"
         ));
     }
     let imeis = set_up(target, fleet).await?;
+    if scenario.ramp {
+        return ramp(args, scenario, addr, imeis, recorder).await;
+    }
     let began = Instant::now();
     let until = began + scenario.duration();
     let every = Duration::from_secs_f64(scenario.fix_every_secs);
@@ -102,6 +108,76 @@ pub async fn run(
         packets * records as f64,
         summary.table()
     );
+    Ok(())
+}
+
+/// `--ramp`: the record rate raised a step at a time (each step the trucks
+/// connect again, at the packet interval that offers the step's rate) until
+/// a step's acknowledgement p99 passes the bound or a packet fails.
+async fn ramp(
+    args: &Options,
+    scenario: &Scenario,
+    addr: &str,
+    imeis: Vec<String>,
+    recorder: &Arc<Recorder>,
+) -> anyhow::Result<()> {
+    let records = usize::from(args.records);
+    let mut ramp = Ramp::new(scenario.p99_bound_ms, &args.plot);
+    for step in 0..scenario.ramp_steps {
+        let rate = scenario.ramp_rate(step);
+        let every = Duration::from_secs_f64(f64::from(scenario.trucks) * records as f64 / rate);
+        let began = Instant::now();
+        let until = began + Duration::from_secs(scenario.ramp_step_secs);
+        let held = drive(
+            args.protocol,
+            addr,
+            imeis.clone(),
+            records,
+            every,
+            recorder,
+            until,
+        )
+        .await;
+        let summary = recorder.summary(began.elapsed(), true);
+        let (ok, p99, errors) = summary
+            .operations
+            .iter()
+            .find(|o| o.operation == PACKET)
+            .map_or((0, 0.0, 0), |o| (o.ok, o.p99_ms, o.errors.values().sum()));
+        let achieved = (ok as usize * records) as f64 / summary.seconds;
+        if !args.json {
+            eprintln!(
+                "step {}: offered {rate:.0} records/s, achieved {achieved:.0}/s, p99 {p99:.1} ms, {errors} errors, {held} connections",
+                step + 1
+            );
+        }
+        let step = Step {
+            offered_per_sec: rate,
+            achieved_per_sec: achieved,
+            p99_ms: p99,
+            errors,
+        };
+        if !ramp.push(step) {
+            break;
+        }
+    }
+    ramp.finish(&args.plot)?;
+    if args.json {
+        println!(
+            "{}",
+            json!({"ramp": ramp, "records_per_packet": records, "trucks": scenario.trucks})
+        );
+    } else {
+        print!(
+            "{} as {:?} trackers, packets of {records}, records/s from {:.0}, {:.0} more every {} s\n{}",
+            counted(scenario.trucks, "truck"),
+            args.protocol,
+            scenario.ramp_start_per_sec,
+            scenario.ramp_step_per_sec,
+            scenario.ramp_step_secs,
+            ramp.table("records")
+        );
+    }
     Ok(())
 }
 
