@@ -244,6 +244,14 @@ impl TestApp {
         std::mem::replace(&mut self.data_dir, tempfile::tempdir().unwrap())
     }
 
+    /// The CQL keyspace the server runs over, on the CQL backend.
+    pub fn cql_keyspace(&self) -> Option<&freight::storage::scylla::ScyllaConfig> {
+        match &self.store {
+            TestStore::Cql(keyspace) => Some(&keyspace.0),
+            _ => None,
+        }
+    }
+
     pub fn url(&self, path: &str) -> String {
         format!("{}{path}", self.base)
     }

@@ -125,7 +125,7 @@ pub(crate) fn teltonika_packet(records: &[(DateTime<Utc>, f64, f64, u16, u8)]) -
     .concat()
 }
 
-fn teltonika_imei(imei: &str) -> Vec<u8> {
+pub(crate) fn teltonika_imei(imei: &str) -> Vec<u8> {
     [
         (imei.len() as u16).to_be_bytes().to_vec(),
         imei.as_bytes().to_vec(),

@@ -53,6 +53,7 @@ mod rate_limits;
 mod share_links;
 #[path = "../api/stop_settings.rs"]
 mod stop_settings;
+mod store_refusal;
 #[path = "../api/stops.rs"]
 mod stops;
 #[path = "../api/streams.rs"]
