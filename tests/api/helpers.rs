@@ -244,7 +244,9 @@ impl TestApp {
         std::mem::replace(&mut self.data_dir, tempfile::tempdir().unwrap())
     }
 
-    /// The CQL keyspace the server runs over, on the CQL backend.
+    /// The CQL keyspace the server runs over, on the CQL backend (for
+    /// tests/api_cql's store refusals).
+    #[allow(dead_code)]
     pub fn cql_keyspace(&self) -> Option<&freight::storage::scylla::ScyllaConfig> {
         match &self.store {
             TestStore::Cql(keyspace) => Some(&keyspace.0),

@@ -3,6 +3,8 @@
 //! `spawn_app` starting each server over a keyspace of its own on the cluster
 //! named by `FREIGHT_SCYLLA_URI` (`.ci/run` starts one Cassandra node). The
 //! test bodies are the same files; `BACKEND` is the one difference.
+//! `store_refusal` is this binary's own: a cluster can be made to refuse
+//! writes for real (too few replicas), which the embedded store cannot.
 //!
 //! Left out, each for its reason: the modules that test the embedded store
 //! itself (`at_rest`, `crash`), those that drive the dashboard in a browser or
@@ -53,9 +55,9 @@ mod rate_limits;
 mod share_links;
 #[path = "../api/stop_settings.rs"]
 mod stop_settings;
-mod store_refusal;
 #[path = "../api/stops.rs"]
 mod stops;
+mod store_refusal;
 #[path = "../api/streams.rs"]
 mod streams;
 #[path = "../api/tenancy.rs"]
