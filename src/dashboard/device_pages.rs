@@ -232,7 +232,7 @@ async fn list_view(
                 @else {
                     div.table-wrap {
                         table.devices.stack {
-                            thead { tr { th { "Name" } th { "Identifier" } th { "Carrier" } th { "Last seen" } th { "Loads" } th { "Ignored positions" } th { span.visually-hidden { "Actions" } } } }
+                            thead { tr { th { "Name" } th { "Identifier" } th { "Carrier" } th { "Last seen" } th { "Protocol" } th { "Loads" } th { "Ignored positions" } th { span.visually-hidden { "Actions" } } } }
                             tbody {
                                 @for (device, loads) in &devices {
                                     tr data-device-id=(device.id) {
@@ -242,6 +242,9 @@ async fn list_view(
                                         }
                                         td data-label="Carrier" { (carrier_of(device).unwrap_or_else(|| "—".to_owned())) }
                                         td data-label="Last seen" { (when(device.last_seen_at)) }
+                                        td.device-protocol data-label="Protocol" {
+                                            @match services.devices.last_protocol(&device.id) { Some(p) => code { (p.as_str()) }, None => "—" }
+                                        }
                                         td.device-loads data-label="Loads" {
                                             @if loads.is_empty() { "—" }
                                             @for load in loads {

@@ -132,7 +132,7 @@ async fn meter(
         .with_header("retry-after", retry_after.to_string())
         .error_response());
     }
-    if let Err(error) = services.devices.seen(&device.device).await {
+    if let Err(error) = services.devices.seen(&device.device, protocol).await {
         tracing::warn!(device = %device.device.id, error = %crate::telemetry::error_chain(&error), "could not note when a device was last seen");
     }
     Ok(())

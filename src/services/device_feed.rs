@@ -45,7 +45,7 @@ impl DeviceFeed {
         protocol: Protocol,
     ) -> Result<(), LoadError> {
         let id = &device.device.id;
-        self.seen(device).await;
+        self.seen(device, protocol).await;
         let now = self.clock.now();
         if !positions.is_empty() {
             let outcome =
@@ -60,8 +60,8 @@ impl DeviceFeed {
 
     /// Moves the device's `last_seen_at` (a heartbeat, a login); a failure is
     /// logged, not fatal: it stores nothing a device would resend.
-    pub async fn seen(&self, device: &DeviceContext) {
-        if let Err(error) = self.devices.seen(&device.device).await {
+    pub async fn seen(&self, device: &DeviceContext, protocol: Protocol) {
+        if let Err(error) = self.devices.seen(&device.device, protocol).await {
             tracing::warn!(device = %device.device.id, error = %crate::telemetry::error_chain(&error), "could not note when a device was last seen");
         }
     }

@@ -7,12 +7,11 @@
 //! the expiry bounds what another instance sharing the store may have changed.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use chrono::DateTime;
-
 use super::device_meter::{DeviceLimits, DeviceMeter};
+use super::device_sightings::Sightings;
 use super::ignored_positions::IgnoredPositions;
 use crate::clock::Clock;
 use crate::domain::account::Account;
@@ -20,14 +19,12 @@ use crate::domain::device::{
     Attachment, Device, DeviceEdit, IssuedDevice, NewDevice, Standing, parse_device_token,
 };
 use crate::domain::ids::{AccountId, CarrierId, DeviceId, LoadId};
+use crate::ingest::Protocol;
 use crate::shared_map::SharedMap;
 use crate::storage::{Storage, StorageError, identifiers};
 
 /// How long a device, its account and its loads are trusted from memory.
 const CACHE_TTL: Duration = Duration::from_secs(30);
-/// A device's `last_seen_at` is written to storage at most this often; in
-/// between, this process keeps it in memory (shown by its reads).
-const LAST_SEEN_WRITE_SECONDS: i64 = 60;
 
 #[derive(Debug, thiserror::Error)]
 pub enum DeviceError {
@@ -105,9 +102,8 @@ pub struct DeviceService {
     /// Bumped on every change of a device or an attachment: a record read
     /// while one happened is not cached (it may predate the change).
     changes: AtomicU64,
-    /// When each device was last seen by this process (Unix seconds), and
-    /// when that was last written to storage.
-    seen: SharedMap<DeviceId, (AtomicI64, AtomicI64)>,
+    /// When each device was last seen, and by which protocol.
+    sightings: Sightings,
     /// Each device's allowance of positions.
     pub meter: DeviceMeter,
     /// Positions taken but not stored, by reason.
@@ -122,7 +118,7 @@ impl DeviceService {
             clock,
             cache: SharedMap::default(),
             changes: AtomicU64::new(0),
-            seen: SharedMap::default(),
+            sightings: Sightings::default(),
             ignored: IgnoredPositions::default(),
         }
     }
@@ -263,7 +259,7 @@ impl DeviceService {
             identifiers::release(&*self.storage, identifier, id).await;
         }
         self.changed(id);
-        self.seen.remove(id);
+        self.sightings.forget(id);
         self.meter.forget(id);
         self.ignored.forget(id);
         tracing::info!(request_id = %crate::telemetry::request_id(), account = %account, device = %id, "device removed");
@@ -408,51 +404,24 @@ impl DeviceService {
         Ok(context)
     }
 
-    /// Notes that the device posted now: in memory at once, in storage at
-    /// most once a minute (a write per post would double the device path's
-    /// cost for a timestamp).
-    pub async fn seen(&self, device: &Device) -> Result<(), StorageError> {
+    /// Notes that the device posted now, by `protocol` (see
+    /// [`Sightings`]).
+    pub async fn seen(&self, device: &Device, protocol: Protocol) -> Result<(), StorageError> {
         let now = self.clock.now();
-        let at = now.timestamp();
-        let write = match self.seen.get(&device.id) {
-            Some(entry) => {
-                entry.0.store(at, Ordering::Relaxed);
-                let written = entry.1.load(Ordering::Relaxed);
-                at - written >= LAST_SEEN_WRITE_SECONDS
-                    && entry
-                        .1
-                        .compare_exchange(written, at, Ordering::AcqRel, Ordering::Relaxed)
-                        .is_ok()
-            }
-            None => {
-                let stored = device.last_seen_at.map_or(i64::MIN / 2, |s| s.timestamp());
-                let write = at - stored >= LAST_SEEN_WRITE_SECONDS;
-                let written = if write { at } else { stored };
-                self.seen.insert(
-                    device.id.clone(),
-                    (AtomicI64::new(at), AtomicI64::new(written)),
-                );
-                write
-            }
-        };
-        if write {
-            // Never a read-then-put: a removal in between would be undone.
-            self.storage.record_sighting(&device.id, now).await?;
-        }
-        Ok(())
+        self.sightings
+            .note(&*self.storage, device, protocol, now)
+            .await
+    }
+
+    /// The protocol of the device's latest post to this process, since it
+    /// started.
+    pub fn last_protocol(&self, id: &DeviceId) -> Option<Protocol> {
+        self.sightings.protocol(id)
     }
 
     /// The device with the latest sighting this process knows of.
     fn with_last_seen(&self, device: Device) -> Device {
-        let Some(entry) = self.seen.get(&device.id) else {
-            return device;
-        };
-        let seen = DateTime::from_timestamp(entry.0.load(Ordering::Relaxed), 0);
-        let last_seen_at = device.last_seen_at.max(seen);
-        Device {
-            last_seen_at,
-            ..device
-        }
+        self.sightings.latest(device)
     }
 
     async fn context(&self, id: &DeviceId) -> Result<Option<DeviceContext>, StorageError> {

@@ -7,6 +7,7 @@ pub mod detention;
 pub mod device_feed;
 pub mod device_ingest;
 pub mod device_meter;
+pub mod device_sightings;
 pub mod devices;
 pub mod idempotency;
 pub mod ignored_positions;

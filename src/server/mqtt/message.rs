@@ -53,7 +53,7 @@ pub(super) async fn take(
     let position = match parse_owntracks(payload) {
         Ok(Some(position)) => position,
         Ok(None) => {
-            feed.seen(&device).await;
+            feed.seen(&device, PROTOCOL).await;
             return Ok("no_position");
         }
         Err(refusal) => {

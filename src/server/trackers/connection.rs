@@ -305,7 +305,7 @@ impl Connection {
     }
 
     async fn seen(&self, device: &DeviceContext) {
-        self.ingest.seen(device).await;
+        self.ingest.seen(device, self.protocol.ingest()).await;
     }
 }
 

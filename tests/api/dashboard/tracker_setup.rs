@@ -56,3 +56,39 @@ async fn without_listeners_the_page_says_none_is_open() {
     );
     assert!(!page.body.contains("data-tracker-setup="), "{}", page.body);
 }
+
+/// The device list names the protocol each device last posted by.
+#[actix_web::test]
+async fn the_device_list_shows_the_protocol_a_device_last_used() {
+    use crate::trackers::{Unit, addr, app_with_trackers, teltonika_imei};
+    let app = app_with_trackers(|_| {}).await;
+    let mut browser = Browser::new(&app);
+    browser.register("protocols@example.com").await;
+    let fields = [
+        ("name", "Unit 9"),
+        ("carrier_id", ""),
+        ("identifier", "356307042441099"),
+    ];
+    let made = browser
+        .post_from("/dashboard/devices", "/dashboard/devices", &fields)
+        .await;
+    assert_eq!(made.status, StatusCode::OK, "{}", made.body);
+    let page = browser.get("/dashboard/devices").await;
+    assert!(
+        page.body.contains("data-label=\"Protocol\">—"),
+        "{}",
+        page.body
+    );
+
+    let to = addr(&app, freight::server::trackers::TrackerProtocol::Teltonika);
+    let mut unit = Unit::connect(to).await;
+    unit.send(&teltonika_imei("356307042441099")).await;
+    assert_eq!(unit.answer(1).await, [1]);
+    let page = browser.get("/dashboard/devices").await;
+    assert!(
+        page.body
+            .contains("data-label=\"Protocol\"><code>teltonika</code>"),
+        "{}",
+        page.body
+    );
+}
