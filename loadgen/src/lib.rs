@@ -379,13 +379,7 @@ async fn ramp(
             "step {}: offered {rate:.0}/s, achieved {achieved:.0}/s, p99 {p99:.1} ms, {errors} errors",
             step + 1
         ));
-        let step = plot::Step {
-            offered_per_sec: rate,
-            achieved_per_sec: achieved,
-            p99_ms: p99,
-            errors,
-        };
-        if !ramp.push(step) {
+        if !ramp.step(rate, achieved, p99, errors) {
             break;
         }
     }

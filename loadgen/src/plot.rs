@@ -34,7 +34,16 @@ impl Ramp {
     }
 
     /// Adds a step; whether the ramp goes on (its p99 under the bound, no errors).
-    pub fn push(&mut self, step: Step) -> bool {
+    pub fn step(&mut self, offered: f64, achieved: f64, p99_ms: f64, errors: u64) -> bool {
+        self.push(Step {
+            offered_per_sec: offered,
+            achieved_per_sec: achieved,
+            p99_ms,
+            errors,
+        })
+    }
+
+    fn push(&mut self, step: Step) -> bool {
         let kept = step.p99_ms <= self.p99_bound_ms && step.errors == 0;
         if kept {
             self.capacity_per_sec = Some(step.offered_per_sec);

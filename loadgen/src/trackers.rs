@@ -21,7 +21,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio::time::Instant;
 
-use crate::plot::{Ramp, Step};
+use crate::plot::Ramp;
 use crate::report::{Outcome, Recorder, counted};
 use crate::scenario::Scenario;
 use crate::traffic::{Fleet, Target};
@@ -151,13 +151,7 @@ async fn ramp(
                 step + 1
             );
         }
-        let step = Step {
-            offered_per_sec: rate,
-            achieved_per_sec: achieved,
-            p99_ms: p99,
-            errors,
-        };
-        if !ramp.push(step) {
+        if !ramp.step(rate, achieved, p99, errors) {
             break;
         }
     }

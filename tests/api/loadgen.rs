@@ -1,7 +1,8 @@
-//! `freight loadgen` against a real server process, stalled on purpose
-//! (SIGSTOP) for part of an open-loop run: the stall must show in the
+//! `freight loadgen` against a real server process: stalled on purpose
+//! (SIGSTOP) for part of an open-loop run, the stall must show in the
 //! latencies, measured from each request's intended send time, instead of
-//! vanishing because the generator waited too (coordinated omission).
+//! vanishing because the generator waited too (coordinated omission); and a
+//! ramp of hardware trackers over its TCP listener.
 
 use std::process::Stdio;
 use std::time::Duration;
@@ -10,25 +11,32 @@ use serde_json::Value;
 
 use crate::helpers::free_port;
 
-#[actix_web::test]
-async fn a_stalled_server_shows_in_the_open_loop_p99() {
+/// `freight serve` on `data` with `flags`: the process, its API port and the
+/// first start's key (from its file: stdout is not a terminal).
+async fn serve(data: &std::path::Path, flags: &[&str]) -> (tokio::process::Child, u16, String) {
     let (api, admin) = (free_port(), free_port());
-    let dir = tempfile::tempdir().unwrap();
-    let data = dir.path().join("data");
     let server = tokio::process::Command::new(env!("CARGO_BIN_EXE_freight"))
         .args(["serve", "--listen", &format!("127.0.0.1:{api}")])
         .args(["--admin-listen", &format!("127.0.0.1:{admin}")])
+        .args(flags)
         .arg("--data-dir")
-        .arg(&data)
+        .arg(data)
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .kill_on_drop(true)
         .spawn()
         .unwrap();
-    // The first start's key, in its file (stdout is not a terminal).
-    let key = crate::helpers::first_key_in(&data)
+    let key = crate::helpers::first_key_in(data)
         .await
         .expect("the first start wrote its key");
+    (server, api, key)
+}
+
+#[actix_web::test]
+async fn a_stalled_server_shows_in_the_open_loop_p99() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let (server, api, key) = serve(&data, &[]).await;
     let loadgen = tokio::process::Command::new(env!("CARGO_BIN_EXE_freight"))
         .args(["loadgen", "--json", "--trucks", "20", "--fix-every", "0.2"])
         .args(["--duration", "4", "--dashboards", "0", "--clients", "0"])
@@ -80,25 +88,18 @@ async fn a_stalled_server_shows_in_the_open_loop_p99() {
 /// p99 past the bound), and the records are the loads' fixes.
 #[actix_web::test]
 async fn a_tracker_ramp_steps_the_record_rate_over_real_connections() {
-    let (api, admin, teltonika) = (free_port(), free_port(), free_port());
+    let teltonika = free_port();
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path().join("data");
-    let _server = tokio::process::Command::new(env!("CARGO_BIN_EXE_freight"))
-        .args(["serve", "--listen", &format!("127.0.0.1:{api}")])
-        .args(["--admin-listen", &format!("127.0.0.1:{admin}")])
-        .args(["--tcp-ingest", &format!("teltonika=127.0.0.1:{teltonika}")])
-        // A unit here sends faster than a truck's allowance (1 a second).
-        .args(["--device-positions-per-second", "1000"])
-        .arg("--data-dir")
-        .arg(&data)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap();
-    let key = crate::helpers::first_key_in(&data)
-        .await
-        .expect("the first start wrote its key");
+    let listener = format!("teltonika=127.0.0.1:{teltonika}");
+    // A unit here sends faster than a truck's allowance (1 a second).
+    let flags = [
+        "--tcp-ingest",
+        &listener,
+        "--device-positions-per-second",
+        "1000",
+    ];
+    let (_server, api, key) = serve(&data, &flags).await;
     let scenario = dir.path().join("ramp.toml");
     std::fs::write(
         &scenario,

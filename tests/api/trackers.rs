@@ -191,7 +191,13 @@ pub(crate) fn gt06_echo(protocol: u8, serial: u16) -> Vec<u8> {
 }
 
 pub(crate) async fn metric(app: &TestApp, line_start: &str) -> f64 {
-    let page = reqwest::get(format!("{}/metrics", app.admin_base))
+    metric_at(&app.admin_base, line_start).await
+}
+
+/// The value of the metric line starting `line_start` on the admin listener
+/// at `admin_base` (`http://127.0.0.1:<port>`).
+pub(crate) async fn metric_at(admin_base: &str, line_start: &str) -> f64 {
+    let page = reqwest::get(format!("{admin_base}/metrics"))
         .await
         .unwrap()
         .text()

@@ -22,16 +22,8 @@ async fn stored(server: &Server, client: &reqwest::Client, key: &str, load: &str
         .collect()
 }
 
-/// The value of the admin listener's metric line starting `line_start`.
 async fn metric(server: &Server, line_start: &str) -> f64 {
-    let page = reqwest::get(format!("{}/metrics", server.admin)).await;
-    let page = page.unwrap().text().await.unwrap();
-    page.lines()
-        .find_map(|l| {
-            l.strip_prefix(line_start)
-                .and_then(|v| v.trim().parse().ok())
-        })
-        .unwrap_or_else(|| panic!("no {line_start} in /metrics"))
+    crate::trackers::metric_at(&server.admin, line_start).await
 }
 
 #[actix_web::test]
