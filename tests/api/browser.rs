@@ -13,7 +13,7 @@ use serde_json::json;
 use freight::dashboard::MapSource;
 use freight::dashboard::map_tiles::MapTiles;
 
-use crate::helpers::{TestApp, free_port, spawn_app_with, spawn_app_with_local_webhooks};
+use crate::helpers::{TestApp, free_port, spawn_app_with};
 
 /// What the walk needs, or why it cannot run here.
 fn prerequisites() -> Result<(PathBuf, PathBuf), String> {
@@ -47,8 +47,23 @@ async fn a_new_user_walks_through_the_dashboard_in_chromium() {
         }
         Err(reason) => panic!("CI must run the browser walk, but {reason}"),
     };
-    // Webhooks to a receiver the walk runs on this machine (plain HTTP).
-    let app = spawn_app_with_local_webhooks().await;
+    // Webhooks to a receiver the walk runs on this machine (plain HTTP); every
+    // tracker listener and a broker, so the Devices page shows all its setup
+    // cards in the screenshots (the broker is never reached: the MQTT tests'
+    // turn is held, their metrics being the process's).
+    let _turn = crate::broker::turn().await;
+    let app = spawn_app_with(|s| {
+        s.webhooks.url_policy = freight::domain::webhook::UrlPolicy {
+            allow_http: true,
+            allow_private: true,
+        };
+        s.trackers.listeners = ["teltonika", "gt06", "queclink", "h02"]
+            .iter()
+            .map(|p| format!("{p}=127.0.0.1:0").parse().unwrap())
+            .collect();
+        s.mqtt.broker = Some("mqtt://127.0.0.1:1".parse().unwrap());
+    })
+    .await;
     let stdout = run_script(&app, &chromium, &dir, "walk.mjs", &[]).await;
     assert!(stdout.contains("walk complete"), "{stdout}");
 }
