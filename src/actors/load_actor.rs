@@ -13,18 +13,16 @@ use actix::prelude::*;
 use super::LoadError;
 use super::load_edit::apply_edit;
 use super::load_state::{Admission, HeldFix, SharedState, State, Tracked, Wanted};
-use super::status_change::{Changed, apply_status_change};
+use super::status_change::apply_status_change;
+use super::writer::{Changed, LoadWriter};
 use crate::clock::Clock;
-use crate::domain::event::{Event, EventType};
-use crate::domain::ids::{AccountId, LoadId};
-use crate::domain::load::{ChangeSource, Load, LoadEdit, LoadStatus, StatusChange};
-use crate::domain::stops::{StopKind, StopsProgress};
+use crate::domain::ids::{AccountId, LoadId, StopId};
+use crate::domain::load::{Load, LoadEdit, StatusChange};
 use crate::domain::tracking::{GpsFix, TrackingState};
 use crate::storage::{PointRange, Storage, StorageError};
 use crate::telemetry::error_chain;
 use crate::unavailable::Unavailable;
 use crate::webhooks::notifier::Notifier;
-use crate::webhooks::payloads;
 
 pub use super::load_state::RECENT_FIXES;
 /// A mailbox this deep makes many connections posting to one load wait rather than fail.
@@ -71,26 +69,6 @@ pub struct ChangeStatus {
 pub struct EditLoad {
     pub account: AccountId,
     pub edit: LoadEdit,
-}
-
-/// The truck left the pickup while the load was `assigned`: the load moves to
-/// `in_transit` through the usual change (its history says `geofence`), unless
-/// something moved it meanwhile.
-#[derive(Message, Clone)]
-#[rtype(result = "()")]
-pub struct DepartedPickup {
-    pub account: AccountId,
-}
-
-/// A stop's detention clock came due (`services::detention`): if the truck is
-/// still there, `load.detention_started` goes out and the clock ends with it;
-/// otherwise the clock just ends. Answered with the event once it is stored.
-#[derive(Message, Clone)]
-#[rtype(result = "Option<Event>")]
-pub struct DetentionDue {
-    pub stop: StopKind,
-    /// When detention started: the clock's due time.
-    pub since: chrono::DateTime<chrono::Utc>,
 }
 
 /// Reads the in-memory tracking state.
@@ -252,29 +230,6 @@ impl LoadActor {
         });
     }
 
-    /// The stored progress says the truck left the pickup, but the load is
-    /// still `assigned`: the instance stopped between writing the departure
-    /// and moving the load. The move is made now, as it would have been then,
-    /// if the account still wants it (it is queued behind the state's loading).
-    fn finish_departure(&self, ctx: &mut Context<Self>, account: AccountId) {
-        let storage = self.deps.storage.clone();
-        let id = self.id.clone();
-        ctx.spawn(
-            async move { storage.get_account(&account).await.map(|a| (account, a)) }
-                .into_actor(self)
-                .map(move |read, _, ctx| match read {
-                    Ok((account, Some(found))) if found.stop_settings.auto_in_transit => {
-                        tracing::info!(load = %id, "the truck left the pickup before the last stop; moving the load in transit now");
-                        ctx.notify(DepartedPickup { account });
-                    }
-                    Ok(_) => {}
-                    Err(error) => {
-                        tracing::warn!(load = %id, error = %error_chain(&error), "could not read the account to finish a departure from the pickup; the next start tries again");
-                    }
-                }),
-        );
-    }
-
     /// Stops after `after` regardless of activity, once no write is in flight.
     fn stop_after(&self, ctx: &mut Context<Self>, after: Duration) {
         ctx.run_later(after, |actor, ctx| {
@@ -288,19 +243,6 @@ impl LoadActor {
             }
         });
     }
-}
-
-/// Whether `load` is `assigned` although its truck left the pickup after its
-/// last status change (the automatic move was not made). A departure older
-/// than the last change was seen before it (by a person moving the load back
-/// and assigning it again), and stays as it is.
-fn left_pickup_unmoved(load: &Load, stops: &StopsProgress) -> bool {
-    let last_change = load.status_history.last().map_or(load.created_at, |e| e.at);
-    load.status == LoadStatus::Assigned
-        && stops
-            .of(StopKind::Pickup)
-            .departed()
-            .is_some_and(|departed| departed >= last_change)
 }
 
 impl Actor for LoadActor {
@@ -342,8 +284,8 @@ impl Actor for LoadActor {
                     }
                     // Delivered or cancelled: read for a while, then let go.
                     let finished = load.status.is_final();
-                    if left_pickup_unmoved(&load, &stops) {
-                        actor.finish_departure(ctx, load.account_id.clone());
+                    if let Some(to) = stop_messages::unmade_move(&load, &stops) {
+                        actor.finish_move(ctx, load.account_id.clone(), to);
                     }
                     actor.state.lock().state = State::Active(Tracked::from_load(
                         load,
@@ -416,10 +358,27 @@ impl Handler<AdmitFixes> for LoadActor {
     }
 }
 
+/// What a change is planned from: the next event sequence number, the
+/// newest fix, and the stops the truck has arrived at.
+struct Planned {
+    next_sequence: u64,
+    final_position: Option<GpsFix>,
+    frozen: Vec<StopId>,
+}
+
+impl ActorDeps {
+    fn writer(&self) -> LoadWriter<'_> {
+        LoadWriter {
+            storage: &*self.storage,
+            clock: &self.clock,
+            carriers: &self.carriers,
+        }
+    }
+}
+
 impl LoadActor {
     /// Runs a change of the load (its status, its fields) atomically on this
-    /// actor: `run` gets the next event sequence number and the newest fix,
-    /// and nothing else runs here until its write is durable, so each change
+    /// actor: `run` gets what it is planned from ([`Planned`]), and nothing else runs here until its write is durable, so each change
     /// is planned against the result of the previous one. Meanwhile fixes are
     /// admitted only through the mailbox, behind the change.
     fn run_change<F, Fut>(
@@ -428,7 +387,7 @@ impl LoadActor {
         run: F,
     ) -> AtomicResponse<Self, Result<Load, LoadError>>
     where
-        F: FnOnce(u64, Option<GpsFix>) -> Fut,
+        F: FnOnce(Planned) -> Fut,
         Fut: std::future::Future<Output = Result<Changed, LoadError>> + 'static,
     {
         let planned = {
@@ -436,23 +395,24 @@ impl LoadActor {
             shared.last_active = tokio::time::Instant::now();
             match shared.state.tracked(account) {
                 Ok(tracked) => {
-                    let planned = (
-                        tracked.next_sequence,
-                        tracked.recent.front().map(HeldFix::fix),
-                    );
+                    let planned = Planned {
+                        next_sequence: tracked.next_sequence,
+                        final_position: tracked.recent.front().map(HeldFix::fix),
+                        frozen: tracked.frozen_stops(),
+                    };
                     shared.changing = true;
                     Ok(planned)
                 }
                 Err(error) => Err(error),
             }
         };
-        let (next_sequence, final_position) = match planned {
+        let planned = match planned {
             Ok(planned) => planned,
             Err(error) => return AtomicResponse::new(Box::pin(fut::ready(Err(error)))),
         };
         let notifier = self.deps.notifier.clone();
         AtomicResponse::new(Box::pin(
-            run(next_sequence, final_position)
+            run(planned)
                 .into_actor(self)
                 .map(move |changed, actor, ctx| {
                     let mut newly_final = false;
@@ -498,14 +458,14 @@ impl Handler<ChangeStatus> for LoadActor {
         let deps = self.deps.clone();
         let id = self.id.clone();
         let account = msg.account.clone();
-        self.run_change(&account, move |next_sequence, final_position| async move {
+        self.run_change(&account, move |planned| async move {
             apply_status_change(
-                &deps,
+                &deps.writer(),
                 &id,
                 &msg.account,
                 &msg.change,
-                next_sequence,
-                final_position,
+                planned.next_sequence,
+                planned.final_position,
             )
             .await
         })
@@ -516,117 +476,20 @@ impl Handler<EditLoad> for LoadActor {
     type Result = AtomicResponse<Self, Result<Load, LoadError>>;
 
     fn handle(&mut self, msg: EditLoad, _: &mut Self::Context) -> Self::Result {
-        let storage = self.deps.storage.clone();
-        let clock = self.deps.clock.clone();
+        let deps = self.deps.clone();
         let id = self.id.clone();
         let account = msg.account.clone();
-        self.run_change(&account, move |next_sequence, _| async move {
+        self.run_change(&account, move |planned| async move {
             apply_edit(
-                &*storage,
-                &clock,
+                &deps.writer(),
                 &id,
                 &msg.account,
                 &msg.edit,
-                next_sequence,
+                &planned.frozen,
+                planned.next_sequence,
             )
             .await
         })
-    }
-}
-
-impl Handler<DepartedPickup> for LoadActor {
-    // Answered once the move is made or refused (the actor goes on with other
-    // messages meanwhile: the move itself is one of them).
-    type Result = ResponseActFuture<Self, ()>;
-
-    fn handle(&mut self, msg: DepartedPickup, ctx: &mut Self::Context) -> Self::Result {
-        let change = ChangeStatus {
-            account: msg.account,
-            change: StatusChange {
-                status: LoadStatus::InTransit,
-                carrier_id: None,
-                location: None,
-                notes: None,
-                source: ChangeSource::Geofence,
-            },
-        };
-        let id = self.id.clone();
-        // Behind whatever the mailbox holds: a change made meanwhile (a person
-        // moving the load on) is applied first, and this one then finds the
-        // load no longer `assigned`.
-        let addr = ctx.address();
-        Box::pin(
-            async move {
-                match addr.send(change).await {
-                    Ok(Ok(load)) => {
-                        tracing::info!(load = %id, status = %load.status, "the truck left the pickup; the load is in transit")
-                    }
-                    Ok(Err(error)) => {
-                        tracing::info!(load = %id, %error, "the truck left the pickup; the load was not moved to in_transit")
-                    }
-                    Err(error) => tracing::warn!(load = %id, %error, "the actor stopped before moving the load to in_transit"),
-                }
-            }
-            .into_actor(self),
-        )
-    }
-}
-
-impl Handler<DetentionDue> for LoadActor {
-    type Result = ResponseActFuture<Self, Option<Event>>;
-
-    fn handle(&mut self, msg: DetentionDue, _: &mut Self::Context) -> Self::Result {
-        let started = {
-            let mut shared = self.state.lock();
-            match &mut shared.state {
-                State::Active(tracked) => tracked
-                    .start_detention(msg.stop)
-                    .map(|(sequence, free)| (tracked.account.clone(), sequence, free)),
-                _ => None,
-            }
-        };
-        let event = started.map(|(account, sequence, free_minutes)| {
-            Event::new(
-                account,
-                self.id.clone(),
-                EventType::LoadDetentionStarted,
-                sequence,
-                self.deps.clock.now(),
-                payloads::detention_started(self.id.as_str(), msg.stop, msg.since, free_minutes),
-            )
-        });
-        let storage = self.deps.storage.clone();
-        let notifier = self.deps.notifier.clone();
-        let id = self.id.clone();
-        let stop = msg.stop;
-        Box::pin(
-            async move {
-                match storage.end_stop_timer(&id, event.as_ref()).await {
-                    Ok(()) => {
-                        if let Some(event) = &event {
-                            notifier.events_committed(vec![event.clone()]);
-                        }
-                        Ok(event)
-                    }
-                    // Still stored: the clock's next reading of storage brings
-                    // it back, and this actor tries again.
-                    Err(error) => {
-                        tracing::warn!(load = %id, error = %error_chain(&error), "could not end a detention clock; it will come due again");
-                        Err(())
-                    }
-                }
-            }
-            .into_actor(self)
-            .map(move |ended, actor, _| match ended {
-                Ok(event) => event,
-                Err(()) => {
-                    if let State::Active(tracked) = &mut actor.state.lock().state {
-                        tracked.detention_not_sent(stop);
-                    }
-                    None
-                }
-            }),
-        )
     }
 }
 
@@ -647,6 +510,9 @@ pub fn instance_name() -> String {
     let tag = crate::domain::ids::new_suffix();
     format!("{host}/{}", &tag[tag.len() - 10..])
 }
+
+mod stop_messages;
+pub use stop_messages::{DetentionDue, GeofenceMove};
 
 #[cfg(test)]
 mod tests;

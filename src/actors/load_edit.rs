@@ -2,34 +2,35 @@
 //! read, plan, claim a new reference, write with `load.updated`, let go of the
 //! old reference. The actor is the load's only writer, so nothing interleaves.
 
-use crate::clock::Clock;
 use crate::domain::event::{Event, EventType};
-use crate::domain::ids::{AccountId, LoadId};
+use crate::domain::ids::{AccountId, LoadId, StopId};
 use crate::domain::load::LoadEdit;
-use crate::storage::{Storage, references};
+use crate::storage::references;
 use crate::webhooks::payloads;
 
 use super::LoadError;
-use super::status_change::Changed;
+use super::writer::{Changed, LoadWriter};
 
 /// Applies `edit` to the load; `load.updated` (numbered `next_sequence`,
 /// naming the changed fields) is written with it. An edit that changes
-/// nothing writes nothing and sends nothing.
+/// nothing writes nothing and sends nothing. `frozen`: the stops the truck
+/// has arrived at.
 pub async fn apply_edit(
-    storage: &dyn Storage,
-    clock: &Clock,
+    writer: &LoadWriter<'_>,
     id: &LoadId,
     account: &AccountId,
     edit: &LoadEdit,
+    frozen: &[StopId],
     next_sequence: u64,
 ) -> Result<Changed, LoadError> {
+    let (storage, clock) = (writer.storage, writer.clock);
     let current = storage
         .get_load(id)
         .await?
         .filter(|load| &load.account_id == account)
         .ok_or(LoadError::NotFound)?;
     let now = clock.now();
-    let (updated, changed) = current.plan_edit(edit, now)?;
+    let (updated, changed) = current.plan_edit(edit, frozen, now)?;
     if changed.is_empty() {
         return Ok(Changed {
             load: current,

@@ -17,14 +17,16 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use bytes::Bytes;
-use chrono::{DateTime, Utc};
 use tokio::time::Instant;
 
 use super::LoadError;
 use crate::domain::eta::EtaChanged;
+use crate::domain::hos::DriverClock;
 use crate::domain::ids::AccountId;
+use crate::domain::ids::StopId;
 use crate::domain::load::{Load, LoadStatus};
-use crate::domain::stops::{Geofence, Milestone, StopKind, StopTimer, StopWatch, StopsProgress};
+use crate::domain::stop_etas::Speed;
+use crate::domain::stops::{Milestone, StopKey, StopRef, StopTimer, StopWatch, StopsProgress};
 use crate::domain::tracking::{Appended, FixSource, GpsFix, TrackingState};
 
 /// Positions kept in memory per load, newest first (the rest is in storage).
@@ -158,6 +160,7 @@ impl SharedState {
             if let Some(undo) = stops_undo {
                 if tracked.stops_version == undo.version {
                     tracked.stops = undo.before;
+                    tracked.driver = undo.driver;
                     tracked.stops_version += 1;
                 } else {
                     tracing::warn!("a failed commit's stop milestones were built on; they stand");
@@ -186,6 +189,7 @@ impl Shared {
     ) -> Result<Admission, LoadError> {
         self.last_active = Instant::now();
         let tracked = self.state.tracked(account)?;
+        tracked.speed = events.speed;
         let status = tracked.status();
         if !matches!(status, LoadStatus::Assigned | LoadStatus::InTransit) {
             return Err(LoadError::NotTrackable(status));
@@ -204,7 +208,6 @@ impl Shared {
             first_sequence,
             stops,
             stops_undo,
-            appointments: tracked.appointments,
         })
     }
 }
@@ -217,8 +220,8 @@ pub struct StopsAdmitted {
     pub milestones: Vec<Milestone>,
     /// What the milestones did to the load's detention clock.
     pub timer: Option<StopTimer>,
-    /// The delivery ETA to send in `load.eta_changed`.
-    pub eta_changed: Option<EtaChanged>,
+    /// The stops' ETAs to send in `load.eta_changed`.
+    pub eta_changed: Vec<EtaChanged>,
     /// The progress after the fix, to store with it.
     pub progress: StopsProgress,
     /// The sequence number of the first milestone's event.
@@ -228,6 +231,7 @@ pub struct StopsAdmitted {
 /// How to take back an admission's stop changes if its commit fails.
 pub struct StopsUndo {
     before: StopWatch,
+    driver: DriverClock,
     /// The watch's version once the admission changed it.
     version: u64,
 }
@@ -235,10 +239,12 @@ pub struct StopsUndo {
 /// Which of the optional events an admission's fixes make: those only a
 /// subscriber reads (`tracking.updated` would double the writes of GPS ingest;
 /// `load.eta_changed` costs an estimate a minute per load).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct Wanted {
     pub tracking: bool,
     pub eta: bool,
+    /// The account's ETA speed, which its loads' ETAs plan with.
+    pub speed: Speed,
 }
 
 impl Wanted {
@@ -246,6 +252,7 @@ impl Wanted {
     pub const ALL: Wanted = Wanted {
         tracking: true,
         eta: true,
+        speed: Speed::DEFAULT,
     };
 }
 
@@ -258,8 +265,6 @@ pub struct Admission {
     pub first_sequence: Option<u64>,
     pub stops: Vec<StopsAdmitted>,
     pub stops_undo: Option<StopsUndo>,
-    /// Pickup and delivery appointments, for the milestones' arrival status.
-    pub appointments: [Option<DateTime<Utc>>; 2],
 }
 
 impl std::fmt::Debug for Admission {
@@ -318,21 +323,21 @@ impl HeldFix {
 pub struct Tracked {
     pub(super) account: AccountId,
     status: LoadStatus,
-    /// Where the ETA aims (see `eta_target`).
-    pub(super) destination: Option<Geofence>,
-    /// The pickup and delivery as stops, folded from admitted fixes.
+    /// The stops, folded from admitted fixes.
     stops: StopWatch,
     /// Bumped by every admission that changes `stops`.
     stops_version: u64,
-    /// Pickup and delivery appointments (`pickup_date`, `delivery_date`).
-    appointments: [Option<DateTime<Utc>>; 2],
-    /// Free minutes at a stop before detention starts.
-    free_minutes: u32,
+    /// The driver's hours-of-service clock, folded from every admitted fix
+    /// (stored with the stops' progress when that is written).
+    driver: DriverClock,
+    team: bool,
+    /// The speed the ETA plans with: the account's, as of its latest fixes.
+    pub(super) speed: Speed,
     /// The time (µs) of the newest fix whose ETA was looked at.
     eta_checked: i64,
     /// Stops whose `load.detention_started` this actor sent (a clock read
     /// again from storage while its end was being written must not send it twice).
-    detention_sent: [bool; 2],
+    detention_sent: Vec<StopId>,
     /// Newest first, at most `RECENT_FIXES`.
     pub(super) recent: VecDeque<HeldFix>,
     /// The sequence number the load's next event gets.
@@ -354,14 +359,26 @@ impl Tracked {
     ) -> Self {
         // Fixes no newer than the newest stored one were folded into the
         // stored progress already, or were late.
-        let stops = StopWatch::new(&load.origin, &load.destination, progress, recent.first());
+        let stops = StopWatch::new(
+            &load.stops(),
+            load.free_minutes(),
+            &progress,
+            recent.first(),
+        );
+        // The stored clock is as of the last stop change: the newer of the
+        // load's latest fixes carry it on (the gap between reads as a sparse
+        // stretch).
+        let mut driver = progress.driver.unwrap_or_default();
+        for fix in recent.iter().rev() {
+            driver.observe(fix);
+        }
         Tracked {
-            destination: eta_target(&load.destination),
             stops,
             stops_version: 0,
-            appointments: [load.pickup_date, load.delivery_date],
-            free_minutes: load.free_minutes(),
-            detention_sent: [false; 2],
+            driver,
+            team: load.team,
+            speed: Speed::default(),
+            detention_sent: Vec::new(),
             eta_checked: i64::MIN,
             recent: recent.iter().map(HeldFix::new).collect(),
             next_sequence,
@@ -376,6 +393,11 @@ impl Tracked {
         self.status
     }
 
+    /// The stops the truck has arrived at (an edit may not change them).
+    pub(super) fn frozen_stops(&self) -> Vec<StopId> {
+        self.stops.frozen()
+    }
+
     /// Folds admitted fixes into the stops: what each changed (with sequence
     /// numbers reserved for its milestones' events), and how to undo it.
     fn watch_stops(
@@ -383,23 +405,28 @@ impl Tracked {
         fixes: &[GpsFix],
         eta_wanted: bool,
     ) -> (Vec<StopsAdmitted>, Option<StopsUndo>) {
-        // A copy of some 160 bytes: cheaper than deciding whether it is needed.
-        let before = self.stops.clone();
+        // A copy of a few hundred bytes: cheaper than deciding whether it is needed.
+        let before = (self.stops.clone(), self.driver);
         let mut changes = Vec::new();
         for (index, fix) in fixes.iter().enumerate() {
-            let progress = *self.stops.progress();
-            let milestones = self.stops.observe(fix);
-            if milestones.is_empty() && *self.stops.progress() == progress {
+            let since_break = folded_since_break(&self.driver);
+            self.driver.observe(fix);
+            let (milestones, progress_changed) = self.stops.observe(fix);
+            // A break or rest the fix ended is stored too, so a restarted
+            // actor's clock knows of it.
+            let rested = folded_since_break(&self.driver) < since_break;
+            if milestones.is_empty() && !progress_changed && !rested {
                 continue;
             }
+            self.stops.set_driver(self.driver);
             let first_sequence = self.next_sequence;
             self.next_sequence += milestones.len() as u64;
             changes.push(StopsAdmitted {
                 index,
-                timer: StopTimer::after(&milestones, &self.appointments, self.free_minutes),
-                eta_changed: None,
+                timer: self.stops.timer_after(&milestones),
+                eta_changed: Vec::new(),
                 milestones,
-                progress: *self.stops.progress(),
+                progress: self.stops.progress().clone(),
                 first_sequence,
             });
         }
@@ -409,41 +436,42 @@ impl Tracked {
         let undo = (!changes.is_empty()).then(|| {
             self.stops_version += 1;
             StopsUndo {
-                before,
+                before: before.0,
+                driver: before.1,
                 version: self.stops_version,
             }
         });
         (changes, undo)
     }
 
-    /// A stop's detention clock came due: the event's sequence number and the
-    /// free minutes when the truck is still there (and it was not sent yet).
-    pub(super) fn start_detention(&mut self, stop: StopKind) -> Option<(u64, u32)> {
+    /// A stop's detention clock came due: the event's sequence number, the
+    /// stop and its free minutes when the truck is still there (and it was
+    /// not sent yet).
+    pub(super) fn start_detention(&mut self, stop: &StopKey) -> Option<(u64, StopRef, u32)> {
+        let index = self.stops.index_of(stop)?;
+        let (at, progress) = self.stops.stops().nth(index)?;
         // A delivered or cancelled load's truck is nobody's to wait for.
-        if self.status.is_final()
-            || !self.stops.progress().of(stop).at_stop()
-            || self.detention_sent[stop.index()]
-        {
+        if self.status.is_final() || !progress.at_stop() || self.detention_sent.contains(&at.id) {
             return None;
         }
-        self.detention_sent[stop.index()] = true;
+        let at = at.clone();
+        self.detention_sent.push(at.id.clone());
         let sequence = self.next_sequence;
         self.next_sequence += 1;
-        Some((sequence, self.free_minutes))
+        Some((sequence, at, self.stops.free_minutes(index)))
     }
 
     /// The detention event could not be written: it may be sent again.
-    pub(super) fn detention_not_sent(&mut self, stop: StopKind) {
-        self.detention_sent[stop.index()] = false;
+    pub(super) fn detention_not_sent(&mut self, stop: &StopId) {
+        self.detention_sent.retain(|s| s != stop);
     }
 
     /// Follows the load as a change left it: its status, and the plan its
-    /// fixes are judged by (stops, appointments, destination).
+    /// fixes are judged by (stops, appointments).
     pub(super) fn follow(&mut self, load: &Load) {
         self.status = load.status;
-        self.stops.replan(&load.origin, &load.destination);
-        self.appointments = [load.pickup_date, load.delivery_date];
-        self.destination = eta_target(&load.destination);
+        self.team = load.team;
+        self.stops.replan(&load.stops(), load.free_minutes());
         self.changed();
     }
 
@@ -473,9 +501,10 @@ impl Tracked {
         TrackingState {
             status: self.status,
             recent: self.recent.iter().map(HeldFix::fix).collect(),
-            destination: self.destination,
-            delivery_appointment: self.appointments[StopKind::Delivery.index()],
-            delivery_arrived_at: self.stops.progress().delivery.arrived(),
+            route: self.stops.route(),
+            driver: Some(self.driver),
+            team: self.team,
+            speed: self.speed,
         }
     }
 
@@ -497,6 +526,13 @@ impl Tracked {
             self.changed();
         }
     }
+}
+
+/// Driving since the last break as of the newest fix folded.
+fn folded_since_break(driver: &DriverClock) -> chrono::Duration {
+    driver.last_fix_at().map_or(chrono::Duration::zero(), |at| {
+        driver.shift_at(at).since_break
+    })
 }
 
 impl Drop for Tracked {
@@ -535,7 +571,6 @@ impl State {
 }
 
 mod eta_watch;
-use eta_watch::eta_target;
 pub use eta_watch::stored_state;
 
 #[cfg(test)]

@@ -10,5 +10,6 @@ mod load_error;
 pub mod load_state;
 pub mod registry;
 pub mod status_change;
+mod writer;
 
 pub use load_error::LoadError;

@@ -12,10 +12,11 @@ use actix_rt::{Arbiter, ArbiterHandle};
 use bytes::Bytes;
 
 use super::LoadError;
-use super::load_actor::{ActorDeps, DepartedPickup, LoadActor, ReadTracking, Resident};
+use super::load_actor::{ActorDeps, GeofenceMove, LoadActor, ReadTracking, Resident};
 use super::load_state::{Admission, SharedState, View, Wanted};
 use crate::domain::ids::AccountId;
 use crate::domain::ids::LoadId;
+use crate::domain::load::LoadStatus;
 use crate::domain::tracking::{GpsFix, TrackingState};
 use crate::unavailable::Unavailable;
 
@@ -106,12 +107,13 @@ impl LoadRegistry {
         self.shared(id)?.try_admit(account, fixes, events)
     }
 
-    /// Tells the load's actor that its truck left the pickup while the load
-    /// was `assigned` (from the committer's threads: nothing is awaited).
-    pub fn depart_pickup(&self, id: &LoadId, account: &AccountId) {
+    /// Tells the load's actor that its truck's departure moves the load to
+    /// `to` (from the committer's threads: nothing is awaited).
+    pub fn move_by_geofence(&self, id: &LoadId, account: &AccountId, to: LoadStatus) {
         let (addr, _) = self.actor_for(id);
-        addr.do_send(DepartedPickup {
+        addr.do_send(GeofenceMove {
             account: account.clone(),
+            to,
         });
     }
 

@@ -8,29 +8,21 @@ use crate::domain::tracking::GpsFix;
 use crate::webhooks::payloads;
 
 use super::LoadError;
-use super::load_actor::ActorDeps;
-
-/// What a status change produced: the load as it stands, and how many event
-/// sequence numbers (from the one given) its events took.
-pub struct Changed {
-    pub load: Load,
-    /// Committed with the change, numbered from the sequence given.
-    pub events: Vec<Event>,
-}
+use super::writer::{Changed, LoadWriter};
 
 /// The body of a status change, run by the load's actor (the only writer of the
 /// load, so the read-plan-write below cannot interleave with another change).
 /// Its events (`load.assigned`, `load.status_changed`, `delivery.completed`) are
 /// numbered from `next_sequence` and written in the same commit as the change.
 pub async fn apply_status_change(
-    deps: &ActorDeps,
+    deps: &LoadWriter<'_>,
     id: &LoadId,
     account: &AccountId,
     change: &StatusChange,
     next_sequence: u64,
     final_position: Option<GpsFix>,
 ) -> Result<Changed, LoadError> {
-    let storage = &*deps.storage;
+    let storage = deps.storage;
     let current = storage
         .get_load(id)
         .await?
@@ -95,7 +87,7 @@ pub async fn apply_status_change(
 
 /// Writes `current` moved to `to` with its events (see [`apply_status_change`]).
 async fn write_change(
-    deps: &ActorDeps,
+    deps: &LoadWriter<'_>,
     current: Load,
     to: LoadStatus,
     carrier: Option<CarrierSummary>,
@@ -103,7 +95,7 @@ async fn write_change(
     next_sequence: u64,
     final_position: Option<GpsFix>,
 ) -> Result<Changed, LoadError> {
-    let (storage, clock) = (&*deps.storage, &deps.clock);
+    let (storage, clock) = (deps.storage, deps.clock);
     let (account, id) = (&current.account_id, &current.id);
     let now = clock.now();
     let updated = current.apply(to, carrier, change, now);

@@ -23,7 +23,6 @@ use super::session::Viewer;
 use crate::api::error::STREAMS_RETRY_AFTER_SECONDS;
 use crate::domain::ids::LoadId;
 use crate::domain::load::{Load, LoadStatus};
-use crate::domain::stops::StopKind;
 use crate::services::Services;
 use crate::services::live::Resume;
 use crate::services::tracking::StreamError;
@@ -199,11 +198,13 @@ pub async fn loads(
             let device = feeds.get(&load.id).cloned();
             // A stop that cannot be read now shows as none: the board stays up.
             let stops = services.storage.load_stops(&load.id).await.ok().flatten();
+            let planned = load.stops();
             let at_stop = stops.and_then(|progress| {
-                StopKind::BOTH
-                    .into_iter()
-                    .find(|kind| progress.of(*kind).at_stop())
-                    .map(StopKind::as_str)
+                planned
+                    .iter()
+                    .zip(progress.of_stops(&planned))
+                    .find(|(_, p)| p.at_stop())
+                    .map(|(stop, _)| stop.kind.as_str())
             });
             board_load(load, state.as_ref(), device, at_stop)
         })
@@ -222,7 +223,7 @@ fn board_load(
     at_stop: Option<&'static str>,
 ) -> BoardLoad {
     let latest = state.and_then(|s| s.recent.first());
-    let summary = state.map(TrackingSummary::new);
+    let summary = state.map(TrackingSummary::of);
     BoardLoad {
         url: format!("/dashboard/loads/{}", load.id),
         id: load.id.to_string(),

@@ -57,6 +57,8 @@ pub async fn create(
         rate: form.number("rate", &mut errors),
         notes: form.text("notes"),
         detention_free_minutes: form.number("detention_free_minutes", &mut errors),
+        stops: None,
+        team: None,
     };
     let validated = input.validate();
     let new = match (validated, errors.is_empty()) {
@@ -123,6 +125,8 @@ pub async fn edit(
         delivery_date: Some(form.text("delivery_date").map(|t| as_utc(&t))),
         rate: Some(form.number("rate", &mut errors)),
         notes: Some(form.text("notes")),
+        stops: None,
+        team: None,
         reference: Some(form.text("reference")),
     };
     let refused = |problems: Problems, status| {

@@ -101,7 +101,16 @@ pub async fn show(
         }
     };
     let now = services.clock.now();
-    let stops = StopView::of_load(&load, &progress, &settings, now);
+    let estimate = state.as_ref().and_then(|s| s.estimate());
+    let planned = load.stops();
+    let stops = StopView::of_load(
+        &load,
+        &planned,
+        &progress,
+        estimate.as_ref(),
+        &settings,
+        now,
+    );
     let ends_at = link.ends_at(delivered_at(&load));
     let data = PublicTracking::new(&load, state.as_ref(), &stops, ends_at);
     if json {

@@ -4,6 +4,7 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
 use super::ids::AccountId;
+use super::stop_etas::{EtaBasis, Speed};
 use super::timestamp::serde_utc;
 
 pub const MAX_ACCOUNT_NAME_CHARS: usize = 200;
@@ -77,7 +78,7 @@ pub struct Account {
 /// The account's rules for its loads' stops: when an arrival is late or
 /// early, the free time at a stop for loads created without their own, and
 /// whether a departure from the pickup starts the trip.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(default)]
 pub struct StopSettings {
     /// An arrival more than this many minutes after its appointment is `late`.
@@ -88,6 +89,24 @@ pub struct StopSettings {
     pub detention_free_minutes: u32,
     /// A departure from the pickup moves an `assigned` load to `in_transit`.
     pub auto_in_transit: bool,
+    /// A departure from the last delivery moves an `in_transit` load to
+    /// `delivered`.
+    pub auto_delivered: bool,
+    /// The driving speed ETAs plan with, in mph (20-80).
+    pub driving_mph: f64,
+    /// Road miles per great-circle mile in ETAs (1.0-2.0).
+    pub road_circuity: f64,
+}
+
+impl StopSettings {
+    /// The speed the account's ETAs plan with.
+    pub fn speed(&self) -> Speed {
+        Speed {
+            mph: self.driving_mph,
+            circuity: self.road_circuity,
+            basis: EtaBasis::AccountSetting,
+        }
+    }
 }
 
 /// The largest value each of the settings' minutes takes: a day.
@@ -100,6 +119,9 @@ impl Default for StopSettings {
             early_before_minutes: 60,
             detention_free_minutes: super::load::DEFAULT_DETENTION_FREE_MINUTES,
             auto_in_transit: true,
+            auto_delivered: false,
+            driving_mph: super::route_eta::DEFAULT_MPH,
+            road_circuity: super::eta::ROAD_CIRCUITY,
         }
     }
 }

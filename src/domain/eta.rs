@@ -16,7 +16,8 @@
 
 use chrono::{DateTime, Duration, Utc};
 
-use super::tracking::GpsFix;
+use super::fix::GpsFix;
+use super::stop_plan::StopRef;
 use crate::geo::haversine_miles;
 
 pub const ROAD_CIRCUITY: f64 = 1.2;
@@ -55,17 +56,18 @@ pub struct EtaSent {
     pub late_risk: bool,
 }
 
-/// A new estimate, against the last one sent: `Some` when it must be sent.
+/// A new estimate and its late risk, against the last one sent: `Some` when
+/// it must be sent.
 pub fn change_to_send(
     sent: Option<&EtaSent>,
     eta: DateTime<Utc>,
     fix_at: DateTime<Utc>,
-    appointment: Option<DateTime<Utc>>,
+    late_risk: bool,
 ) -> Option<EtaSent> {
     let now = EtaSent {
         eta: eta.timestamp_micros(),
         at: fix_at.timestamp_micros(),
-        late_risk: late_risk(eta, appointment),
+        late_risk,
     };
     let Some(sent) = sent else {
         return Some(now);
@@ -78,8 +80,9 @@ pub fn change_to_send(
 }
 
 /// A `load.eta_changed` to send with a fix.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct EtaChanged {
+    pub stop: StopRef,
     pub eta: DateTime<Utc>,
     /// The ETA sent before; `None` for the load's first.
     pub previous: Option<DateTime<Utc>>,
@@ -152,20 +155,17 @@ mod change_tests {
     #[test]
     fn an_eta_is_sent_first_then_when_it_moves_15_minutes_at_most_every_10_or_risk_flips() {
         let appointment = Some(t(600));
-        let first = change_to_send(None, t(500), t(0), appointment).unwrap();
+        let send = |sent: Option<&EtaSent>, eta, at| {
+            change_to_send(sent, eta, at, late_risk(eta, appointment))
+        };
+        let first = send(None, t(500), t(0)).unwrap();
         assert!(!first.late_risk);
         // Moved 14 minutes: no; 15 minutes but 5 minutes after the last: no.
-        assert_eq!(
-            change_to_send(Some(&first), t(514), t(20), appointment),
-            None
-        );
-        assert_eq!(
-            change_to_send(Some(&first), t(515), t(5), appointment),
-            None
-        );
-        let moved = change_to_send(Some(&first), t(515), t(10), appointment).unwrap();
+        assert_eq!(send(Some(&first), t(514), t(20)), None);
+        assert_eq!(send(Some(&first), t(515), t(5)), None);
+        let moved = send(Some(&first), t(515), t(10)).unwrap();
         // Late risk flips (ETA past 600 + 15): sent at once.
-        let late = change_to_send(Some(&moved), t(616), t(11), appointment).unwrap();
+        let late = send(Some(&moved), t(616), t(11)).unwrap();
         assert!(late.late_risk);
         assert!(late_risk(t(616), appointment));
         assert!(!late_risk(t(615), appointment));

@@ -24,25 +24,28 @@ pub enum EventType {
     TrackingUpdated,
     #[serde(rename = "delivery.completed")]
     DeliveryCompleted,
-    /// The truck arrived at the pickup or the delivery (a stop's geofence).
+    /// The truck arrived at a stop (its geofence).
     #[serde(rename = "load.arrived")]
     LoadArrived,
-    /// The truck left the pickup or the delivery.
+    /// The truck left a stop.
     #[serde(rename = "load.departed")]
     LoadDeparted,
     /// The truck is still at a stop when its free time ends.
     #[serde(rename = "load.detention_started")]
     LoadDetentionStarted,
-    /// The delivery ETA moved 15 minutes or more, or late risk flipped.
+    /// A stop's ETA moved 15 minutes or more, or its late risk flipped.
     #[serde(rename = "load.eta_changed")]
     LoadEtaChanged,
     /// The load's fields were changed (`PATCH /v1/loads/{id}`).
     #[serde(rename = "load.updated")]
     LoadUpdated,
+    /// The truck arrived at a later stop without arriving at this one.
+    #[serde(rename = "load.stop_skipped")]
+    LoadStopSkipped,
 }
 
 impl EventType {
-    pub const ALL: [EventType; 10] = [
+    pub const ALL: [EventType; 11] = [
         EventType::LoadCreated,
         EventType::LoadAssigned,
         EventType::LoadStatusChanged,
@@ -53,6 +56,7 @@ impl EventType {
         EventType::LoadDetentionStarted,
         EventType::LoadEtaChanged,
         EventType::LoadUpdated,
+        EventType::LoadStopSkipped,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -67,6 +71,7 @@ impl EventType {
             EventType::LoadDetentionStarted => "load.detention_started",
             EventType::LoadEtaChanged => "load.eta_changed",
             EventType::LoadUpdated => "load.updated",
+            EventType::LoadStopSkipped => "load.stop_skipped",
         }
     }
 

@@ -292,10 +292,25 @@ prefixed_id!(
     "user_"
 );
 prefixed_id!(
+    /// A stop of a load, `stop_<ulid>`.
+    StopId,
+    "stop_"
+);
+prefixed_id!(
     /// A domain event, `evt_<ulid>`: ordered by creation, the same on every delivery attempt.
     EventId,
     "evt_"
 );
+
+impl StopId {
+    /// The id of stop `sequence` (1-based) of a load stored before loads had
+    /// stop ids: derived from the load's id, so every instance and every read
+    /// names the stop alike. Its creation time is the load's.
+    pub fn derived(load: &LoadId, sequence: u8) -> StopId {
+        let ulid = load.ulid() ^ u128::from(sequence);
+        StopId::from_suffix(&encode(ulid)).expect("a ULID encodes to a valid suffix")
+    }
+}
 
 #[cfg(test)]
 mod tests {

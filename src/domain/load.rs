@@ -4,8 +4,10 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
 use super::equipment::EquipmentType;
-use super::ids::{AccountId, CarrierId, LoadId};
+use super::ids::{AccountId, CarrierId, LoadId, StopId};
 use super::location::{Coordinates, Location};
+use super::stop_plan::{self, Stop};
+use super::stops::StopKind;
 use super::timestamp::serde_utc;
 use super::validation::number_in;
 
@@ -149,6 +151,13 @@ pub struct Load {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reference: Option<String>,
     pub carrier: Option<CarrierSummary>,
+    /// The stops, in order (see `stop_plan`); empty for a load stored before
+    /// loads had their own: then [`Load::stops`] derives them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub stops: Vec<Stop>,
+    /// Driven by a team of two: no 10-hour rests in its ETA.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub team: bool,
     pub status_history: Vec<StatusEntry>,
     /// Bumped on every change; orders a load's changes (and, later, its events).
     pub version: u64,
@@ -171,6 +180,10 @@ pub struct NewLoad {
     pub rate_cents: Option<i64>,
     pub notes: Option<String>,
     pub detention_free_minutes: Option<u32>,
+    /// The stops when the client sent them (then `origin`, `destination` and
+    /// the dates are theirs); `None`: the two made from those fields.
+    pub stops: Option<Vec<Stop>>,
+    pub team: bool,
 }
 
 /// Free minutes at a stop before detention, when the load does not say.
@@ -198,120 +211,57 @@ pub fn parse_reference(raw: &str) -> Result<String, String> {
     Ok(reference)
 }
 
-/// A validated change of a load's fields (`PATCH /v1/loads/{id}`): `None`
-/// leaves a field as it is; for the optional fields `Some(None)` clears it.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct LoadEdit {
-    pub origin: Option<Location>,
-    pub destination: Option<Location>,
-    pub weight: Option<f64>,
-    pub equipment_type: Option<EquipmentType>,
-    pub pickup_date: Option<Option<DateTime<Utc>>>,
-    pub delivery_date: Option<Option<DateTime<Utc>>>,
-    pub rate_cents: Option<Option<i64>>,
-    pub notes: Option<Option<String>>,
-    pub reference: Option<Option<String>>,
-}
-
-/// Why an edit cannot be made to the load as it stands.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
-pub enum EditError {
-    /// Delivered or cancelled loads are final; origin and destination change
-    /// only while the load is posted.
-    #[error("a load in status {status} cannot change {}", fields.join(", "))]
-    NotEditable {
-        status: LoadStatus,
-        fields: Vec<&'static str>,
-    },
-    /// The change leaves `delivery_date` before `pickup_date`. Named by the
-    /// date the edit moved: the delivery date if it sent one, else the pickup
-    /// date (the stored delivery date is not what the client got wrong).
-    #[error("{}", match .moved { DateMoved::Pickup => "pickup_date must not be after delivery_date", DateMoved::Delivery => "delivery_date must not be before pickup_date" })]
-    DatesOutOfOrder { moved: DateMoved },
-}
-
-/// Which of the two dates an edit that put them out of order changed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum DateMoved {
-    Pickup,
-    Delivery,
-}
-
 impl Load {
-    /// The load with `edit` applied and the names of the fields that changed
-    /// (none: nothing to write). Checked against the load's status.
-    pub fn plan_edit(
-        &self,
-        edit: &LoadEdit,
-        now: DateTime<Utc>,
-    ) -> Result<(Load, Vec<&'static str>), EditError> {
-        let mut next = self.clone();
-        let mut changed = Vec::new();
-        macro_rules! set {
-            ($field:ident, $name:literal) => {
-                if let Some(value) = &edit.$field
-                    && next.$field != *value
-                {
-                    next.$field = value.clone();
-                    changed.push($name);
-                }
-            };
-        }
-        set!(origin, "origin");
-        set!(destination, "destination");
-        set!(weight, "weight");
-        set!(equipment_type, "equipment_type");
-        set!(pickup_date, "pickup_date");
-        set!(delivery_date, "delivery_date");
-        set!(rate_cents, "rate");
-        set!(notes, "notes");
-        set!(reference, "reference");
-        let refused: Vec<&'static str> = match self.status {
-            status if status.is_final() => changed.clone(),
-            LoadStatus::Posted => Vec::new(),
-            _ => changed
-                .iter()
-                .copied()
-                .filter(|f| matches!(*f, "origin" | "destination"))
-                .collect(),
-        };
-        if !refused.is_empty() {
-            return Err(EditError::NotEditable {
-                status: self.status,
-                fields: refused,
-            });
-        }
-        // Dates stored out of order by an older build are not this edit's doing:
-        // only an edit that moves one of them is refused.
-        let out_of_order = matches!(
-            (next.pickup_date, next.delivery_date),
-            (Some(pickup), Some(delivery)) if delivery < pickup
-        );
-        if out_of_order && changed.contains(&"delivery_date") {
-            return Err(EditError::DatesOutOfOrder {
-                moved: DateMoved::Delivery,
-            });
-        }
-        if out_of_order && changed.contains(&"pickup_date") {
-            return Err(EditError::DatesOutOfOrder {
-                moved: DateMoved::Pickup,
-            });
-        }
-        if !changed.is_empty() {
-            next.version += 1;
-            next.updated_at = now;
-        }
-        Ok((next, changed))
-    }
-
     /// Free minutes at a stop before detention starts.
     pub fn free_minutes(&self) -> u32 {
         self.detention_free_minutes
             .unwrap_or(DEFAULT_DETENTION_FREE_MINUTES)
     }
 
+    /// The load's stops: its own, or the two a load stored before loads had
+    /// their own is read as.
+    pub fn stops(&self) -> std::borrow::Cow<'_, [Stop]> {
+        if self.stops.is_empty() {
+            std::borrow::Cow::Owned(stop_plan::two_stops(
+                &self.id,
+                &self.origin,
+                &self.destination,
+                self.pickup_date,
+                self.delivery_date,
+            ))
+        } else {
+            std::borrow::Cow::Borrowed(&self.stops)
+        }
+    }
+
+    /// Sets `origin`, `destination` and the dates from the first and last stops.
+    pub(super) fn follow_stops(&mut self) {
+        if let (Some(first), Some(last)) = (self.stops.first(), self.stops.last()) {
+            self.origin = first.location.clone();
+            self.pickup_date = first.appointment_start();
+            self.destination = last.location.clone();
+            self.delivery_date = last.appointment_start();
+        }
+    }
+
     pub fn create(id: LoadId, account_id: AccountId, new: NewLoad, now: DateTime<Utc>) -> Self {
-        Load {
+        let stops = new.stops.unwrap_or_else(|| {
+            vec![
+                Stop::simple(
+                    StopId::generate(),
+                    StopKind::Pickup,
+                    new.origin.clone(),
+                    new.pickup_date,
+                ),
+                Stop::simple(
+                    StopId::generate(),
+                    StopKind::Delivery,
+                    new.destination.clone(),
+                    new.delivery_date,
+                ),
+            ]
+        });
+        let mut load = Load {
             id,
             account_id,
             status: LoadStatus::Posted,
@@ -326,6 +276,8 @@ impl Load {
             detention_free_minutes: new.detention_free_minutes,
             reference: new.reference,
             carrier: None,
+            stops,
+            team: new.team,
             status_history: vec![StatusEntry {
                 status: LoadStatus::Posted,
                 at: now,
@@ -336,7 +288,9 @@ impl Load {
             version: 1,
             created_at: now,
             updated_at: now,
-        }
+        };
+        load.follow_stops();
+        load
     }
 
     /// Decides what a status request means for this load, before anything is looked up
@@ -460,6 +414,8 @@ pub(crate) fn sample(status: LoadStatus) -> Load {
         rate_cents: None,
         notes: None,
         detention_free_minutes: None,
+        stops: None,
+        team: false,
     };
     let mut load = Load::create(
         LoadId::generate(),
@@ -471,148 +427,8 @@ pub(crate) fn sample(status: LoadStatus) -> Load {
     load
 }
 
+mod edit;
+pub use edit::{DateMoved, EditError, LoadEdit};
+
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn change(status: LoadStatus, carrier: Option<CarrierId>) -> StatusChange {
-        StatusChange {
-            status,
-            carrier_id: carrier,
-            location: None,
-            notes: None,
-            source: ChangeSource::Api,
-        }
-    }
-
-    #[test]
-    fn every_pair_of_statuses_is_decided() {
-        use LoadStatus::*;
-        let carrier = CarrierId::generate();
-        for from in LoadStatus::ALL {
-            for to in LoadStatus::ALL {
-                let carrier_id = (to == Assigned).then(|| carrier.clone());
-                let mut load = sample(from);
-                if from != Posted && from != Delivered {
-                    load.carrier = Some(CarrierSummary {
-                        id: carrier.clone(),
-                        name: "X".into(),
-                        mc_number: "1".into(),
-                    });
-                }
-                let plan = load.plan_transition(&change(to, carrier_id));
-                let allowed = matches!(
-                    (from, to),
-                    (Posted, Assigned)
-                        | (Assigned, InTransit)
-                        | (InTransit, Delivered)
-                        | (Assigned, Posted)
-                        | (Posted, Cancelled)
-                        | (Assigned, Cancelled)
-                );
-                match plan {
-                    Ok(Transition::Unchanged) => assert_eq!(from, to),
-                    Ok(_) => assert!(allowed, "{from} -> {to} should be refused"),
-                    Err(e) => assert!(!allowed && from != to, "{from} -> {to} refused: {e}"),
-                }
-            }
-        }
-    }
-
-    #[test]
-    fn an_edit_is_refused_by_status_and_names_what_changed() {
-        let mut edit = LoadEdit {
-            weight: Some(40_000.0),
-            notes: Some(Some("Dock 7".into())),
-            ..LoadEdit::default()
-        };
-        let posted = sample(LoadStatus::Posted);
-        let (edited, changed) = posted.plan_edit(&edit, Utc::now()).unwrap();
-        assert_eq!(changed, ["weight", "notes"]);
-        assert_eq!(edited.version, posted.version + 1);
-        // The same again changes nothing.
-        let (same, none) = edited.plan_edit(&edit, Utc::now()).unwrap();
-        assert!(none.is_empty());
-        assert_eq!(same.version, edited.version);
-
-        edit.destination = Some(posted.origin.clone());
-        let assigned = sample(LoadStatus::Assigned);
-        assert_eq!(
-            assigned.plan_edit(&edit, Utc::now()),
-            Err(EditError::NotEditable {
-                status: LoadStatus::Assigned,
-                fields: vec!["destination"],
-            })
-        );
-        for status in [LoadStatus::Delivered, LoadStatus::Cancelled] {
-            let refused = sample(status).plan_edit(&edit, Utc::now()).unwrap_err();
-            assert!(
-                matches!(refused, EditError::NotEditable { ref fields, .. } if fields.len() == 3),
-                "{refused:?}"
-            );
-        }
-        let dates = LoadEdit {
-            pickup_date: Some(Some(Utc::now())),
-            delivery_date: Some(Some(Utc::now() - chrono::Duration::hours(1))),
-            ..LoadEdit::default()
-        };
-        assert_eq!(
-            posted.plan_edit(&dates, Utc::now()),
-            Err(EditError::DatesOutOfOrder {
-                moved: DateMoved::Delivery
-            })
-        );
-        let late_pickup = LoadEdit {
-            pickup_date: Some(Some(Utc::now() + chrono::Duration::days(30))),
-            ..LoadEdit::default()
-        };
-        let mut scheduled = posted.clone();
-        scheduled.pickup_date = Some(Utc::now());
-        scheduled.delivery_date = Some(Utc::now() + chrono::Duration::days(1));
-        assert_eq!(
-            scheduled.plan_edit(&late_pickup, Utc::now()),
-            Err(EditError::DatesOutOfOrder {
-                moved: DateMoved::Pickup
-            })
-        );
-    }
-
-    #[test]
-    fn assignment_needs_a_carrier_and_unassign_clears_it() {
-        let load = sample(LoadStatus::Posted);
-        assert_eq!(
-            load.plan_transition(&change(LoadStatus::Assigned, None)),
-            Err(TransitionError::CarrierRequired)
-        );
-        let carrier = CarrierSummary {
-            id: CarrierId::generate(),
-            name: "Acme".into(),
-            mc_number: "123".into(),
-        };
-        let request = change(LoadStatus::Assigned, Some(carrier.id.clone()));
-        let assigned = load.apply(LoadStatus::Assigned, Some(carrier), &request, Utc::now());
-        assert_eq!(assigned.version, 2);
-        assert!(assigned.carrier.is_some());
-        let posted = assigned.apply(
-            LoadStatus::Posted,
-            None,
-            &change(LoadStatus::Posted, None),
-            Utc::now(),
-        );
-        assert!(posted.carrier.is_none());
-        let other = CarrierId::generate();
-        assert!(matches!(
-            assigned.plan_transition(&change(LoadStatus::Assigned, Some(other))),
-            Err(TransitionError::AlreadyAssigned { .. })
-        ));
-    }
-
-    #[test]
-    fn rates_keep_cents_exactly() {
-        assert_eq!(parse_rate(1500.55), Ok(150_055));
-        assert_eq!(parse_rate(0.0), Ok(0));
-        assert!(parse_rate(1.005).is_err());
-        assert!(parse_rate(-1.0).is_err());
-        assert!(parse_rate(f64::INFINITY).is_err());
-    }
-}
+mod tests;

@@ -10,16 +10,21 @@ pub mod device;
 pub mod equipment;
 pub mod eta;
 pub mod event;
+pub mod fix;
 #[cfg(test)]
 #[path = "../../tests/storage/fixtures.rs"]
 pub(crate) mod fixtures;
+pub mod hos;
 pub mod idempotency;
 pub mod ids;
 pub mod load;
 pub mod local_time;
 pub mod location;
 pub mod password_link;
+pub mod route_eta;
 pub mod share_link;
+pub mod stop_etas;
+pub mod stop_plan;
 pub mod stops;
 pub mod timestamp;
 pub mod tracking;

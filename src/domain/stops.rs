@@ -1,5 +1,5 @@
-//! A load's pickup and delivery as stops freight watches: geofences, and the
-//! arrival and departure milestones its fixes make, in timestamp order.
+//! A load's stops as freight watches them: geofences, and the arrival,
+//! departure and skip milestones its fixes make, in timestamp order.
 //!
 //! The rules (docs/api-guide.md, "Stops and milestones"):
 //! - A stop's geofence is its coordinates (default arrival radius 500 m) or,
@@ -16,6 +16,11 @@
 //!   whose segment passes within the arrival radius and whose gap leaves at
 //!   least 15 minutes at the stop at 50 mph, make an arrival and a departure
 //!   marked `inferred`, at times estimated from the distances at 50 mph.
+//! - **In order**: the stops are visited in sequence. While the truck is at a
+//!   stop no other stop is arrived at; a fix makes at most one arrival (the
+//!   earliest stop it shows), and an arrival at a later stop marks the stops
+//!   before it that were never arrived at `skipped`. A stop skipped by a
+//!   client is not watched.
 //! - Fixes are folded in timestamp order: a fix no newer than the newest folded
 //!   one is stored but changes nothing here.
 //!
@@ -23,16 +28,24 @@
 //! folds admitted fixes into it, and stores its [`StopsProgress`] with the
 //! points that changed it.
 
-use std::num::NonZeroI64;
+mod geofence;
+mod passage;
+mod progress;
 
 use chrono::{DateTime, Duration, Utc};
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
+
+pub use geofence::{Geofence, PlacedBy};
+use passage::{LastFix, Passage};
+pub use progress::{Micros, StopKey, StopProgress, StopsProgress};
 
 use super::account::StopSettings;
 use super::eta::EtaSent;
-use super::location::Location;
-use super::tracking::GpsFix;
-use crate::geo;
+use super::fix::GpsFix;
+use super::ids::StopId;
+use super::stop_etas::RouteStop;
+use super::stop_plan::{Appointment, Stop};
+pub use super::stop_plan::{StopKind, StopRef};
 
 /// Arrival radius around a stop's own coordinates, in metres.
 pub const DEFAULT_RADIUS_M: u32 = 500;
@@ -49,226 +62,45 @@ pub const SPARSE_MIN_DWELL: Duration = Duration::minutes(15);
 /// ...driving the rest at this speed.
 pub const SPARSE_SPEED_MPH: f64 = 50.0;
 
-const METRES_PER_MILE: f64 = 1_609.344;
-/// Metres per degree of latitude (and of longitude at the equator) on the
-/// sphere `geo` measures with.
-const METRES_PER_DEGREE: f64 =
-    geo::EARTH_RADIUS_MILES * METRES_PER_MILE * std::f64::consts::PI / 180.0;
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
-#[serde(rename_all = "lowercase")]
-pub enum StopKind {
-    Pickup,
-    Delivery,
-}
-
-impl StopKind {
-    pub const BOTH: [StopKind; 2] = [StopKind::Pickup, StopKind::Delivery];
-
-    pub const fn as_str(self) -> &'static str {
-        match self {
-            StopKind::Pickup => "pickup",
-            StopKind::Delivery => "delivery",
-        }
-    }
-
-    pub fn parse(raw: &str) -> Option<Self> {
-        Self::BOTH.into_iter().find(|k| k.as_str() == raw)
-    }
-
-    pub const fn index(self) -> usize {
-        self as usize
-    }
-}
-
-/// Where a stop's geofence came from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
-#[serde(rename_all = "lowercase")]
-pub enum PlacedBy {
-    Coordinates,
-    Zip,
-}
-
-/// A stop's geofence: a centre and an arrival radius.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Geofence {
-    pub lat: f64,
-    pub lng: f64,
-    pub radius_m: f64,
-    pub placed_by: PlacedBy,
-    /// Metres per degree of longitude at the centre: a fix's distance is
-    /// first judged on a flat projection without trigonometry (most fixes are
-    /// nowhere near the stop), and with the great circle only near it. An
-    /// `f32` (ample for a scale) keeps the fence in 32 bytes.
-    metres_per_lng_degree: f32,
-}
-
-impl Geofence {
-    /// The location's geofence: its coordinates, else its ZIP's centroid;
-    /// `None` for a ZIP freight does not know (that stop is not watched).
-    pub fn of(location: &Location) -> Option<Geofence> {
-        let (lat, lng, placed_by, default) = match (location.lat, location.lng) {
-            (Some(lat), Some(lng)) => (lat, lng, PlacedBy::Coordinates, DEFAULT_RADIUS_M),
-            _ => {
-                let place = geo::zip_centroid(&location.zip)?;
-                (place.lat, place.lng, PlacedBy::Zip, DEFAULT_ZIP_RADIUS_M)
-            }
-        };
-        Some(Geofence {
-            lat,
-            lng,
-            radius_m: f64::from(location.radius_m.unwrap_or(default)),
-            placed_by,
-            metres_per_lng_degree: (METRES_PER_DEGREE * lat.to_radians().cos()) as f32,
-        })
-    }
-
-    /// The great-circle distance to `(lat, lng)` in metres, or, for a point
-    /// far beyond the departure radius, a flat estimate past it (every rule
-    /// only asks whether a point is within one of the radii).
-    fn metres_to(&self, lat: f64, lng: f64) -> f64 {
-        let dy = (lat - self.lat) * METRES_PER_DEGREE;
-        let dx = (lng - self.lng) * f64::from(self.metres_per_lng_degree);
-        let flat_squared = dx * dx + dy * dy;
-        // The flat projection is within a few percent of the great circle
-        // over a few hundred kilometres at US latitudes: beyond twice the
-        // departure radius a point is certainly outside both radii.
-        let far = 2.0 * self.departure_radius_m();
-        if flat_squared > far * far {
-            return flat_squared.sqrt();
-        }
-        geo::haversine_miles(self.lat, self.lng, lat, lng) * METRES_PER_MILE
-    }
-
-    fn departure_radius_m(&self) -> f64 {
-        self.radius_m * DEPARTURE_FACTOR
-    }
-}
-
-/// Microseconds since 1970, never 0 (no fix is dated 1970), so an optional
-/// time costs 8 bytes: every active load's actor holds four.
-type Micros = NonZeroI64;
-
-fn micros(at: DateTime<Utc>) -> Micros {
-    NonZeroI64::new(at.timestamp_micros()).unwrap_or(NonZeroI64::MIN)
-}
-
-fn time(micros: Micros) -> Option<DateTime<Utc>> {
-    DateTime::from_timestamp_micros(micros.get())
-}
-
-/// What is known of one stop, as stored (times in µs since 1970).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct StopProgress {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub arrived_at: Option<Micros>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub departed_at: Option<Micros>,
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub inferred: bool,
-    /// The first fix inside the arrival radius while the truck has not been
-    /// seen stopped: the arrival time if it turns out to stop.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub first_inside: Option<Micros>,
-    /// That first fix inside reported moving (over 5 mph): it cannot be one
-    /// of the two fixes that show a stop without speeds.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub first_inside_moving: bool,
-}
-
-impl StopProgress {
-    pub fn arrived(&self) -> Option<DateTime<Utc>> {
-        self.arrived_at.and_then(time)
-    }
-
-    pub fn departed(&self) -> Option<DateTime<Utc>> {
-        self.departed_at.and_then(time)
-    }
-
-    /// At the stop now: arrived and not departed.
-    pub fn at_stop(&self) -> bool {
-        self.arrived_at.is_some() && self.departed_at.is_none()
-    }
-}
-
-/// Both stops' progress: what the store keeps per load, written with the
-/// point that changed it.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct StopsProgress {
-    pub pickup: StopProgress,
-    pub delivery: StopProgress,
-    /// The delivery ETA last sent in `load.eta_changed`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub eta_sent: Option<EtaSent>,
-}
-
-impl StopsProgress {
-    pub fn of(&self, kind: StopKind) -> &StopProgress {
-        match kind {
-            StopKind::Pickup => &self.pickup,
-            StopKind::Delivery => &self.delivery,
-        }
-    }
-
-    fn of_mut(&mut self, kind: StopKind) -> &mut StopProgress {
-        match kind {
-            StopKind::Pickup => &mut self.pickup,
-            StopKind::Delivery => &mut self.delivery,
-        }
-    }
-}
-
 /// A milestone a fix made.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Milestone {
     Arrived {
-        stop: StopKind,
+        stop: StopRef,
         at: DateTime<Utc>,
         inferred: bool,
     },
     Departed {
-        stop: StopKind,
+        stop: StopRef,
         at: DateTime<Utc>,
         inferred: bool,
     },
+    /// The truck arrived at a later stop (at `at`) without arriving here.
+    Skipped { stop: StopRef, at: DateTime<Utc> },
+}
+
+impl Milestone {
+    pub fn stop(&self) -> &StopRef {
+        match self {
+            Milestone::Arrived { stop, .. }
+            | Milestone::Departed { stop, .. }
+            | Milestone::Skipped { stop, .. } => stop,
+        }
+    }
 }
 
 /// A load's detention clock, as the store keeps it: set when the truck arrives
 /// at a stop (due when detention would start), cleared when it leaves. A load
 /// has one at most; the set one fires `load.detention_started` when due if the
 /// truck is still there.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum StopTimer {
-    Set { stop: StopKind, due: DateTime<Utc> },
+    Set { stop: StopKey, due: DateTime<Utc> },
     Clear,
 }
 
-impl StopTimer {
-    /// What `milestones` do to the timer, given the stops' appointments and
-    /// the load's free minutes; `None` when they leave it as it is.
-    pub fn after(
-        milestones: &[Milestone],
-        appointments: &[Option<DateTime<Utc>>; 2],
-        free_minutes: u32,
-    ) -> Option<StopTimer> {
-        let mut timer = None;
-        for milestone in milestones {
-            timer = match *milestone {
-                // Arrived and left at once (inferred): no clock to run.
-                Milestone::Arrived { inferred: true, .. } => timer,
-                Milestone::Arrived { stop, at, .. } => Some(StopTimer::Set {
-                    stop,
-                    due: detention_start(at, appointments[stop.index()], free_minutes),
-                }),
-                Milestone::Departed { .. } => Some(StopTimer::Clear),
-            };
-        }
-        timer
-    }
-}
-
-/// When detention starts at a stop: the later of arrival and appointment,
-/// plus the free time.
+/// When detention starts at a stop: the later of arrival and appointment
+/// (a window's start), plus the free time.
 pub fn detention_start(
     arrived_at: DateTime<Utc>,
     appointment: Option<DateTime<Utc>>,
@@ -278,68 +110,162 @@ pub fn detention_start(
         + Duration::minutes(i64::from(free_minutes))
 }
 
-/// The newest folded fix: where the truck last was.
-#[derive(Debug, Clone, Copy, PartialEq)]
-struct LastFix {
-    micros: i64,
-    lat: f64,
-    lng: f64,
+/// One watched stop: what the plan says of it, as the rules need it.
+#[derive(Debug, Clone, PartialEq)]
+struct Watched {
+    stop: StopRef,
+    fence: Option<Geofence>,
+    appointment: Option<DateTime<Utc>>,
+    window: Option<Appointment>,
+    dwell: Duration,
+    free_minutes: u32,
+    /// Skipped by a client: not watched.
+    skipped_by_client: bool,
 }
 
 /// A load's stops as its actor watches them.
 #[derive(Debug, Clone, PartialEq)]
 pub struct StopWatch {
-    fences: [Option<Geofence>; 2],
+    watched: Vec<Watched>,
     progress: StopsProgress,
     last: Option<LastFix>,
 }
 
 impl StopWatch {
-    /// Watches `origin` and `destination` from `progress` (as stored); `last`
-    /// is the load's newest stored fix, so a fix no newer changes nothing.
+    /// Watches `stops` from `progress` (as stored) with the load's free
+    /// minutes; `last` is the load's newest stored fix, so a fix no newer
+    /// changes nothing.
     pub fn new(
-        origin: &Location,
-        destination: &Location,
-        progress: StopsProgress,
+        stops: &[Stop],
+        free_minutes: u32,
+        progress: &StopsProgress,
         last: Option<&GpsFix>,
     ) -> Self {
-        StopWatch {
-            fences: [Geofence::of(origin), Geofence::of(destination)],
-            progress,
+        let mut watch = StopWatch {
+            watched: Vec::new(),
+            progress: StopsProgress::default(),
             last: last.map(|fix| LastFix {
                 micros: fix.timestamp.timestamp_micros(),
                 lat: fix.lat,
                 lng: fix.lng,
             }),
-        }
+        };
+        watch.progress.driver = progress.driver;
+        watch.replan_from(stops, free_minutes, progress);
+        watch
+    }
+
+    /// Watches the stops of a load whose plan changed: progress follows
+    /// each stop by its id.
+    pub fn replan(&mut self, stops: &[Stop], free_minutes: u32) {
+        let progress = self.progress.clone();
+        self.replan_from(stops, free_minutes, &progress);
+    }
+
+    fn replan_from(&mut self, stops: &[Stop], free_minutes: u32, progress: &StopsProgress) {
+        let mut entries = Vec::with_capacity(stops.len());
+        self.watched = stops
+            .iter()
+            .enumerate()
+            .map(|(index, stop)| {
+                entries.push((StopKey::Id(stop.id.clone()), progress.of(stops, index)));
+                Watched {
+                    stop: StopRef {
+                        id: stop.id.clone(),
+                        kind: stop.kind,
+                        sequence: index as u32 + 1,
+                        last: index + 1 == stops.len(),
+                        appointment: stop.appointment,
+                    },
+                    fence: Geofence::of(&stop.location),
+                    appointment: stop.appointment_start(),
+                    window: stop.appointment,
+                    dwell: stop.planned_dwell(),
+                    free_minutes: stop.free_minutes(free_minutes),
+                    skipped_by_client: stop.skipped_at.is_some(),
+                }
+            })
+            .collect();
+        self.progress.stops = entries;
     }
 
     pub fn progress(&self) -> &StopsProgress {
         &self.progress
     }
 
-    /// Watches the stops of a load whose origin or destination changed (only
-    /// while it was posted: nothing was folded yet).
-    pub fn replan(&mut self, origin: &Location, destination: &Location) {
-        self.fences = [Geofence::of(origin), Geofence::of(destination)];
+    /// The stops' progress, in order.
+    pub fn stops(&self) -> impl Iterator<Item = (&StopRef, &StopProgress)> {
+        self.watched
+            .iter()
+            .zip(&self.progress.stops)
+            .map(|(w, (_, p))| (&w.stop, p))
     }
 
-    /// Records the ETA just sent in `load.eta_changed`.
-    pub fn eta_sent(&mut self, sent: EtaSent) {
-        self.progress.eta_sent = Some(sent);
+    pub fn len(&self) -> usize {
+        self.watched.len()
     }
 
-    pub fn fence(&self, kind: StopKind) -> Option<&Geofence> {
-        self.fences[kind.index()].as_ref()
+    pub fn is_empty(&self) -> bool {
+        self.watched.is_empty()
+    }
+
+    /// The stops the truck has arrived at: an edit may not change them.
+    pub fn frozen(&self) -> Vec<StopId> {
+        self.stops()
+            .filter(|(_, p)| p.arrived_at.is_some())
+            .map(|(s, _)| s.id.clone())
+            .collect()
+    }
+
+    /// The place of the stop the truck is at or heading to (the first not
+    /// departed or skipped), `None` once every stop is.
+    pub fn current(&self) -> Option<usize> {
+        self.watched
+            .iter()
+            .zip(&self.progress.stops)
+            .position(|(w, (_, p))| !p.done() && !w.skipped_by_client)
+    }
+
+    pub fn fence(&self, index: usize) -> Option<&Geofence> {
+        self.watched.get(index)?.fence.as_ref()
+    }
+
+    pub fn stop(&self, index: usize) -> Option<&StopRef> {
+        self.watched.get(index).map(|w| &w.stop)
+    }
+
+    pub fn index_of(&self, key: &StopKey) -> Option<usize> {
+        let len = self.watched.len();
+        self.watched.iter().position(|w| match key {
+            StopKey::Id(id) => *id == w.stop.id,
+            StopKey::Legacy(StopKind::Pickup) => w.stop.sequence == 1,
+            StopKey::Legacy(StopKind::Delivery) => w.stop.sequence as usize == len,
+        })
+    }
+
+    pub fn appointment(&self, index: usize) -> Option<DateTime<Utc>> {
+        self.watched.get(index)?.appointment
+    }
+
+    /// Records the ETA just sent in `load.eta_changed` for a stop.
+    pub fn eta_sent(&mut self, index: usize, sent: EtaSent) {
+        if let Some((_, progress)) = self.progress.stops.get_mut(index) {
+            progress.eta_sent = Some(sent);
+        }
+    }
+
+    /// Sets the driver's clock stored with the progress.
+    pub fn set_driver(&mut self, driver: super::hos::DriverClock) {
+        self.progress.driver = Some(driver);
     }
 
     /// Folds a fix in: the milestones it makes (none for a fix no newer than
-    /// the newest folded one). The progress may change without a milestone
-    /// (a first fix inside): compare [`Self::progress`] before and after.
-    pub fn observe(&mut self, fix: &GpsFix) -> Vec<Milestone> {
+    /// the newest folded one), and whether the progress changed (it may
+    /// without a milestone: a first fix inside).
+    pub fn observe(&mut self, fix: &GpsFix) -> (Vec<Milestone>, bool) {
         let micros = fix.timestamp.timestamp_micros();
         if self.last.is_some_and(|last| micros <= last.micros) {
-            return Vec::new();
+            return (Vec::new(), false);
         }
         let previous = self.last.replace(LastFix {
             micros,
@@ -347,144 +273,125 @@ impl StopWatch {
             lng: fix.lng,
         });
         let mut milestones = Vec::new();
-        for kind in StopKind::BOTH {
-            let Some(fence) = self.fences[kind.index()] else {
+        let mut changed = false;
+        let Some(first) = self.current() else {
+            return (milestones, false);
+        };
+        for index in first..self.watched.len() {
+            let watched = &self.watched[index];
+            let progress = &mut self.progress.stops[index].1;
+            let Some(fence) = watched.fence.filter(|_| !watched.skipped_by_client) else {
                 continue;
             };
-            let progress = self.progress.of_mut(kind);
-            observe_stop(kind, &fence, progress, previous, fix, &mut milestones);
-        }
-        milestones
-    }
-}
-
-fn observe_stop(
-    kind: StopKind,
-    fence: &Geofence,
-    progress: &mut StopProgress,
-    previous: Option<LastFix>,
-    fix: &GpsFix,
-    milestones: &mut Vec<Milestone>,
-) {
-    let now = micros(fix.timestamp);
-    let distance = fence.metres_to(fix.lat, fix.lng);
-    if progress.arrived_at.is_some() {
-        if progress.departed_at.is_none() && distance > fence.departure_radius_m() {
-            progress.departed_at = Some(now);
-            milestones.push(Milestone::Departed {
-                stop: kind,
-                at: fix.timestamp,
-                inferred: false,
-            });
-        }
-        return;
-    }
-    let moving = fix.speed_mph.is_some_and(|mph| mph > STOPPED_MPH);
-    if distance <= fence.radius_m {
-        let stopped = fix.speed_mph.is_some_and(|mph| mph <= STOPPED_MPH)
-            || progress.first_inside.is_some_and(|first| {
-                !moving
-                    && !progress.first_inside_moving
-                    && now.get() - first.get()
-                        >= DWELL_TO_CONFIRM.num_microseconds().unwrap_or(i64::MAX)
-            });
-        match progress.first_inside {
-            _ if stopped => {
-                let at = progress.first_inside.unwrap_or(now);
-                progress.arrived_at = Some(at);
-                progress.first_inside = None;
-                progress.first_inside_moving = false;
-                milestones.push(Milestone::Arrived {
-                    stop: kind,
-                    at: time(at).unwrap_or(fix.timestamp),
+            if progress.done() {
+                continue;
+            }
+            let was = *progress;
+            let passage = passage::observe(&fence, progress, previous, fix);
+            changed |= *progress != was;
+            let stop = watched.stop.clone();
+            match passage {
+                Passage::Nothing if was.at_stop() => return (milestones, changed),
+                Passage::Nothing => {}
+                Passage::Departed(at) => milestones.push(Milestone::Departed {
+                    stop,
+                    at,
                     inferred: false,
-                });
+                }),
+                Passage::Arrived(at) => {
+                    self.skip_before(index, at, &mut milestones);
+                    milestones.push(Milestone::Arrived {
+                        stop,
+                        at,
+                        inferred: false,
+                    });
+                    // At the stop: nothing later is arrived at meanwhile.
+                    return (milestones, true);
+                }
+                Passage::Through { arrived, departed } => {
+                    self.skip_before(index, arrived, &mut milestones);
+                    milestones.push(Milestone::Arrived {
+                        stop: stop.clone(),
+                        at: arrived,
+                        inferred: true,
+                    });
+                    milestones.push(Milestone::Departed {
+                        stop,
+                        at: departed,
+                        inferred: true,
+                    });
+                }
             }
-            None => {
-                progress.first_inside = Some(now);
-                progress.first_inside_moving = moving;
-            }
-            // A moving first fix gives way to a still one as the candidate
-            // for the two-fix rule; the arrival time stays the first inside.
-            Some(_) if progress.first_inside_moving && !moving => {
-                progress.first_inside_moving = false;
-            }
-            Some(_) => {}
         }
-        return;
+        (milestones, changed)
     }
-    if distance > fence.departure_radius_m() {
-        // Gone without stopping: a drive-by.
-        progress.first_inside = None;
-        progress.first_inside_moving = false;
-    }
-    if progress.first_inside.is_none()
-        && let Some(previous) = previous
-    {
-        infer_passage(kind, fence, progress, previous, fix, milestones);
-    }
-}
 
-/// Two fixes outside the stop, on either side of it: when the straight line
-/// between them passes within the arrival radius and their gap, less the
-/// drive at 50 mph, leaves 15 minutes at the stop, the truck stopped there.
-fn infer_passage(
-    kind: StopKind,
-    fence: &Geofence,
-    progress: &mut StopProgress,
-    previous: LastFix,
-    fix: &GpsFix,
-    milestones: &mut Vec<Milestone>,
-) {
-    if fence.metres_to(previous.lat, previous.lng) <= fence.radius_m {
-        return; // the previous fix was inside: the rules above decided
+    /// Marks the stops before `index` never arrived at skipped, as of `at`.
+    fn skip_before(&mut self, index: usize, at: DateTime<Utc>, milestones: &mut Vec<Milestone>) {
+        for (watched, (_, progress)) in self.watched[..index]
+            .iter()
+            .zip(&mut self.progress.stops[..index])
+        {
+            if progress.arrived_at.is_none() && progress.skipped_at.is_none() {
+                progress.skipped_at = Some(progress::micros(at));
+                progress.first_inside = None;
+                if !watched.skipped_by_client {
+                    milestones.push(Milestone::Skipped {
+                        stop: watched.stop.clone(),
+                        at,
+                    });
+                }
+            }
+        }
     }
-    // Distances along the segment, in a local flat projection (metres): fine
-    // at the scale of a gap between fixes.
-    let to_xy = |lat: f64, lng: f64| {
-        (
-            (lng - fence.lng) * f64::from(fence.metres_per_lng_degree),
-            (lat - fence.lat) * METRES_PER_DEGREE,
-        )
-    };
-    let (ax, ay) = to_xy(previous.lat, previous.lng);
-    let (bx, by) = to_xy(fix.lat, fix.lng);
-    let (dx, dy) = (bx - ax, by - ay);
-    let length = (dx * dx + dy * dy).sqrt();
-    if length == 0.0 {
-        return;
+
+    /// What `milestones` do to the detention clock; `None` when they leave
+    /// it as it is.
+    pub fn timer_after(&self, milestones: &[Milestone]) -> Option<StopTimer> {
+        let mut timer = None;
+        for milestone in milestones {
+            timer = match milestone {
+                // Arrived and left at once (inferred): no clock to run.
+                Milestone::Arrived { inferred: true, .. } | Milestone::Skipped { .. } => timer,
+                Milestone::Arrived { stop, at, .. } => {
+                    let watched = &self.watched[stop.sequence as usize - 1];
+                    Some(StopTimer::Set {
+                        stop: StopKey::Id(stop.id.clone()),
+                        due: detention_start(*at, watched.appointment, watched.free_minutes),
+                    })
+                }
+                Milestone::Departed { .. } => Some(StopTimer::Clear),
+            };
+        }
+        timer
     }
-    let along = (-(ax * dx + ay * dy) / (length * length)).clamp(0.0, 1.0);
-    let (cx, cy) = (ax + along * dx, ay + along * dy);
-    if (cx * cx + cy * cy).sqrt() > fence.radius_m || along <= 0.0 || along >= 1.0 {
-        return;
+
+    /// The stops as the ETA plans them.
+    pub fn route(&self) -> Vec<RouteStop> {
+        self.watched
+            .iter()
+            .zip(&self.progress.stops)
+            .map(|(w, (_, p))| RouteStop {
+                id: w.stop.id.clone(),
+                kind: w.stop.kind,
+                target: w.fence.map(|f| (f.lat, f.lng)),
+                appointment: w.window,
+                dwell: w.dwell,
+                arrived_at: p.arrived(),
+                done: p.done() || w.skipped_by_client,
+            })
+            .collect()
     }
-    let metres_per_second = SPARSE_SPEED_MPH * METRES_PER_MILE / 3_600.0;
-    let to_stop = Duration::milliseconds((along * length / metres_per_second * 1e3) as i64);
-    let from_stop =
-        Duration::milliseconds(((1.0 - along) * length / metres_per_second * 1e3) as i64);
-    let Some(start) = DateTime::from_timestamp_micros(previous.micros) else {
-        return;
-    };
-    let gap = fix.timestamp - start;
-    if gap - to_stop - from_stop < SPARSE_MIN_DWELL {
-        return;
+
+    /// The appointment (time or window) of the stop at `index`.
+    pub fn window(&self, index: usize) -> Option<Appointment> {
+        self.watched.get(index)?.window
     }
-    let arrived = start + to_stop;
-    let departed = fix.timestamp - from_stop;
-    progress.arrived_at = Some(micros(arrived));
-    progress.departed_at = Some(micros(departed));
-    progress.inferred = true;
-    milestones.push(Milestone::Arrived {
-        stop: kind,
-        at: arrived,
-        inferred: true,
-    });
-    milestones.push(Milestone::Departed {
-        stop: kind,
-        at: departed,
-        inferred: true,
-    });
+
+    /// Free minutes at the stop at `index`.
+    pub fn free_minutes(&self, index: usize) -> u32 {
+        self.watched.get(index).map_or(0, |w| w.free_minutes)
+    }
 }
 
 /// How an arrival relates to its appointment.
@@ -496,16 +403,28 @@ pub enum ArrivalStatus {
     Late,
 }
 
-/// The arrival's status and its signed deviation from the appointment in
-/// whole minutes (positive: after), judged by the account's thresholds;
-/// `None` without an appointment.
+/// The arrival's status and its signed deviation in whole minutes (positive:
+/// after). Against an appointment time, judged by the account's thresholds;
+/// against a window, early before its start and late after its end, the
+/// deviation counted from the edge passed (0 inside). `None` without an
+/// appointment.
 pub fn arrival_status(
     arrived_at: DateTime<Utc>,
-    appointment: Option<DateTime<Utc>>,
+    appointment: Option<Appointment>,
     settings: &StopSettings,
 ) -> Option<(ArrivalStatus, i64)> {
     let appointment = appointment?;
-    let deviation = (arrived_at - appointment).num_seconds().div_euclid(60);
+    let minutes = |from: DateTime<Utc>| (arrived_at - from).num_seconds().div_euclid(60);
+    if let Some(end) = appointment.end {
+        return Some(if arrived_at < appointment.start {
+            (ArrivalStatus::Early, minutes(appointment.start))
+        } else if arrived_at > end {
+            (ArrivalStatus::Late, minutes(end).max(1))
+        } else {
+            (ArrivalStatus::OnTime, 0)
+        });
+    }
+    let deviation = minutes(appointment.start);
     let status = if deviation > i64::from(settings.late_after_minutes) {
         ArrivalStatus::Late
     } else if deviation < -i64::from(settings.early_before_minutes) {

@@ -13,6 +13,7 @@ use crate::domain::load::{Load, LoadStatus, MAX_REFERENCE_CHARS, parse_reference
 use crate::domain::location::UsState;
 use crate::domain::stops::{StopKind, StopsProgress};
 use crate::domain::timestamp;
+use crate::domain::tracking::TrackingState;
 use crate::openapi::params;
 use crate::openapi::schemas::{Error, LoadList, StatusChangeBody};
 use crate::services::Services;
@@ -130,13 +131,20 @@ pub(crate) async fn update(
 /// A load as `GET /v1/loads/{id}` shows it: with its tracking summary, its
 /// device and its stops.
 async fn retrieved(services: &Services, principal: &Principal, load: &Load) -> HttpResponse {
-    let tracking = tracking_summary(services, principal, load).await;
+    let state = tracking_state(services, principal, load).await;
+    let estimate = state.as_ref().and_then(|s| s.estimate());
+    let tracking = state.as_ref().map_or_else(TrackingSummary::default, |s| {
+        TrackingSummary::new(s, estimate.as_ref())
+    });
     let device = attached_device(services, principal, load).await;
     let progress = stop_progress(services, load).await;
+    let planned = load.stops();
     let stops = progress.map(|p| {
         StopView::of_load(
             load,
+            &planned,
             &p,
+            estimate.as_ref(),
             &principal.account.stop_settings,
             services.clock.now(),
         )
@@ -177,24 +185,24 @@ async fn stop_progress(services: &Services, load: &Load) -> Option<StopsProgress
     }
 }
 
-/// The load's tracking summary from its actor. The load itself is already read (or
+/// The load's tracking state from its actor. The load itself is already read (or
 /// already changed, durably): if its tracking cannot be read now, the answer still
-/// goes out, with an empty summary, rather than a 503 that would claim nothing
-/// happened.
-async fn tracking_summary(
+/// goes out, with an empty summary and no ETAs, rather than a 503 that would claim
+/// nothing happened.
+async fn tracking_state(
     services: &Services,
     principal: &Principal,
     load: &Load,
-) -> TrackingSummary {
+) -> Option<TrackingState> {
     match services
         .tracking
         .current(principal.account_id(), &load.id)
         .await
     {
-        Ok(state) => TrackingSummary::new(&state),
+        Ok(state) => Some(state),
         Err(error) => {
             tracing::warn!(request_id = %crate::telemetry::request_id(), load = %load.id, error = %error_chain(&error), "tracking summary unavailable");
-            TrackingSummary::default()
+            None
         }
     }
 }

@@ -20,7 +20,7 @@ use crate::actors::load_actor::DetentionDue;
 use crate::actors::registry::LoadRegistry;
 use crate::clock::Clock;
 use crate::domain::ids::LoadId;
-use crate::domain::stops::{StopKind, StopTimer};
+use crate::domain::stops::{StopKey, StopTimer};
 use crate::storage::Storage;
 use crate::telemetry::error_chain;
 
@@ -33,11 +33,11 @@ const RESCAN: Duration = Duration::from_secs(60);
 #[derive(Default)]
 struct Clocks {
     by_due: BTreeSet<(DateTime<Utc>, LoadId)>,
-    by_load: HashMap<LoadId, (DateTime<Utc>, StopKind)>,
+    by_load: HashMap<LoadId, (DateTime<Utc>, StopKey)>,
 }
 
 impl Clocks {
-    fn set(&mut self, load: LoadId, stop: StopKind, due: DateTime<Utc>) {
+    fn set(&mut self, load: LoadId, stop: StopKey, due: DateTime<Utc>) {
         self.clear(&load);
         self.by_due.insert((due, load.clone()));
         self.by_load.insert(load, (due, stop));
@@ -49,7 +49,7 @@ impl Clocks {
         }
     }
 
-    fn take_due(&mut self, now: DateTime<Utc>) -> Vec<(LoadId, StopKind, DateTime<Utc>)> {
+    fn take_due(&mut self, now: DateTime<Utc>) -> Vec<(LoadId, StopKey, DateTime<Utc>)> {
         let mut due = Vec::new();
         while let Some((at, _)) = self.by_due.first()
             && *at <= now
@@ -91,7 +91,7 @@ impl DetentionClock {
         self.len() == 0
     }
 
-    fn take_due(&self, now: DateTime<Utc>) -> Vec<(LoadId, StopKind, DateTime<Utc>)> {
+    fn take_due(&self, now: DateTime<Utc>) -> Vec<(LoadId, StopKey, DateTime<Utc>)> {
         self.clocks
             .lock()
             .unwrap_or_else(|p| p.into_inner())
@@ -159,21 +159,25 @@ pub async fn run(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::domain::stops::StopKind;
 
     #[test]
     fn clocks_come_due_in_order_and_a_clear_or_a_new_set_replaces() {
         let mut clocks = Clocks::default();
         let t = |m: i64| DateTime::from_timestamp(1_790_000_000 + m * 60, 0).unwrap();
         let (a, b, c) = (LoadId::generate(), LoadId::generate(), LoadId::generate());
-        clocks.set(a.clone(), StopKind::Pickup, t(10));
-        clocks.set(b.clone(), StopKind::Delivery, t(5));
-        clocks.set(c.clone(), StopKind::Pickup, t(1));
+        clocks.set(a.clone(), StopKey::Legacy(StopKind::Pickup), t(10));
+        clocks.set(b.clone(), StopKey::Legacy(StopKind::Delivery), t(5));
+        clocks.set(c.clone(), StopKey::Legacy(StopKind::Pickup), t(1));
         clocks.clear(&c);
-        clocks.set(a.clone(), StopKind::Delivery, t(7)); // a new arrival replaces
+        clocks.set(a.clone(), StopKey::Legacy(StopKind::Delivery), t(7)); // a new arrival replaces
         assert_eq!(clocks.take_due(t(4)), []);
         assert_eq!(
             clocks.take_due(t(8)),
-            [(b, StopKind::Delivery, t(5)), (a, StopKind::Delivery, t(7))]
+            [
+                (b, StopKey::Legacy(StopKind::Delivery), t(5)),
+                (a, StopKey::Legacy(StopKind::Delivery), t(7))
+            ]
         );
         assert_eq!(clocks.take_due(t(100)), []);
         assert!(clocks.by_load.is_empty());

@@ -232,7 +232,12 @@ async fn matches(
             .load_stops(&load.id)
             .await?
             .unwrap_or_default();
-        if !progress.of(kind).at_stop() {
+        let planned = load.stops();
+        let at_one = planned
+            .iter()
+            .zip(progress.of_stops(&planned))
+            .any(|(stop, p)| stop.kind == kind && p.at_stop());
+        if !at_one {
             return Ok(None);
         }
     }
@@ -241,7 +246,7 @@ async fn matches(
             .tracking
             .current(&load.account_id, &load.id)
             .await?;
-        if TrackingSummary::new(&state).late_risk != wanted {
+        if TrackingSummary::of(&state).late_risk != wanted {
             return Ok(None);
         }
     }

@@ -6,7 +6,7 @@ use chrono::{DateTime, Utc};
 use super::StorageResult;
 use crate::domain::event::Event;
 use crate::domain::ids::LoadId;
-use crate::domain::stops::{StopKind, StopsProgress};
+use crate::domain::stops::{StopKey, StopsProgress};
 use crate::domain::tracking::{Appended, GpsFix, TrackingPoint};
 
 /// Which of a load's points to read, newest first.
@@ -34,7 +34,7 @@ impl PointRange {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StopTimerEntry {
     pub load: LoadId,
-    pub stop: StopKind,
+    pub stop: StopKey,
     /// When detention starts if the truck is still there.
     pub due: DateTime<Utc>,
 }

@@ -177,7 +177,7 @@ impl PublicTracking {
         stops: &[StopView<'_>],
         link_ends_at: DateTime<Utc>,
     ) -> Self {
-        let summary = state.map(TrackingSummary::new).unwrap_or_default();
+        let summary = state.map(TrackingSummary::of).unwrap_or_default();
         let position = state.and_then(|s| s.recent.first()).map(|fix| {
             let place = summary.current_location.as_ref();
             PublicPosition {

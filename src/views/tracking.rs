@@ -3,10 +3,10 @@
 use serde::Serialize;
 use utoipa::ToSchema;
 
-use crate::domain::eta;
+use crate::domain::hos::HoursOfService;
 use crate::domain::ids::LoadId;
 use crate::domain::load::LoadStatus;
-use crate::domain::stops::PlacedBy;
+use crate::domain::stop_etas::{EtaBasis, RouteEta, StopEta};
 use crate::domain::timestamp::format;
 use crate::domain::tracking::{FixSource, GpsFix, TrackingState};
 use crate::geo;
@@ -113,54 +113,53 @@ impl CurrentLocation {
 pub struct TrackingSummary {
     #[schema(required = true)]
     pub current_location: Option<CurrentLocation>,
+    /// The ETA at the next delivery stop (each stop's is on `stops`).
     #[schema(required = true, schema_with = super::schema::optional_eta)]
     pub eta: Option<String>,
     #[schema(required = true, schema_with = super::schema::optional_echoed_timestamp)]
     pub last_update: Option<String>,
-    /// True while the ETA is more than 15 minutes past the delivery
-    /// appointment (`delivery_date`); false without either, and false once
-    /// the truck has arrived at the delivery (there is no ETA then).
+    /// True while the next delivery's ETA is past its window's end, or more
+    /// than 15 minutes past its appointment time; false without either.
     pub late_risk: bool,
+    /// The driver's hours of service as the load's own fixes show them:
+    /// inferred from GPS (driving is movement over 5 mph), not read from an
+    /// ELD. Null until the first fix, and once the load is not on its way.
+    #[schema(required = true)]
+    pub hours_of_service: Option<HoursOfService>,
+    /// Where the ETA's driving speed comes from; null without an ETA.
+    #[schema(required = true)]
+    pub eta_basis: Option<EtaBasis>,
 }
 
-/// ETA only while the load is on its way; none for a posted or delivered
-/// load, nor once the truck has arrived at the delivery.
-fn estimate(state: &TrackingState) -> Option<eta::Eta> {
-    if !matches!(state.status, LoadStatus::Assigned | LoadStatus::InTransit)
-        || state.delivery_arrived_at.is_some()
-    {
-        return None;
-    }
-    let target = state.destination?;
-    eta::estimate(&state.recent, (target.lat, target.lng))
+/// The next delivery's ETA, only while the load is on its way.
+fn next_delivery(state: &TrackingState, estimate: Option<&RouteEta>) -> Option<StopEta> {
+    estimate?.next_delivery(&state.route).copied()
 }
 
-/// How the ETA was worked out, naming the target it aims at.
-fn method(target: Option<PlacedBy>) -> &'static str {
-    match target {
-        Some(PlacedBy::Coordinates) => {
-            "great-circle miles to the delivery's own coordinates x 1.2, at the mean moving speed of the last hour (45 mph when stopped)"
-        }
-        _ => {
-            "great-circle miles to the delivery ZIP's centroid x 1.2, at the mean moving speed of the last hour (45 mph when stopped)"
-        }
-    }
-}
+/// How the ETA was worked out.
+const METHOD: &str = "great-circle miles to each stop's coordinates (or its ZIP's centroid) x the account's road circuity, at the account's driving speed, with the planned dwell at each stop before and the driver's 30-minute breaks and 10-hour rests where hours of service put them";
 
 /// The load's ETA as the views write it, if it has one.
 pub fn eta(state: &TrackingState) -> Option<String> {
-    estimate(state).map(|e| format(&e.at))
+    next_delivery(state, state.estimate().as_ref()).map(|e| format(&e.at))
 }
 
 impl TrackingSummary {
-    pub fn new(state: &TrackingState) -> Self {
+    /// The summary of `state`, estimating its ETAs.
+    pub fn of(state: &TrackingState) -> Self {
+        Self::new(state, state.estimate().as_ref())
+    }
+
+    pub fn new(state: &TrackingState, estimate: Option<&RouteEta>) -> Self {
         let latest = state.recent.first();
-        let estimate = estimate(state);
+        let next = next_delivery(state, estimate);
         TrackingSummary {
             current_location: latest.map(CurrentLocation::new),
-            eta: estimate.map(|e| format(&e.at)),
+            eta: next.map(|e| format(&e.at)),
             last_update: latest.map(|f| format(&f.timestamp)),
-            late_risk: estimate.is_some_and(|e| eta::late_risk(e.at, state.delivery_appointment)),
+            late_risk: next.is_some_and(|e| e.late_risk),
+            hours_of_service: estimate.map(|e| e.hours_of_service),
+            eta_basis: estimate.map(|_| state.speed.basis),
         }
     }
 }
@@ -219,7 +218,8 @@ pub struct LiveTracking<'a> {
 impl<'a> LiveTracking<'a> {
     pub fn new(load_id: &'a str, state: &TrackingState, points: usize) -> Self {
         let latest = state.recent.first();
-        let eta = estimate(state);
+        let estimate = state.estimate();
+        let eta = next_delivery(state, estimate.as_ref());
         LiveTracking {
             load_id,
             status: state.status.as_str(),
@@ -228,10 +228,13 @@ impl<'a> LiveTracking<'a> {
             heading: latest.and_then(|f| f.heading_deg),
             last_update: latest.map(|f| format(&f.timestamp)),
             eta: eta.map(|e| format(&e.at)),
-            eta_details: eta.map(|e| EtaDetails {
-                remaining_miles: (e.remaining_miles * 10.0).round() / 10.0,
-                assumed_speed_mph: (e.assumed_mph * 10.0).round() / 10.0,
-                method: method(state.destination.map(|d| d.placed_by)),
+            eta_details: eta.map(|_| EtaDetails {
+                remaining_miles: estimate
+                    .as_ref()
+                    .and_then(|e| e.miles_to_delivery)
+                    .map_or(0.0, |m| (m * 10.0).round() / 10.0),
+                assumed_speed_mph: (state.speed.mph * 10.0).round() / 10.0,
+                method: METHOD,
             }),
             points: state
                 .recent

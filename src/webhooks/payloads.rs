@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 use crate::domain::account::StopSettings;
 use crate::domain::eta::EtaChanged;
 use crate::domain::load::Load;
-use crate::domain::stops::{self, Milestone};
+use crate::domain::stops::{self, Milestone, StopRef};
 use crate::domain::timestamp;
 use crate::domain::tracking::GpsFix;
 use crate::views::load::LoadView;
@@ -44,27 +44,38 @@ pub fn tracking(status: &str, fix: &GpsFix) -> Value {
     json!({ "status": status, "position": PointView::new(fix) })
 }
 
-/// `load.arrived` and `load.departed`: the stop, when, whether inferred from
-/// sparse fixes, and how the stop's arrival (`arrived_at`) compares with its
+/// `load.arrived`, `load.departed` and `load.stop_skipped`: the stop (its
+/// type, id and place in the order), when, whether inferred from sparse
+/// fixes, and how the stop's arrival (`arrived_at`) compares with its
 /// appointment (null without one).
 pub fn milestone(
     load_id: &str,
     milestone: &Milestone,
     arrived_at: Option<DateTime<Utc>>,
-    appointment: Option<DateTime<Utc>>,
     settings: &StopSettings,
 ) -> Value {
-    let (stop, at, inferred) = match *milestone {
+    let (stop, at, inferred) = match milestone {
         Milestone::Arrived { stop, at, inferred } | Milestone::Departed { stop, at, inferred } => {
-            (stop, at, inferred)
+            (stop, at, *inferred)
+        }
+        Milestone::Skipped { stop, at } => {
+            return json!({
+                "load_id": load_id,
+                "stop": stop.kind.as_str(),
+                "stop_id": stop.id,
+                "stop_sequence": stop.sequence,
+                "at": timestamp::format(at),
+            });
         }
     };
     let status =
-        arrived_at.and_then(|arrived| stops::arrival_status(arrived, appointment, settings));
+        arrived_at.and_then(|arrived| stops::arrival_status(arrived, stop.appointment, settings));
     json!({
         "load_id": load_id,
-        "stop": stop.as_str(),
-        "at": timestamp::format(&at),
+        "stop": stop.kind.as_str(),
+        "stop_id": stop.id,
+        "stop_sequence": stop.sequence,
+        "at": timestamp::format(at),
         "inferred": inferred,
         "arrival_status": status.map(|(s, _)| s),
         "deviation_minutes": status.map(|(_, minutes)| minutes),
@@ -75,23 +86,29 @@ pub fn milestone(
 /// arrival and appointment, plus the free time) and the free time.
 pub fn detention_started(
     load_id: &str,
-    stop: stops::StopKind,
+    stop: &StopRef,
     since: DateTime<Utc>,
     free_minutes: u32,
 ) -> Value {
     json!({
         "load_id": load_id,
-        "stop": stop.as_str(),
+        "stop": stop.kind.as_str(),
+        "stop_id": stop.id,
+        "stop_sequence": stop.sequence,
         "since": timestamp::format(&since),
         "free_minutes": free_minutes,
     })
 }
 
-/// `load.eta_changed`: the delivery ETA, the one sent before (null for the
-/// first), whether the delivery is at risk of being late, and its appointment.
+/// `load.eta_changed`: a stop's ETA, the one sent before (null for the
+/// first), whether the stop is at risk of being late, and its appointment
+/// (a window's start).
 pub fn eta_changed(load_id: &str, change: &EtaChanged) -> Value {
     json!({
         "load_id": load_id,
+        "stop": change.stop.kind.as_str(),
+        "stop_id": change.stop.id,
+        "stop_sequence": change.stop.sequence,
         "eta": timestamp::format(&change.eta),
         "previous_eta": change.previous.as_ref().map(timestamp::format),
         "late_risk": change.late_risk,

@@ -42,6 +42,8 @@ pub fn sample_load(account: &AccountId, origin: &str, destination: &str) -> Load
         rate_cents: None,
         notes: None,
         detention_free_minutes: None,
+        stops: None,
+        team: false,
     };
     Load::create(LoadId::generate(), account.clone(), new, now())
 }

@@ -7,14 +7,14 @@ use std::time::Duration;
 
 use chrono::Utc;
 
-use super::{ActorDeps, ActorSettings, DepartedPickup, DetentionDue, ReadTracking};
+use super::{ActorDeps, ActorSettings, DetentionDue, GeofenceMove, ReadTracking};
 use crate::actors::registry::LoadRegistry;
 use crate::clock::Clock;
 use crate::domain::account::{Account, PlanKind, StopSettings};
 use crate::domain::fixtures::sample_load;
 use crate::domain::ids::{AccountId, CarrierId};
 use crate::domain::load::{CarrierSummary, ChangeSource, Load, LoadStatus, StatusEntry};
-use crate::domain::stops::{StopKind, StopProgress, StopTimer, StopsProgress};
+use crate::domain::stops::{StopKey, StopKind, StopProgress, StopTimer, StopsProgress};
 use crate::domain::tracking::{FixSource, GpsFix, StopsChange, TrackingPoint};
 use crate::storage::Storage;
 use crate::storage::embedded::EmbeddedStore;
@@ -74,8 +74,9 @@ async fn a_departure_from_the_pickup_moves_an_assigned_load_in_transit_once() {
     let (_dir, storage) = store().await;
     let load = load_in(&*storage, LoadStatus::Assigned).await;
     let registry = registry(storage.clone());
-    let departed = DepartedPickup {
+    let departed = GeofenceMove {
         account: load.account_id.clone(),
+        to: LoadStatus::InTransit,
     };
     // Answered once the move is made.
     registry.send(&load.id, departed.clone()).await.unwrap();
@@ -106,8 +107,9 @@ async fn a_delivered_load_stays_delivered() {
     registry
         .send(
             &load.id,
-            DepartedPickup {
+            GeofenceMove {
                 account: account.clone(),
+                to: LoadStatus::InTransit,
             },
         )
         .await
@@ -132,10 +134,13 @@ async fn detention_is_sent_only_while_the_truck_is_at_the_stop_and_once() {
     // The pickup's arrival as its fix stored it, with the clock set.
     let now = Utc::now();
     let arrived = StopsProgress {
-        pickup: StopProgress {
-            arrived_at: NonZeroI64::new(now.timestamp_micros()),
-            ..StopProgress::default()
-        },
+        stops: vec![(
+            StopKey::Legacy(StopKind::Pickup),
+            StopProgress {
+                arrived_at: NonZeroI64::new(now.timestamp_micros()),
+                ..StopProgress::default()
+            },
+        )],
         ..StopsProgress::default()
     };
     let point = TrackingPoint {
@@ -153,7 +158,7 @@ async fn detention_is_sent_only_while_the_truck_is_at_the_stop_and_once() {
             progress: arrived,
             events: Vec::new(),
             timer: Some(StopTimer::Set {
-                stop: StopKind::Pickup,
+                stop: StopKey::Legacy(StopKind::Pickup),
                 due: now,
             }),
         })),
@@ -162,7 +167,7 @@ async fn detention_is_sent_only_while_the_truck_is_at_the_stop_and_once() {
     let before = storage.last_event_sequence(&load.id).await.unwrap();
     let registry = registry(storage.clone());
     let due = DetentionDue {
-        stop: StopKind::Pickup,
+        stop: StopKey::Legacy(StopKind::Pickup),
         since: now,
     };
     registry.send(&load.id, due.clone()).await.unwrap();
@@ -186,7 +191,7 @@ async fn detention_is_sent_only_while_the_truck_is_at_the_stop_and_once() {
         .send(
             &load.id,
             DetentionDue {
-                stop: StopKind::Delivery,
+                stop: StopKey::Legacy(StopKind::Delivery),
                 since: now,
             },
         )
@@ -203,13 +208,16 @@ async fn detention_is_sent_only_while_the_truck_is_at_the_stop_and_once() {
 async fn departed_pickup(storage: &dyn Storage, load: &Load, departed_ago: chrono::Duration) {
     let departed = Utc::now() - departed_ago;
     let progress = StopsProgress {
-        pickup: StopProgress {
-            arrived_at: NonZeroI64::new(
-                (departed - chrono::Duration::minutes(30)).timestamp_micros(),
-            ),
-            departed_at: NonZeroI64::new(departed.timestamp_micros()),
-            ..StopProgress::default()
-        },
+        stops: vec![(
+            StopKey::Legacy(StopKind::Pickup),
+            StopProgress {
+                arrived_at: NonZeroI64::new(
+                    (departed - chrono::Duration::minutes(30)).timestamp_micros(),
+                ),
+                departed_at: NonZeroI64::new(departed.timestamp_micros()),
+                ..StopProgress::default()
+            },
+        )],
         ..StopsProgress::default()
     };
     let point = TrackingPoint {
@@ -303,14 +311,14 @@ async fn a_departure_older_than_the_assignment_or_unwanted_leaves_the_load_assig
         account_of(&*storage, &load, auto).await;
         departed_pickup(&*storage, &load, chrono::Duration::minutes(departed_ago)).await;
         let stored = storage.get_load(&load.id).await.unwrap().unwrap();
-        assert!(!super::left_pickup_unmoved(
-            &stored,
-            &StopsProgress::default()
-        ));
+        assert_eq!(
+            super::stop_messages::unmade_move(&stored, &StopsProgress::default()),
+            None
+        );
         let progress = storage.load_stops(&load.id).await.unwrap().unwrap();
         // Older than the assignment: not to be moved, whatever the setting.
         assert_eq!(
-            super::left_pickup_unmoved(&stored, &progress),
+            super::stop_messages::unmade_move(&stored, &progress).is_some(),
             departed_ago < 60,
             "departed {departed_ago} min ago"
         );

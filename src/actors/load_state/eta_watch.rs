@@ -1,21 +1,19 @@
-//! The delivery ETA a load's state watches as fixes arrive, and where it aims.
+//! The stops' ETAs a load's state watches as fixes arrive.
 
 use chrono::DateTime;
 
 use super::{HeldFix, StopsAdmitted, Tracked};
 use crate::domain::eta::{self, EtaChanged};
 use crate::domain::load::Load;
-use crate::domain::stops::{Geofence, StopKind, StopsProgress};
+use crate::domain::stop_etas::{self, Speed};
+use crate::domain::stops::{StopWatch, StopsProgress};
 use crate::domain::tracking::{GpsFix, TrackingState};
 
 impl Tracked {
-    /// Looks at the delivery ETA once the newest admitted fix is a minute
-    /// (of fix time) past the last one looked at, and adds `load.eta_changed`
-    /// to that fix's changes when the ETA must be sent.
+    /// Looks at the stops' ETAs once the newest admitted fix is a minute (of
+    /// fix time) past the last one looked at, and adds a `load.eta_changed`
+    /// per stop whose ETA must be sent to that fix's changes.
     pub(super) fn watch_eta(&mut self, fixes: &[GpsFix], changes: &mut Vec<StopsAdmitted>) {
-        let Some(destination) = self.destination.map(|d| (d.lat, d.lng)) else {
-            return;
-        };
         let Some((index, newest)) = fixes.iter().enumerate().max_by_key(|(_, f)| f.timestamp)
         else {
             return;
@@ -35,41 +33,63 @@ impl Tracked {
             .collect();
         window.sort_by_key(|f| std::cmp::Reverse(f.timestamp));
         window.extend(self.recent.iter().map(HeldFix::fix));
-        let Some(estimate) = eta::estimate(&window, destination) else {
+        let route = self.stops.route();
+        let Some(estimate) =
+            stop_etas::estimate(&window, &route, Some(&self.driver), self.team, &self.speed)
+        else {
             return;
         };
-        let appointment = self.appointments[StopKind::Delivery.index()];
-        let previous = self.stops.progress().eta_sent;
-        let Some(sent) = eta::change_to_send(
-            previous.as_ref(),
-            estimate.at,
-            newest.timestamp,
-            appointment,
-        ) else {
+        let mut sent_now = Vec::new();
+        for stop_eta in &estimate.stops {
+            let Some((stop, progress)) = self.stops.stops().nth(stop_eta.index) else {
+                continue;
+            };
+            let previous = progress.eta_sent;
+            let Some(sent) = eta::change_to_send(
+                previous.as_ref(),
+                stop_eta.at,
+                newest.timestamp,
+                stop_eta.late_risk,
+            ) else {
+                continue;
+            };
+            sent_now.push((
+                stop_eta.index,
+                sent,
+                EtaChanged {
+                    stop: stop.clone(),
+                    eta: stop_eta.at,
+                    previous: previous.and_then(|p| DateTime::from_timestamp_micros(p.eta)),
+                    late_risk: sent.late_risk,
+                    appointment: stop.appointment.map(|a| a.start),
+                    sequence: 0,
+                },
+            ));
+        }
+        if sent_now.is_empty() {
             return;
-        };
-        self.stops.eta_sent(sent);
-        let change = EtaChanged {
-            eta: estimate.at,
-            previous: previous.and_then(|p| DateTime::from_timestamp_micros(p.eta)),
-            late_risk: sent.late_risk,
-            appointment,
-            sequence: self.next_sequence,
-        };
-        self.next_sequence += 1;
-        let progress = *self.stops.progress();
+        }
+        let mut changed = Vec::with_capacity(sent_now.len());
+        for (stop, sent, mut change) in sent_now {
+            self.stops.eta_sent(stop, sent);
+            change.sequence = self.next_sequence;
+            self.next_sequence += 1;
+            changed.push(change);
+        }
+        self.stops.set_driver(self.driver);
+        let progress = self.stops.progress().clone();
         match changes.iter_mut().find(|c| c.index == index) {
             Some(existing) => {
                 existing.progress = progress;
-                existing.eta_changed = Some(change);
+                existing.eta_changed = changed;
             }
             None => changes.push(StopsAdmitted {
                 index,
                 milestones: Vec::new(),
                 timer: None,
-                eta_changed: Some(change),
+                first_sequence: changed[0].sequence,
+                eta_changed: changed,
                 progress,
-                first_sequence: change.sequence,
             }),
         }
     }
@@ -79,17 +99,17 @@ impl Tracked {
 /// first) and `progress` its stops' as stored: what its actor would hold, for
 /// a reader on an instance that does not act for the load.
 pub fn stored_state(load: &Load, recent: Vec<GpsFix>, progress: &StopsProgress) -> TrackingState {
+    let watch = StopWatch::new(&load.stops(), load.free_minutes(), progress, recent.first());
+    let mut driver = progress.driver.unwrap_or_default();
+    for fix in recent.iter().rev() {
+        driver.observe(fix);
+    }
     TrackingState {
         status: load.status,
+        route: watch.route(),
         recent,
-        destination: eta_target(&load.destination),
-        delivery_appointment: load.delivery_date,
-        delivery_arrived_at: progress.delivery.arrived(),
+        driver: Some(driver),
+        team: load.team,
+        speed: Speed::default(),
     }
-}
-
-/// Where the ETA aims: the delivery's own coordinates when the load gives them
-/// (the centre of its geofence), else its ZIP's centroid.
-pub(super) fn eta_target(destination: &crate::domain::location::Location) -> Option<Geofence> {
-    Geofence::of(destination)
 }

@@ -38,14 +38,19 @@ async fn callers_admit_only_what_the_actor_would_and_defer_the_rest_to_it() {
         .unwrap()
         .unwrap();
     assert_eq!(admitted.first_sequence, Some(7));
-    // The load's first ETA is sent, with the newest fix, numbered after
-    // the three fixes' events.
+    // The load's first ETAs are sent, one per stop ahead (the truck has
+    // reached neither), with the newest fix, numbered after the three
+    // fixes' events.
     let [eta] = &admitted.stops[..] else {
         panic!("one ETA change: {:?}", admitted.stops);
     };
     assert_eq!((eta.index, eta.milestones.len()), (2, 0));
-    assert_eq!(eta.eta_changed.map(|e| e.sequence), Some(10));
-    assert!(eta.progress.eta_sent.is_some(), "stored with the fix");
+    let sequences: Vec<u64> = eta.eta_changed.iter().map(|e| e.sequence).collect();
+    assert_eq!(sequences, [10, 11], "the pickup's, then the delivery's");
+    assert!(
+        eta.progress.stops.iter().all(|(_, p)| p.eta_sent.is_some()),
+        "stored with the fix"
+    );
     assert_eq!(shared.lock().in_flight, 1);
     let again = shared
         .try_admit(&account, &some(1), Wanted::ALL)
@@ -53,7 +58,7 @@ async fn callers_admit_only_what_the_actor_would_and_defer_the_rest_to_it() {
         .unwrap();
     assert_eq!(
         again.first_sequence,
-        Some(11),
+        Some(12),
         "sequence numbers are reserved"
     );
     assert!(

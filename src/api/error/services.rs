@@ -147,6 +147,18 @@ impl From<LoadError> for ApiError {
                 };
                 ApiError::field(StatusCode::BAD_REQUEST, "VALIDATION_FAILED", field, message)
             }
+            LoadError::Edit(EditError::StopFrozen { stop_id }) => ApiError::new(
+                StatusCode::CONFLICT,
+                "STOP_FROZEN",
+                format!(
+                    "the truck has arrived at stop {stop_id}: it cannot change, be removed, \
+                     or have a stop put before it"
+                ),
+            )
+            .with_details(json!({"stop_id": stop_id.as_str()})),
+            LoadError::Edit(EditError::BadStops { field, message }) => {
+                ApiError::field(StatusCode::BAD_REQUEST, "VALIDATION_FAILED", &field, message)
+            }
             LoadError::Storage(e) => e.into(),
             LoadError::Unavailable(e) => e.into(),
         }

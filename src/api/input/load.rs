@@ -4,12 +4,14 @@
 use serde::Deserialize;
 
 use super::location::{CoordinatesInput, LocationInput};
+use super::stops::{StopInput, validate_stops};
 use crate::domain::equipment::EquipmentType;
 use crate::domain::ids::CarrierId;
 use crate::domain::load::{
     ChangeSource, LoadEdit, LoadStatus, MAX_DETENTION_FREE_MINUTES, MAX_NOTES_CHARS, MAX_WEIGHT_LB,
     NewLoad, StatusChange, parse_rate, parse_reference,
 };
+use crate::domain::stop_plan::StopEdit;
 use crate::domain::timestamp;
 use crate::domain::validation::{ValidationErrors, text, whole_minutes};
 
@@ -46,24 +48,58 @@ pub struct NewLoadInput {
     pub rate: Option<f64>,
     #[schema(schema_with = super::fields::notes)]
     pub notes: Option<String>,
-    /// Free minutes at each stop before detention starts, 0-1,440 (default 120).
+    /// Free minutes at each live stop before detention starts, 0-1,440
+    /// (default: the account's, 120 unless it says; a drop stop's are 30).
     #[schema(minimum = 0, maximum = 1440, examples(120))]
     pub detention_free_minutes: Option<f64>,
+    /// 2 to 50 stops, in order: the first a pickup, the last a delivery.
+    /// Instead of `origin`, `destination`, `pickup_date` and
+    /// `delivery_date`, which are then the first and last stops'.
+    pub stops: Option<Vec<StopInput>>,
+    /// Driven by a team of two (no 10-hour rests in the ETA); default false.
+    pub team: Option<bool>,
 }
 
 impl NewLoadInput {
     pub fn validate(self) -> Result<NewLoad, ValidationErrors> {
         let mut errors = ValidationErrors::new();
-        let origin = match self.origin {
-            Some(o) => o.validate("origin", &mut errors),
-            None => {
+        let stops = self.stops.map(|stops| {
+            let ends = [
+                ("origin", self.origin.is_some()),
+                ("destination", self.destination.is_some()),
+                ("pickup_date", self.pickup_date.is_some()),
+                ("delivery_date", self.delivery_date.is_some()),
+            ];
+            for (field, sent) in ends {
+                if sent {
+                    errors.add(
+                        field,
+                        "must not be sent with stops (it is the first or last stop's)",
+                    );
+                }
+            }
+            validate_stops(stops, false, &mut errors)
+        });
+        let from_stops = |i: fn(&[StopEdit]) -> Option<&StopEdit>| {
+            stops
+                .as_ref()
+                .and_then(|s| s.as_deref())
+                .and_then(i)
+                .map(|e| e.stop.clone())
+        };
+        let (first, last) = (from_stops(|s| s.first()), from_stops(|s| s.last()));
+        let origin = match (self.origin, &stops) {
+            (_, Some(_)) => first.as_ref().map(|s| s.location.clone()),
+            (Some(o), None) => o.validate("origin", &mut errors),
+            (None, None) => {
                 errors.add("origin", "is required");
                 None
             }
         };
-        let destination = match self.destination {
-            Some(d) => d.validate("destination", &mut errors),
-            None => {
+        let destination = match (self.destination, &stops) {
+            (_, Some(_)) => last.as_ref().map(|s| s.location.clone()),
+            (Some(d), None) => d.validate("destination", &mut errors),
+            (None, None) => {
                 errors.add("destination", "is required");
                 None
             }
@@ -92,17 +128,25 @@ impl NewLoadInput {
                 whole_minutes(m, MAX_DETENTION_FREE_MINUTES)
             });
         let reference = errors.optional("reference", self.reference, |r| parse_reference(&r));
+        let stops = stops.flatten();
+        let team = self.team.unwrap_or(false);
         errors.finish(|| NewLoad {
             reference,
             origin: origin.expect("checked"),
             destination: destination.expect("checked"),
             weight: weight.expect("checked"),
             equipment_type: equipment_type.expect("checked"),
-            pickup_date,
-            delivery_date,
+            pickup_date: first
+                .as_ref()
+                .map_or(pickup_date, |s| s.appointment_start()),
+            delivery_date: last
+                .as_ref()
+                .map_or(delivery_date, |s| s.appointment_start()),
             rate_cents,
             notes,
             detention_free_minutes,
+            stops: stops.map(|s| s.into_iter().map(|e| e.stop).collect()),
+            team,
         })
     }
 }
@@ -250,6 +294,16 @@ pub struct LoadChangeInput {
     #[serde(default, deserialize_with = "super::nullable")]
     #[schema(schema_with = super::fields::reference)]
     pub reference: Option<Option<String>>,
+    /// The whole list as it must become: stops with an `id` are edited,
+    /// stops without one added, stops left out removed, in the order sent.
+    /// A stop the truck has arrived at cannot change, go, or have a stop put
+    /// before it (`409 STOP_FROZEN`).
+    #[serde(default, deserialize_with = "super::nullable")]
+    #[schema(value_type = Vec<StopInput>)]
+    pub stops: Option<Option<Vec<StopInput>>>,
+    #[serde(default, deserialize_with = "super::nullable")]
+    #[schema(value_type = bool)]
+    pub team: Option<Option<bool>>,
 }
 
 impl LoadChangeInput {
@@ -300,7 +354,26 @@ impl LoadChangeInput {
             Some(None) => Some(None),
             Some(Some(r)) => errors.check("reference", parse_reference(&r)).map(Some),
         };
+        if self.stops.is_some() {
+            let ends = [
+                ("origin", origin.is_some()),
+                ("destination", destination.is_some()),
+                ("pickup_date", pickup_date.is_some()),
+                ("delivery_date", delivery_date.is_some()),
+            ];
+            for (field, _) in ends.into_iter().filter(|(_, sent)| *sent) {
+                errors.add(
+                    field,
+                    "must not be sent with stops (it is the first or last stop's)",
+                );
+            }
+        }
+        let stops = not_null("stops", self.stops, &mut errors)
+            .and_then(|s| validate_stops(s, true, &mut errors));
+        let team = not_null("team", self.team, &mut errors);
         errors.finish(|| LoadEdit {
+            stops,
+            team,
             origin,
             destination,
             weight,

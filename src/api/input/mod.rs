@@ -13,6 +13,7 @@ pub mod fields;
 pub mod load;
 pub mod location;
 pub mod share_link;
+pub mod stops;
 pub mod tracking;
 pub mod webhook;
 

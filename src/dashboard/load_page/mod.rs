@@ -143,7 +143,7 @@ async fn load_view(
         .current(viewer.account_id(), &load.id)
         .await
         .ok()
-        .map(|state| TrackingSummary::new(&state));
+        .map(|state| TrackingSummary::of(&state));
     let trail = services
         .tracking
         .history(

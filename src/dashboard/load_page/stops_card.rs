@@ -27,9 +27,18 @@ pub async fn stops_card(services: &Services, viewer: &Viewer, load: &Load) -> Ma
             return html! { section.card { h2 { "Stops" } p { "The stops cannot be read right now." } } };
         }
     };
+    let estimate = services
+        .tracking
+        .current(viewer.account_id(), &load.id)
+        .await
+        .ok()
+        .and_then(|state| state.estimate());
+    let planned = load.stops();
     let stops = StopView::of_load(
         load,
+        &planned,
         &progress,
+        estimate.as_ref(),
         &viewer.account.stop_settings,
         services.clock.now(),
     );

@@ -1,5 +1,8 @@
+use super::geofence::METRES_PER_MILE;
 use super::*;
-use crate::domain::location::UsState;
+use crate::domain::ids::LoadId;
+use crate::domain::location::{Location, UsState};
+use crate::domain::stop_plan::{Appointment, two_stops};
 use crate::domain::tracking::FixSource;
 
 const PICKUP: (f64, f64) = (32.7767, -96.797);
@@ -18,14 +21,42 @@ fn place(zip: &str, at: Option<(f64, f64)>, radius_m: Option<u32>) -> Location {
     }
 }
 
-/// A watch of a pickup at `PICKUP` (500 m) and a delivery at Atlanta's ZIP.
-fn watch() -> StopWatch {
-    StopWatch::new(
+fn load() -> LoadId {
+    LoadId::from_suffix("01jd0000000000000000000000").unwrap()
+}
+
+/// A pickup at `PICKUP` (500 m) and a delivery at Atlanta's ZIP, the pickup
+/// at `pickup_at` if given.
+fn plan(pickup_at: Option<DateTime<Utc>>) -> Vec<Stop> {
+    two_stops(
+        &load(),
         &place("75201", Some(PICKUP), None),
         &place("30303", None, None),
-        StopsProgress::default(),
+        pickup_at,
         None,
     )
+}
+
+fn watch() -> StopWatch {
+    StopWatch::new(&plan(None), 120, &StopsProgress::default(), None)
+}
+
+fn stop_ref(stops: &[Stop], index: usize) -> StopRef {
+    StopRef {
+        id: stops[index].id.clone(),
+        kind: stops[index].kind,
+        sequence: index as u32 + 1,
+        last: index + 1 == stops.len(),
+        appointment: stops[index].appointment,
+    }
+}
+
+fn pickup() -> StopRef {
+    stop_ref(&plan(None), 0)
+}
+
+fn progress_of(watch: &StopWatch, index: usize) -> StopProgress {
+    *watch.stops().nth(index).unwrap().1
 }
 
 /// A fix `minute` minutes into the trip, `north_m` metres north of the pickup.
@@ -45,16 +76,16 @@ fn minute(m: f64) -> DateTime<Utc> {
 }
 
 fn all(watch: &mut StopWatch, fixes: &[GpsFix]) -> Vec<Milestone> {
-    fixes.iter().flat_map(|f| watch.observe(f)).collect()
+    fixes.iter().flat_map(|f| watch.observe(f).0).collect()
 }
 
 #[test]
 fn geofences_come_from_coordinates_or_the_zip_with_their_defaults() {
     let watch = watch();
-    let pickup = watch.fence(StopKind::Pickup).unwrap();
+    let pickup = watch.fence(0).unwrap();
     assert_eq!(pickup.placed_by, PlacedBy::Coordinates);
     assert_eq!(pickup.radius_m, 500.0);
-    let delivery = watch.fence(StopKind::Delivery).unwrap();
+    let delivery = watch.fence(1).unwrap();
     assert_eq!(delivery.placed_by, PlacedBy::Zip);
     assert_eq!(delivery.radius_m, 3_000.0);
     let given = Geofence::of(&place("75201", Some(PICKUP), Some(120))).unwrap();
@@ -82,18 +113,18 @@ fn a_dwell_with_jitter_at_the_fence_is_one_arrival_and_one_departure() {
         milestones,
         [
             Milestone::Arrived {
-                stop: StopKind::Pickup,
+                stop: pickup(),
                 at: minute(3.0),
                 inferred: false
             },
             Milestone::Departed {
-                stop: StopKind::Pickup,
+                stop: pickup(),
                 at: minute(90.0),
                 inferred: false
             },
         ]
     );
-    let pickup = watch.progress().pickup;
+    let pickup = progress_of(&watch, 0);
     assert_eq!(pickup.arrived(), Some(minute(3.0)));
     assert_eq!(pickup.departed(), Some(minute(90.0)));
     assert!(!pickup.inferred);
@@ -112,7 +143,7 @@ fn a_drive_by_does_not_arrive() {
         })
         .collect();
     assert_eq!(all(&mut watch, &pass), []);
-    assert_eq!(watch.progress().pickup, StopProgress::default());
+    assert_eq!(progress_of(&watch, 0), StopProgress::default());
 }
 
 #[test]
@@ -130,7 +161,7 @@ fn two_still_fixes_two_minutes_apart_arrive_without_speeds() {
     assert_eq!(
         milestones,
         [Milestone::Arrived {
-            stop: StopKind::Pickup,
+            stop: pickup(),
             at: minute(5.0),
             inferred: false
         }]
@@ -151,12 +182,12 @@ fn sparse_fixes_that_straddle_a_stop_infer_both_milestones() {
     );
     let [
         Milestone::Arrived {
-            stop: StopKind::Pickup,
+            stop: ref first,
             at: arrived,
             inferred: true,
         },
         Milestone::Departed {
-            stop: StopKind::Pickup,
+            stop: ref second,
             at: departed,
             inferred: true,
         },
@@ -164,6 +195,7 @@ fn sparse_fixes_that_straddle_a_stop_infer_both_milestones() {
     else {
         panic!("{milestones:?}");
     };
+    assert_eq!((first, second), (&pickup(), &pickup()));
     // 10 km at 50 mph: 7.46 minutes each way.
     assert!(
         (arrived - minute(7.46)).num_seconds().abs() < 10,
@@ -173,7 +205,7 @@ fn sparse_fixes_that_straddle_a_stop_infer_both_milestones() {
         (departed - minute(52.54)).num_seconds().abs() < 10,
         "{departed}"
     );
-    assert!(watch.progress().pickup.inferred);
+    assert!(progress_of(&watch, 0).inferred);
 
     // The same gap with no time to stop: nothing.
     let mut watch = self::watch();
@@ -201,7 +233,7 @@ fn sparse_fixes_that_straddle_a_stop_infer_both_milestones() {
 fn a_late_fix_changes_nothing() {
     let mut watch = watch();
     all(&mut watch, &[at(10.0, -5_000.0, Some(50.0))]);
-    let before = *watch.progress();
+    let before = watch.progress().clone();
     assert_eq!(all(&mut watch, &[at(5.0, 0.0, Some(0.0))]), []);
     assert_eq!(watch.progress(), &before);
     // Nor does a repeat of the newest.
@@ -213,16 +245,16 @@ fn a_late_fix_changes_nothing() {
     let milestones = all(&mut arrived, &[at(11.0, 0.0, Some(0.0))]);
     assert_eq!(milestones.len(), 1);
     let mut rebuilt = StopWatch::new(
-        &place("75201", Some(PICKUP), None),
-        &place("30303", None, None),
-        *arrived.progress(),
+        &plan(None),
+        120,
+        arrived.progress(),
         Some(&at(11.0, 0.0, Some(0.0))),
     );
     assert_eq!(all(&mut rebuilt, &[at(11.0, 5_000.0, Some(50.0))]), []);
     assert_eq!(
         all(&mut rebuilt, &[at(12.0, 5_000.0, Some(50.0))]),
         [Milestone::Departed {
-            stop: StopKind::Pickup,
+            stop: pickup(),
             at: minute(12.0),
             inferred: false
         }]
@@ -235,12 +267,18 @@ fn progress_round_trips_through_its_stored_form() {
     all(&mut watch, &[at(0.0, 0.0, Some(20.0))]);
     let stored = serde_json::to_string(watch.progress()).unwrap();
     assert_eq!(
-        serde_json::from_str::<StopsProgress>(&stored).unwrap(),
-        *watch.progress()
+        &serde_json::from_str::<StopsProgress>(&stored).unwrap(),
+        watch.progress()
     );
-    assert_eq!(
-        serde_json::from_str::<StopsProgress>(r#"{"pickup":{},"delivery":{}}"#).unwrap(),
-        StopsProgress::default()
+    // Stored before stops had ids: read as the first and last stops'.
+    let legacy = r#"{"pickup":{"arrived_at":1790000000000000},"delivery":{},"eta_sent":{"eta":1,"at":2,"late_risk":true}}"#;
+    let legacy = serde_json::from_str::<StopsProgress>(legacy).unwrap();
+    let rebuilt = StopWatch::new(&plan(None), 120, &legacy, None);
+    assert_eq!(progress_of(&rebuilt, 0).arrived(), Some(minute(0.0)));
+    assert!(
+        progress_of(&rebuilt, 1)
+            .eta_sent
+            .is_some_and(|s| s.late_risk)
     );
 }
 
@@ -248,7 +286,7 @@ fn progress_round_trips_through_its_stored_form() {
 fn arrival_status_against_the_appointment() {
     let appointment = minute(600.0);
     let defaults = StopSettings::default();
-    let status = |m: f64| arrival_status(minute(m), Some(appointment), &defaults);
+    let status = |m: f64| arrival_status(minute(m), Some(Appointment::at(appointment)), &defaults);
     assert_eq!(status(616.0), Some((ArrivalStatus::Late, 16)));
     assert_eq!(status(615.0), Some((ArrivalStatus::OnTime, 15)));
     assert_eq!(status(540.0), Some((ArrivalStatus::OnTime, -60)));
@@ -264,7 +302,9 @@ fn arrival_status_follows_the_account_thresholds() {
         early_before_minutes: 5,
         ..StopSettings::default()
     };
-    let status = |m: f64| arrival_status(minute(m), Some(appointment), &strict).map(|s| s.0);
+    let status = |m: f64| {
+        arrival_status(minute(m), Some(Appointment::at(appointment)), &strict).map(|s| s.0)
+    };
     assert_eq!(status(601.0), Some(ArrivalStatus::Late));
     assert_eq!(status(600.0), Some(ArrivalStatus::OnTime));
     assert_eq!(status(595.0), Some(ArrivalStatus::OnTime));
@@ -282,53 +322,68 @@ fn a_watch_is_small_enough_for_every_actor() {
 
 #[test]
 fn the_detention_clock_is_set_on_arrival_and_cleared_on_departure() {
-    let appointments = [Some(minute(30.0)), None];
-    let arrived = |stop, m: f64, inferred| Milestone::Arrived {
-        stop,
+    let stops = plan(Some(minute(30.0)));
+    let key = StopKey::Id(stops[0].id.clone());
+    let watch = |free| StopWatch::new(&stops, free, &StopsProgress::default(), None);
+    let arrived = |index, m: f64, inferred| Milestone::Arrived {
+        stop: stop_ref(&stops, index),
         at: minute(m),
         inferred,
     };
-    let departed = |stop, m: f64, inferred| Milestone::Departed {
-        stop,
+    let departed = |index, m: f64, inferred| Milestone::Departed {
+        stop: stop_ref(&stops, index),
         at: minute(m),
         inferred,
     };
     // Early: the clock starts at the appointment; late: at the arrival.
     assert_eq!(
-        StopTimer::after(&[arrived(StopKind::Pickup, 0.0, false)], &appointments, 120),
+        watch(120).timer_after(&[arrived(0, 0.0, false)]),
         Some(StopTimer::Set {
-            stop: StopKind::Pickup,
+            stop: key.clone(),
             due: minute(150.0)
         })
     );
     assert_eq!(
-        StopTimer::after(&[arrived(StopKind::Pickup, 60.0, false)], &appointments, 0),
+        watch(0).timer_after(&[arrived(0, 60.0, false)]),
         Some(StopTimer::Set {
-            stop: StopKind::Pickup,
+            stop: key,
             due: minute(60.0)
         })
     );
     assert_eq!(
-        StopTimer::after(
-            &[departed(StopKind::Pickup, 90.0, false)],
-            &appointments,
-            120
-        ),
+        watch(120).timer_after(&[departed(0, 90.0, false)]),
         Some(StopTimer::Clear)
     );
     // Inferred from sparse fixes: arrived and gone, nothing to time.
     assert_eq!(
-        StopTimer::after(
-            &[
-                arrived(StopKind::Delivery, 10.0, true),
-                departed(StopKind::Delivery, 40.0, true)
-            ],
-            &appointments,
-            120
-        ),
+        watch(120).timer_after(&[arrived(1, 10.0, true), departed(1, 40.0, true)]),
         Some(StopTimer::Clear)
     );
-    assert_eq!(StopTimer::after(&[], &appointments, 120), None);
+    assert_eq!(watch(120).timer_after(&[]), None);
+    // A drop stop's free time is its own 30 minutes.
+    let mut dropped = stops.clone();
+    dropped[0].handling = crate::domain::stop_plan::Handling::Drop;
+    let drop_watch = StopWatch::new(&dropped, 120, &StopsProgress::default(), None);
+    assert_eq!(
+        drop_watch.timer_after(&[arrived(0, 60.0, false)]),
+        Some(StopTimer::Set {
+            stop: StopKey::Id(stops[0].id.clone()),
+            due: minute(90.0)
+        })
+    );
+}
+
+#[test]
+fn arrival_against_a_window_is_early_before_it_and_late_after_it() {
+    let window = Some(Appointment {
+        start: minute(600.0),
+        end: Some(minute(720.0)),
+    });
+    let defaults = StopSettings::default();
+    let status = |m: f64| arrival_status(minute(m), window, &defaults);
+    assert_eq!(status(590.0), Some((ArrivalStatus::Early, -10)));
+    assert_eq!(status(700.0), Some((ArrivalStatus::OnTime, 0)));
+    assert_eq!(status(725.0), Some((ArrivalStatus::Late, 5)));
 }
 
 #[test]
@@ -366,3 +421,5 @@ fn the_flat_shortcut_never_changes_which_side_of_a_radius_a_fix_is_on() {
         }
     }
 }
+
+mod many;

@@ -22,7 +22,7 @@ use crate::domain::account::{Account, StopSettings};
 use crate::domain::event::{Event, EventType};
 use crate::domain::ids::{AccountId, LoadId};
 use crate::domain::load::LoadStatus;
-use crate::domain::stops::{Milestone, StopKind, StopTimer};
+use crate::domain::stops::{Milestone, StopTimer};
 use crate::domain::tracking::{Appended, GpsFix, StopsChange, TrackingPoint, TrackingState};
 use crate::services::detention::DetentionClock;
 use crate::services::live::{LiveHub, TRACKING_EVENT, Update};
@@ -79,7 +79,8 @@ struct MilestonesAt {
     events: Vec<Event>,
     timer: Option<StopTimer>,
     load: LoadId,
-    left_pickup_while_assigned: bool,
+    /// The status the departures move the load to, as the account wants.
+    geofence_move: Option<LoadStatus>,
 }
 
 /// One load's stored fixes, for the live streams.
@@ -104,6 +105,7 @@ pub(super) async fn record(
     let events = Wanted {
         tracking: writer.directory.wants(account, EventType::TrackingUpdated),
         eta: writer.directory.wants(account, EventType::LoadEtaChanged),
+        speed: settings.speed(),
     };
     let count = fixes.len();
     let (decided, deferred) = admit_now(&writer.registry, account, by_load(fixes), events);
@@ -354,12 +356,15 @@ fn add_stops(
             .iter()
             .enumerate()
             .map(|(n, milestone)| {
-                let (kind, stop) = match *milestone {
-                    Milestone::Arrived { stop, .. } => (EventType::LoadArrived, stop),
-                    Milestone::Departed { stop, .. } => (EventType::LoadDeparted, stop),
+                let kind = match milestone {
+                    Milestone::Arrived { .. } => EventType::LoadArrived,
+                    Milestone::Departed { .. } => EventType::LoadDeparted,
+                    Milestone::Skipped { .. } => EventType::LoadStopSkipped,
                 };
-                let appointment = admission.appointments[stop as usize];
-                let arrived = change.progress.of(stop).arrived();
+                let arrived = change
+                    .progress
+                    .by_id(&milestone.stop().id)
+                    .and_then(|p| p.arrived());
                 Event::new(
                     account.clone(),
                     load.clone(),
@@ -367,11 +372,11 @@ fn add_stops(
                     change.first_sequence + n as u64,
                     // When freight learned it; the milestone's own time is `at`.
                     now,
-                    payloads::milestone(load.as_str(), milestone, arrived, appointment, settings),
+                    payloads::milestone(load.as_str(), milestone, arrived, settings),
                 )
             })
             .collect();
-        if let Some(eta) = &change.eta_changed {
+        for eta in &change.eta_changed {
             events.push(Event::new(
                 account.clone(),
                 load.clone(),
@@ -381,33 +386,46 @@ fn add_stops(
                 payloads::eta_changed(load.as_str(), eta),
             ));
         }
-        let left_pickup_while_assigned = settings.auto_in_transit
-            && admission.status == LoadStatus::Assigned
-            && change.milestones.iter().any(|m| {
-                matches!(
-                    m,
-                    Milestone::Departed {
-                        stop: StopKind::Pickup,
-                        ..
-                    }
-                )
-            });
+        let geofence_move = geofence_move(settings, admission.status, &change.milestones);
         if !events.is_empty() || change.timer.is_some() {
             milestones.push(MilestonesAt {
                 point: change.index,
                 events: events.clone(),
-                timer: change.timer,
+                timer: change.timer.clone(),
                 load: load.clone(),
-                left_pickup_while_assigned,
+                geofence_move,
             });
         }
         point.stops = Some(Box::new(StopsChange {
-            progress: change.progress,
+            progress: change.progress.clone(),
             events,
-            timer: change.timer,
+            timer: change.timer.clone(),
         }));
     }
     milestones
+}
+
+/// The status a fix's milestones move a load in `status` to: leaving the
+/// first pickup starts an `assigned` load's trip, leaving the last stop ends
+/// an `in_transit` one's, each as the account wants.
+fn geofence_move(
+    settings: &StopSettings,
+    status: LoadStatus,
+    milestones: &[Milestone],
+) -> Option<LoadStatus> {
+    milestones.iter().find_map(|m| match m {
+        Milestone::Departed { stop, .. }
+            if stop.sequence == 1 && status == LoadStatus::Assigned && settings.auto_in_transit =>
+        {
+            Some(LoadStatus::InTransit)
+        }
+        Milestone::Departed { stop, .. }
+            if stop.last && status == LoadStatus::InTransit && settings.auto_delivered =>
+        {
+            Some(LoadStatus::Delivered)
+        }
+        _ => None,
+    })
 }
 
 /// What follows a request's commit: each actor records what became of its
@@ -490,8 +508,8 @@ impl AfterCommit {
                 if let Some(timer) = at.timer {
                     detention.note(&at.load, timer);
                 }
-                if at.left_pickup_while_assigned {
-                    registry.depart_pickup(&at.load, &account);
+                if let Some(to) = at.geofence_move {
+                    registry.move_by_geofence(&at.load, &account, to);
                 }
             }
         }

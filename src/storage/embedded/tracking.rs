@@ -9,7 +9,8 @@ use super::webhooks::encode_events;
 use super::{EmbeddedStore, Inner, keys, unavailable};
 use crate::domain::event::Event;
 use crate::domain::ids::LoadId;
-use crate::domain::stops::{StopKind, StopTimer, StopsProgress};
+use crate::domain::ids::StopId;
+use crate::domain::stops::{StopKey, StopKind, StopTimer, StopsProgress};
 use crate::domain::tracking::{Appended, GpsFix, TrackingPoint};
 use crate::storage::{PointRange, StopTimerEntry, StorageError, StorageResult, TrackingStore};
 
@@ -148,11 +149,11 @@ fn write_points(s: &Inner, points: Vec<TrackingPoint>) -> StorageResult<(Vec<App
                 point.load_id.as_str().as_bytes(),
                 serde_json::to_vec(&stops.progress).expect("progress serialises"),
             );
-            match stops.timer {
+            match &stops.timer {
                 Some(StopTimer::Set { stop, due }) => batch.insert(
                     &s.stop_timers,
                     point.load_id.as_str().as_bytes(),
-                    encode_timer(stop, &due),
+                    encode_timer(stop, due),
                 ),
                 Some(StopTimer::Clear) => {
                     batch.remove(&s.stop_timers, point.load_id.as_str().as_bytes())
@@ -179,16 +180,31 @@ fn write_points(s: &Inner, points: Vec<TrackingPoint>) -> StorageResult<(Vec<App
     Ok((outcomes, written?))
 }
 
-/// A timer's value: the stop's code (0 pickup, 1 delivery) ‖ due (µs, big-endian).
-fn encode_timer(stop: StopKind, due: &DateTime<Utc>) -> Vec<u8> {
-    let mut value = vec![stop.index() as u8];
+/// A timer's value: a tag ‖ due (µs, big-endian) ‖ the stop. The tag is 2
+/// and the stop its id; timers stored before stops had ids are tagged 0
+/// (the pickup) or 1 (the delivery) and end with the due time.
+fn encode_timer(stop: &StopKey, due: &DateTime<Utc>) -> Vec<u8> {
+    let (tag, id) = match stop {
+        StopKey::Legacy(StopKind::Pickup) => (0, ""),
+        StopKey::Legacy(StopKind::Delivery) => (1, ""),
+        StopKey::Id(id) => (2, id.as_str()),
+    };
+    let mut value = vec![tag];
     value.extend_from_slice(&due.timestamp_micros().to_be_bytes());
+    value.extend_from_slice(id.as_bytes());
     value
 }
 
 fn decode_timer(key: &[u8], value: &[u8]) -> Option<StopTimerEntry> {
     let load = LoadId::parse(std::str::from_utf8(key).ok()?)?;
-    let stop = *StopKind::BOTH.get(usize::from(*value.first()?))?;
+    let stop = match value.first()? {
+        0 => StopKey::Legacy(StopKind::Pickup),
+        1 => StopKey::Legacy(StopKind::Delivery),
+        2 => StopKey::Id(StopId::from_stored(
+            std::str::from_utf8(value.get(9..)?).ok()?,
+        )?),
+        _ => return None,
+    };
     let micros = i64::from_be_bytes(value.get(1..9)?.try_into().ok()?);
     Some(StopTimerEntry {
         load,

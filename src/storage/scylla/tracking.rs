@@ -20,7 +20,7 @@ use super::statements::LoggedBatch;
 use super::{ScyllaStore, keys};
 use crate::domain::event::Event;
 use crate::domain::ids::LoadId;
-use crate::domain::stops::{StopKind, StopTimer, StopsProgress};
+use crate::domain::stops::{StopKey, StopTimer, StopsProgress};
 use crate::domain::tracking::{Appended, FixSource, GpsFix, TrackingPoint};
 use crate::storage::{PointRange, StopTimerEntry, StorageError, StorageResult, TrackingStore};
 
@@ -155,10 +155,15 @@ impl PointStatements for ScyllaStore {
                 &self.st.put_load_stops,
                 (load.clone(), progress, ts_of(point)),
             );
-            match stops.timer {
+            match &stops.timer {
                 Some(StopTimer::Set { stop, due }) => batch.add(
                     &self.st.set_stop_timer,
-                    (load, stop.as_str(), keys::micros(&due), ts_of(point)),
+                    (
+                        load,
+                        stop.as_str().to_owned(),
+                        keys::micros(due),
+                        ts_of(point),
+                    ),
                 ),
                 Some(StopTimer::Clear) => {
                     batch.add(&self.st.clear_stop_timer, (ts_of(point), load))
@@ -183,7 +188,7 @@ impl TrackingStore for ScyllaStore {
             (),
             |(load, stop, due): (String, String, i64)| {
                 let entry = LoadId::parse(&load)
-                    .zip(StopKind::parse(&stop))
+                    .zip(StopKey::parse(&stop))
                     .zip(keys::from_micros(due));
                 entry
                     .map(|((load, stop), due)| StopTimerEntry { load, stop, due })

@@ -74,6 +74,9 @@ fn account() -> Account {
             early_before_minutes: 45,
             detention_free_minutes: 90,
             auto_in_transit: false,
+            auto_delivered: true,
+            driving_mph: 47.5,
+            road_circuity: 1.3,
         },
     }
 }

@@ -4,8 +4,9 @@ use std::num::NonZeroI64;
 
 use chrono::DateTime;
 use freight::domain::event::{Event, EventType};
-use freight::domain::ids::{AccountId, LoadId};
-use freight::domain::stops::{StopKind, StopProgress, StopTimer, StopsProgress};
+use freight::domain::hos::DriverClock;
+use freight::domain::ids::{AccountId, LoadId, StopId};
+use freight::domain::stops::{StopKey, StopProgress, StopTimer, StopsProgress};
 use freight::domain::tracking::{Appended, FixSource, GpsFix, StopsChange, TrackingPoint};
 use freight::storage::{PointRange, StopTimerEntry, Storage};
 
@@ -187,14 +188,34 @@ pub async fn late_fixes_over_many_batches_are_told_apart_exactly(store: &dyn Sto
 pub async fn stop_progress_is_written_with_its_point(store: &dyn Storage) {
     let account = AccountId::generate();
     let load = LoadId::generate();
-    let progress = |arrived: i64, departed: Option<i64>| StopsProgress {
-        pickup: StopProgress {
-            arrived_at: NonZeroI64::new(fix(arrived, 0.0).timestamp.timestamp_micros()),
-            departed_at: departed
-                .and_then(|d| NonZeroI64::new(fix(d, 0.0).timestamp.timestamp_micros())),
-            ..StopProgress::default()
-        },
-        ..StopsProgress::default()
+    // Three stops by id, the second skipped, and the driver's clock.
+    let ids = [StopId::generate(), StopId::generate(), StopId::generate()];
+    let progress = |arrived: i64, departed: Option<i64>| {
+        let mut driver = DriverClock::default();
+        driver.observe(&fix(arrived, 0.0));
+        StopsProgress {
+            stops: vec![
+                (
+                    StopKey::Id(ids[0].clone()),
+                    StopProgress {
+                        arrived_at: NonZeroI64::new(fix(arrived, 0.0).timestamp.timestamp_micros()),
+                        departed_at: departed.and_then(|d| {
+                            NonZeroI64::new(fix(d, 0.0).timestamp.timestamp_micros())
+                        }),
+                        ..StopProgress::default()
+                    },
+                ),
+                (
+                    StopKey::Id(ids[1].clone()),
+                    StopProgress {
+                        skipped_at: NonZeroI64::new(fix(arrived, 0.0).timestamp.timestamp_micros()),
+                        ..StopProgress::default()
+                    },
+                ),
+                (StopKey::Id(ids[2].clone()), StopProgress::default()),
+            ],
+            driver: Some(driver),
+        }
     };
     let event = |sequence: u64, kind: EventType| {
         Event::new(
@@ -280,14 +301,18 @@ pub async fn stop_timers_follow_their_points(store: &dyn Storage) {
     let mine = |timers: Vec<StopTimerEntry>| -> Vec<StopTimerEntry> {
         timers.into_iter().filter(|t| t.load == load).collect()
     };
+    let stop = StopKey::Id(StopId::generate());
     let set = StopTimer::Set {
-        stop: StopKind::Delivery,
+        stop: stop.clone(),
         due,
     };
-    store.append_points(vec![point(10, set)]).await.unwrap();
+    store
+        .append_points(vec![point(10, set.clone())])
+        .await
+        .unwrap();
     let expected = StopTimerEntry {
         load: load.clone(),
-        stop: StopKind::Delivery,
+        stop,
         due,
     };
     assert_eq!(
