@@ -54,9 +54,26 @@ pub async fn apply_edit(
         now,
         payloads::updated(&updated, &changed),
     );
-    let written = storage
-        .update_load(&current, &updated, std::slice::from_ref(&event))
-        .await;
+    let mut events = vec![event];
+    // A stop skipped by the client: subscribers hear it as they hear one the
+    // truck went past.
+    let skipped = edit
+        .skip_stop
+        .as_ref()
+        .filter(|_| changed.contains(&"stops"));
+    if let Some((index, stop)) =
+        skipped.and_then(|id| updated.stops.iter().enumerate().find(|(_, s)| &s.id == id))
+    {
+        events.push(Event::new(
+            account.clone(),
+            id.clone(),
+            EventType::LoadStopSkipped,
+            next_sequence + 1,
+            now,
+            payloads::skipped_by_client(id.as_str(), stop, index, now),
+        ));
+    }
+    let written = storage.update_load(&current, &updated, &events).await;
     // The claim the load no longer stands on: the new one if the write
     // failed, the old one if it moved to another reference or none.
     let given_up = match &written {
@@ -72,6 +89,6 @@ pub async fn apply_edit(
     written?;
     Ok(Changed {
         load: updated,
-        events: vec![event],
+        events,
     })
 }

@@ -501,7 +501,7 @@ impl Tracked {
         TrackingState {
             status: self.status,
             recent: self.recent.iter().map(HeldFix::fix).collect(),
-            route: self.stops.route(),
+            route: self.stops.route(self.status == LoadStatus::InTransit),
             driver: Some(self.driver),
             team: self.team,
             speed: self.speed,

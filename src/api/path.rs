@@ -15,7 +15,9 @@ use actix_web::{FromRequest, HttpRequest};
 
 use super::error::ApiError;
 use crate::actors::LoadError;
-use crate::domain::ids::{AccountId, CarrierId, DeviceId, EventId, KeyId, LoadId, WebhookId};
+use crate::domain::ids::{
+    AccountId, CarrierId, DeviceId, EventId, KeyId, LoadId, StopId, WebhookId,
+};
 use crate::services::accounts::AccountError;
 use crate::services::carriers::CarrierError;
 use crate::services::devices::DeviceError;
@@ -86,6 +88,19 @@ path_resources! {
     DeviceId => DeviceError::NotFound,
     // A delivery is named by its event's id.
     EventId => WebhookError::DeliveryNotFound,
+}
+
+impl PathResource for StopId {
+    fn parse(raw: &str) -> Option<Self> {
+        StopId::parse(raw)
+    }
+    fn not_found(_: &str) -> ApiError {
+        ApiError::new(
+            actix_web::http::StatusCode::NOT_FOUND,
+            "INVALID_STOP",
+            "the load has no such stop",
+        )
+    }
 }
 
 impl PathResource for AccountId {

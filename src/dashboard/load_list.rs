@@ -70,6 +70,7 @@ pub async fn list(
             .map(str::trim)
             .filter(|q| !q.is_empty())
             .map(str::to_owned),
+        ..FieldFilter::default()
     };
     let search = LoadQuery {
         indexed,

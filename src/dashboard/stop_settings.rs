@@ -42,6 +42,10 @@ pub async fn change_settings(
         detention_free_minutes: form.number("detention_free_minutes", &mut errors),
         // An unticked box is not sent.
         auto_in_transit: Some(form.raw("auto_in_transit").is_some()),
+        // Not on this form yet: kept as they are.
+        auto_delivered: None,
+        driving_mph: None,
+        road_circuity: None,
     };
     let current = viewer.account.stop_settings;
     let checked = input.apply(current).and_then(|next| errors.finish(|| next));

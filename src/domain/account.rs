@@ -93,8 +93,10 @@ pub struct StopSettings {
     /// `delivered`.
     pub auto_delivered: bool,
     /// The driving speed ETAs plan with, in mph (20-80).
+    #[schema(minimum = 20.0, maximum = 80.0)]
     pub driving_mph: f64,
     /// Road miles per great-circle mile in ETAs (1.0-2.0).
+    #[schema(minimum = 1.0, maximum = 2.0)]
     pub road_circuity: f64,
 }
 

@@ -26,6 +26,8 @@ pub struct RouteStop {
     /// The geofence's centre (latitude, longitude); `None`: a ZIP freight
     /// does not know, so no ETA, and the legs run past it.
     pub target: Option<(f64, f64)>,
+    /// The target is the stop's own coordinates, not its ZIP's centroid.
+    pub own_coordinates: bool,
     pub appointment: Option<Appointment>,
     pub dwell: Duration,
     pub arrived_at: Option<DateTime<Utc>>,

@@ -141,6 +141,7 @@ pub struct StopReference {
 
 /// Who to call at the stop; each field optional.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[schema(as = StopContact)]
 pub struct Contact {
     #[serde(default)]
     #[schema(required = true)]

@@ -366,19 +366,25 @@ impl StopWatch {
         timer
     }
 
-    /// The stops as the ETA plans them.
-    pub fn route(&self) -> Vec<RouteStop> {
+    /// The stops as the ETA plans them. `picked_up`: the load is
+    /// `in_transit`, so the truck has left its first stop whether or not a
+    /// fix showed it (tracking may start on the road).
+    pub fn route(&self, picked_up: bool) -> Vec<RouteStop> {
         self.watched
             .iter()
             .zip(&self.progress.stops)
-            .map(|(w, (_, p))| RouteStop {
+            .enumerate()
+            .map(|(index, (w, (_, p)))| RouteStop {
                 id: w.stop.id.clone(),
                 kind: w.stop.kind,
                 target: w.fence.map(|f| (f.lat, f.lng)),
+                own_coordinates: w
+                    .fence
+                    .is_some_and(|f| f.placed_by == PlacedBy::Coordinates),
                 appointment: w.window,
                 dwell: w.dwell,
                 arrived_at: p.arrived(),
-                done: p.done() || w.skipped_by_client,
+                done: p.done() || w.skipped_by_client || left_by_status(index, p, picked_up),
             })
             .collect()
     }
@@ -392,6 +398,13 @@ impl StopWatch {
     pub fn free_minutes(&self, index: usize) -> u32 {
         self.watched.get(index).map_or(0, |w| w.free_minutes)
     }
+}
+
+/// Whether the stop at `index` is behind a truck whose load is `in_transit`
+/// (`picked_up`) although no fix showed it leave: the first stop, never
+/// arrived at.
+pub fn left_by_status(index: usize, progress: &StopProgress, picked_up: bool) -> bool {
+    picked_up && index == 0 && progress.arrived_at.is_none()
 }
 
 /// How an arrival relates to its appointment.

@@ -69,6 +69,7 @@ in UTC. Ids are opaque strings with a type prefix (`load_`, `carrier_`, `wh_`, `
         routes::loads::get,
         routes::loads::update,
         routes::loads::change_status,
+        routes::loads::skip_stop,
         routes::carriers::create,
         routes::carriers::list,
         routes::carriers::get,

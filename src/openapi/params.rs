@@ -53,9 +53,17 @@ pub struct LoadFilters {
     /// (`true`) or is not (`false`) more than 15 minutes past the delivery
     /// appointment, as `tracking.late_risk` says.
     pub late_risk: Option<bool>,
-    /// Only tracked loads whose truck is at this stop now (arrived, not yet
-    /// departed).
+    /// Only tracked loads whose truck is at a stop of this type now
+    /// (arrived, not yet departed).
     pub at_stop: Option<crate::domain::stops::StopKind>,
+    /// Loads with any stop in this state (not indexed: every stop of each
+    /// load of the indexed range is looked at).
+    #[param(value_type = Option<StateCodeInput>)]
+    pub stop_state: Option<String>,
+    /// Loads with any stop at this ZIP (its 5-digit part is compared; not
+    /// indexed, as `stop_state`).
+    #[param(value_type = Option<String>, pattern = "^[0-9]{5}(?:-[0-9]{4})?$")]
+    pub stop_zip: Option<String>,
 }
 
 /// `GET /v1/loads/{load_id}/tracking` (`routes::tracking::live`).

@@ -6,11 +6,11 @@ use crate::api::envelope::{self, Envelope, PageInfo};
 use crate::api::error::ApiError;
 use crate::api::extract::{JsonBody, NoQuery, QueryParams, page_request};
 use crate::api::input::load::{LoadChangeInput, NewLoadInput, StatusChangeInput};
-use crate::api::path::PathId;
+use crate::api::path::{PathId, SecondPathId};
 use crate::domain::equipment::EquipmentType;
-use crate::domain::ids::{CarrierId, LoadId};
+use crate::domain::ids::{CarrierId, LoadId, StopId};
 use crate::domain::load::{Load, LoadStatus, MAX_REFERENCE_CHARS, parse_reference};
-use crate::domain::location::UsState;
+use crate::domain::location::{UsState, parse_zip};
 use crate::domain::stops::{StopKind, StopsProgress};
 use crate::domain::timestamp;
 use crate::domain::tracking::TrackingState;
@@ -222,6 +222,8 @@ const LIST_PARAMETERS: &[&str] = &[
     "q",
     "late_risk",
     "at_stop",
+    "stop_state",
+    "stop_zip",
 ];
 
 /// List loads, newest first.
@@ -229,8 +231,8 @@ const LIST_PARAMETERS: &[&str] = &[
 /// List items leave out `tracking` (get a load by id for it). Filters combine
 /// (AND). `status`, `origin_state`, `destination_state` and `reference` are
 /// indexed; the others look at each load of the indexed range (`late_risk`
-/// and `at_stop`: each tracked load), so they cost more as the account's
-/// loads grow.
+/// and `at_stop`: each tracked load; `stop_state` and `stop_zip`: every stop
+/// of each load), so they cost more as the account's loads grow.
 #[utoipa::path(
     get,
     path = "/v1/loads",
@@ -266,6 +268,8 @@ pub(crate) async fn list(
             }
             q => Ok(q.to_owned()),
         }),
+        stop_state: query.take("stop_state", UsState::parse),
+        stop_zip: query.take("stop_zip", |raw| parse_zip(raw)),
     };
     let stops = StopFilter {
         late_risk: query.take("late_risk", |raw| match raw {
@@ -352,8 +356,48 @@ pub(crate) async fn change_status(
     Ok(retrieved(&services, &principal, &load).await)
 }
 
+/// Skip a stop.
+///
+/// Marks the stop `skipped`: freight no longer watches for the truck there,
+/// and ETAs chain past it. Sends `load.updated` (`changed: ["stops"]`) and
+/// `load.stop_skipped` (`source: api`). A stop skipped already answers 200
+/// and sends nothing. A stop the truck has arrived at cannot be skipped.
+#[utoipa::path(
+    post,
+    path = "/v1/loads/{load_id}/stops/{stop_id}/skip",
+    operation_id = "skip_stop",
+    tag = "loads",
+    params(
+        ("load_id" = LoadId, Path, description = "The load."),
+        ("stop_id" = String, Path, description = "The stop (`stop_...`)."),
+    ),
+    responses(
+        (status = 200, description = "The load after the change.", body = Envelope<LoadView>),
+        (status = 404, description = "`INVALID_LOAD` or `INVALID_STOP` (the load has no such stop).", body = Error),
+        (status = 409, description = "`STOP_FROZEN` (`details.stop_id`: the truck has arrived \
+         there) or `LOAD_NOT_EDITABLE` (the load is delivered or cancelled).", body = Error),
+    ),
+)]
+pub(crate) async fn skip_stop(
+    principal: Principal,
+    _: NoQuery,
+    services: web::Data<Services>,
+    id: PathId<LoadId>,
+    stop: SecondPathId<StopId>,
+) -> Result<HttpResponse, ApiError> {
+    let id = id.found()?;
+    // The load first: another account's load is not found, whatever the stop.
+    services.loads.get(principal.account_id(), &id).await?;
+    let load = services
+        .loads
+        .skip_stop(principal.account_id(), &id, stop.found()?)
+        .await?;
+    Ok(retrieved(&services, &principal, &load).await)
+}
+
 resources! {
     "/loads" => [GET => list, POST => create],
     "/loads/{load_id}" => [GET => get, PATCH => update],
     "/loads/{load_id}/status" => [PATCH => change_status],
+    "/loads/{load_id}/stops/{stop_id}/skip" => [POST => skip_stop],
 }

@@ -25,6 +25,7 @@ use super::Services;
 use crate::domain::equipment::EquipmentType;
 use crate::domain::ids::{AccountId, CarrierId};
 use crate::domain::load::{Load, LoadStatus};
+use crate::domain::location::UsState;
 use crate::domain::stops::StopKind;
 use crate::services::loads::LoadError;
 use crate::storage::{LoadFilter, Page, PageRequest};
@@ -62,6 +63,10 @@ pub struct FieldFilter {
     /// A prefix of the reference, the origin city or the destination city,
     /// compared without regard to case.
     pub q: Option<String>,
+    /// Loads with a stop in this state (any stop, not only the ends).
+    pub stop_state: Option<UsState>,
+    /// Loads with a stop at this ZIP (the 5-digit part compared).
+    pub stop_zip: Option<String>,
 }
 
 impl FieldFilter {
@@ -90,6 +95,19 @@ impl FieldFilter {
             if self.pickup_from.is_some_and(|from| pickup < from)
                 || self.pickup_to.is_some_and(|to| pickup > to)
             {
+                return false;
+            }
+        }
+        if self.stop_state.is_some() || self.stop_zip.is_some() {
+            let five = |zip: &str| zip.get(..5).map(str::to_owned);
+            let wanted_zip = self.stop_zip.as_deref().and_then(five);
+            let any = load.stops().iter().any(|stop| {
+                self.stop_state.is_none_or(|s| stop.location.state == s)
+                    && wanted_zip
+                        .as_ref()
+                        .is_none_or(|z| five(&stop.location.zip).as_ref() == Some(z))
+            });
+            if !any {
                 return false;
             }
         }
@@ -324,5 +342,25 @@ mod tests {
             }
             .matches(&undated)
         );
+        // Any stop, not only the ends: a third stop in OK at 73102.
+        let mut multi = load.clone();
+        let mut stops = load.stops().into_owned();
+        let mut third = stops[1].clone();
+        third.id = crate::domain::ids::StopId::generate();
+        third.location.state = UsState::parse("OK").unwrap();
+        third.location.zip = "73102".into();
+        stops.insert(1, third);
+        multi.stops = stops;
+        let in_ok = FieldFilter {
+            stop_state: Some(UsState::parse("OK").unwrap()),
+            stop_zip: Some("73102-1234".into()),
+            ..FieldFilter::default()
+        };
+        assert!(in_ok.matches(&multi) && !in_ok.matches(&load));
+        let in_ks = FieldFilter {
+            stop_state: Some(UsState::parse("KS").unwrap()),
+            ..FieldFilter::default()
+        };
+        assert!(!in_ks.matches(&multi));
     }
 }

@@ -8,7 +8,7 @@ use crate::actors::registry::LoadRegistry;
 use crate::clock::Clock;
 use crate::domain::account::Account;
 use crate::domain::event::{Event, EventType};
-use crate::domain::ids::{AccountId, LoadId};
+use crate::domain::ids::{AccountId, LoadId, StopId};
 use crate::domain::load::{Load, LoadEdit, NewLoad, StatusChange};
 use crate::storage::{LoadFilter, Page, PageRequest, Storage, references};
 use crate::webhooks::notifier::Notifier;
@@ -106,6 +106,21 @@ impl LoadService {
             edit,
         };
         self.registry.send(id, message).await?
+    }
+
+    /// Marks a stop of the load skipped, through its actor; the load as it
+    /// stands afterwards (a stop skipped already stays as it was).
+    pub async fn skip_stop(
+        &self,
+        account: &AccountId,
+        id: &LoadId,
+        stop: StopId,
+    ) -> Result<Load, LoadError> {
+        let edit = LoadEdit {
+            skip_stop: Some(stop),
+            ..LoadEdit::default()
+        };
+        self.edit(account, id, edit).await
     }
 
     /// The account's load with this `reference`, if any.

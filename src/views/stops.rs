@@ -146,10 +146,15 @@ impl<'a> StopView<'a> {
         };
         let progress = progress.of_stops(stops);
         let tracked = matches!(load.status, LoadStatus::Assigned | LoadStatus::InTransit);
+        let picked_up = load.status == LoadStatus::InTransit;
+        let behind = |index: usize, stop: &Stop, p: &StopProgress| {
+            p.done() || stop.skipped_at.is_some() || stops::left_by_status(index, p, picked_up)
+        };
         let current = stops
             .iter()
             .zip(&progress)
-            .position(|(stop, p)| !p.done() && stop.skipped_at.is_none());
+            .enumerate()
+            .position(|(i, (stop, p))| !behind(i, stop, p));
         stops
             .iter()
             .zip(&progress)
@@ -159,6 +164,8 @@ impl<'a> StopView<'a> {
                 let status = match () {
                     _ if stop.skipped_at.is_some() || p.skipped_at.is_some() => StopStatus::Skipped,
                     _ if p.departed_at.is_some() => StopStatus::Departed,
+                    // In transit: left, though no fix showed it.
+                    _ if stops::left_by_status(index, p, picked_up) => StopStatus::Departed,
                     _ if p.arrived_at.is_some() => StopStatus::Arrived,
                     _ if tracked && current == Some(index) => StopStatus::EnRoute,
                     _ => StopStatus::Scheduled,

@@ -136,8 +136,14 @@ fn next_delivery(state: &TrackingState, estimate: Option<&RouteEta>) -> Option<S
     estimate?.next_delivery(&state.route).copied()
 }
 
-/// How the ETA was worked out.
-const METHOD: &str = "great-circle miles to each stop's coordinates (or its ZIP's centroid) x the account's road circuity, at the account's driving speed, with the planned dwell at each stop before and the driver's 30-minute breaks and 10-hour rests where hours of service put them";
+/// How the ETA was worked out, naming the target it aims at.
+fn method(own_coordinates: bool) -> &'static str {
+    if own_coordinates {
+        "great-circle miles to the delivery's own coordinates (through the stops before it) x the account's road circuity, at its driving speed, with the planned dwell at each stop and the driver's 30-minute breaks and 10-hour rests where hours of service put them"
+    } else {
+        "great-circle miles to the delivery ZIP's centroid (through the stops before it) x the account's road circuity, at its driving speed, with the planned dwell at each stop and the driver's 30-minute breaks and 10-hour rests where hours of service put them"
+    }
+}
 
 /// The load's ETA as the views write it, if it has one.
 pub fn eta(state: &TrackingState) -> Option<String> {
@@ -228,13 +234,13 @@ impl<'a> LiveTracking<'a> {
             heading: latest.and_then(|f| f.heading_deg),
             last_update: latest.map(|f| format(&f.timestamp)),
             eta: eta.map(|e| format(&e.at)),
-            eta_details: eta.map(|_| EtaDetails {
+            eta_details: eta.map(|e| EtaDetails {
                 remaining_miles: estimate
                     .as_ref()
                     .and_then(|e| e.miles_to_delivery)
                     .map_or(0.0, |m| (m * 10.0).round() / 10.0),
                 assumed_speed_mph: (state.speed.mph * 10.0).round() / 10.0,
-                method: METHOD,
+                method: method(state.route[e.index].own_coordinates),
             }),
             points: state
                 .recent

@@ -7,6 +7,7 @@ use serde_json::{Value, json};
 use crate::domain::account::StopSettings;
 use crate::domain::eta::EtaChanged;
 use crate::domain::load::Load;
+use crate::domain::stop_plan::Stop;
 use crate::domain::stops::{self, Milestone, StopRef};
 use crate::domain::timestamp;
 use crate::domain::tracking::GpsFix;
@@ -65,6 +66,7 @@ pub fn milestone(
                 "stop_id": stop.id,
                 "stop_sequence": stop.sequence,
                 "at": timestamp::format(at),
+                "source": "geofence",
             });
         }
     };
@@ -79,6 +81,19 @@ pub fn milestone(
         "inferred": inferred,
         "arrival_status": status.map(|(s, _)| s),
         "deviation_minutes": status.map(|(_, minutes)| minutes),
+    })
+}
+
+/// `load.stop_skipped` for a stop a client skipped (`source: api`; one the
+/// truck went past says `source: geofence`).
+pub fn skipped_by_client(load_id: &str, stop: &Stop, index: usize, at: DateTime<Utc>) -> Value {
+    json!({
+        "load_id": load_id,
+        "stop": stop.kind.as_str(),
+        "stop_id": stop.id,
+        "stop_sequence": index + 1,
+        "at": timestamp::format(&at),
+        "source": "api",
     })
 }
 

@@ -46,7 +46,8 @@ async fn create_returns_the_posted_load() {
     assert_eq!(fetched["carrier"], Value::Null);
     assert_eq!(
         fetched["tracking"],
-        json!({"current_location": null, "eta": null, "last_update": null, "late_risk": false})
+        json!({"current_location": null, "eta": null, "last_update": null, "late_risk": false,
+               "hours_of_service": null, "eta_basis": null})
     );
 }
 

@@ -32,6 +32,7 @@ mod layering;
 mod loadgen;
 mod loads;
 mod mqtt;
+mod multi_stop;
 mod openapi;
 mod operations;
 mod operator;

@@ -17,7 +17,8 @@ async fn account_settings_judge_arrivals_set_free_time_and_can_keep_a_load_assig
     assert_eq!(
         body["data"],
         json!({"late_after_minutes": 15, "early_before_minutes": 60,
-               "detention_free_minutes": 120, "auto_in_transit": true})
+               "detention_free_minutes": 120, "auto_in_transit": true,
+               "auto_delivered": false, "driving_mph": 50.0, "road_circuity": 1.2})
     );
 
     // Refusals change nothing, and name every field.
@@ -78,7 +79,8 @@ async fn account_settings_judge_arrivals_set_free_time_and_can_keep_a_load_assig
     assert_eq!(
         body["data"],
         json!({"late_after_minutes": 0, "early_before_minutes": 60,
-               "detention_free_minutes": 45, "auto_in_transit": false})
+               "detention_free_minutes": 45, "auto_in_transit": false,
+               "auto_delivered": false, "driving_mph": 50.0, "road_circuity": 1.2})
     );
 
     // A load created without its own free time takes the account's.

@@ -359,12 +359,13 @@ async fn late_risk_and_eta_changes_follow_the_trucks_progress() {
     );
     let start = app.clock.now() - chrono::Duration::hours(3);
 
-    // In Dallas, 700-odd miles out, an hour before the appointment: at risk.
-    post_fixes(&app, &id, &[fix(start, 0, PICKUP, 0.0, 60.0)]).await;
+    // At the pickup in Dallas, 700-odd miles out, an hour before the
+    // appointment: at risk. (The pickup, reached, has no ETA of its own.)
+    post_fixes(&app, &id, &[fix(start, 0, PICKUP, 0.0, 0.0)]).await;
     let (_, got) = app.get(&format!("/loads/{id}")).await;
     assert_eq!(got["data"]["tracking"]["late_risk"], true, "{got}");
-    // Two minutes on, the ETA has hardly moved: nothing new to send.
-    post_fixes(&app, &id, &[fix(start, 2, PICKUP, 3_000.0, 60.0)]).await;
+    // Two minutes on, still there: the ETA has hardly moved, nothing to send.
+    post_fixes(&app, &id, &[fix(start, 2, PICKUP, 300.0, 0.0)]).await;
     // Then near Atlanta: the ETA moves by hours and the risk is gone.
     post_fixes(&app, &id, &[fix(start, 30, delivery, -20_000.0, 50.0)]).await;
     let (_, got) = app.get(&format!("/loads/{id}")).await;
@@ -390,6 +391,9 @@ async fn late_risk_and_eta_changes_follow_the_trucks_progress() {
     changes.sort_by_key(|c| c["previous_eta"].is_string());
     assert_eq!(changes.len(), 2, "{changes:?}");
     assert_eq!(changes[0]["load_id"], id.as_str());
+    assert_eq!(changes[0]["stop"], "delivery");
+    assert_eq!(changes[0]["stop_sequence"], 2);
+    assert_eq!(changes[1]["stop_id"], changes[0]["stop_id"]);
     assert_eq!(changes[0]["previous_eta"], Value::Null);
     assert_eq!(changes[0]["late_risk"], true);
     assert_eq!(changes[0]["appointment"], iso(appointment));

@@ -104,9 +104,12 @@ async fn a_fix_is_recorded_and_read_back_with_city_and_eta() {
     let eta = DateTime::parse_from_rfc3339(live["eta"].as_str().unwrap()).unwrap();
     let hours =
         (eta.with_timezone(&Utc) - (now - Duration::minutes(1))).num_minutes() as f64 / 60.0;
+    // In transit: the pickup is behind. At the account's 50 mph, a fresh
+    // driver takes a 30-minute break at 8 hours of driving and a 10-hour
+    // rest at 11 (some 17 hours of driving in all).
     assert!(
-        (hours - remaining / 60.0).abs() < 0.05,
-        "{hours} h for {remaining} mi at 60 mph"
+        (hours - (remaining / 50.0 + 10.5)).abs() < 0.05,
+        "{hours} h for {remaining} mi at 50 mph with a break and a rest"
     );
     assert_eq!(live["points"].as_array().unwrap().len(), 1);
 
@@ -597,6 +600,14 @@ async fn the_eta_aims_at_the_deliverys_own_coordinates() {
         .patch(
             &format!("/loads/{id}/status"),
             json!({"status": "assigned", "carrier_id": carrier["id"]}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{moved}");
+    // Picked up: the ETA aims past the pickup, at the delivery.
+    let (status, moved) = app
+        .patch(
+            &format!("/loads/{id}/status"),
+            json!({"status": "in_transit"}),
         )
         .await;
     assert_eq!(status, StatusCode::OK, "{moved}");

@@ -49,6 +49,8 @@ mod devices;
 mod idempotency;
 #[path = "../api/loads.rs"]
 mod loads;
+#[path = "../api/multi_stop.rs"]
+mod multi_stop;
 #[path = "../api/rate_limits.rs"]
 mod rate_limits;
 #[path = "../api/share_links.rs"]

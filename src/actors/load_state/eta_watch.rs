@@ -4,7 +4,7 @@ use chrono::DateTime;
 
 use super::{HeldFix, StopsAdmitted, Tracked};
 use crate::domain::eta::{self, EtaChanged};
-use crate::domain::load::Load;
+use crate::domain::load::{Load, LoadStatus};
 use crate::domain::stop_etas::{self, Speed};
 use crate::domain::stops::{StopWatch, StopsProgress};
 use crate::domain::tracking::{GpsFix, TrackingState};
@@ -33,7 +33,7 @@ impl Tracked {
             .collect();
         window.sort_by_key(|f| std::cmp::Reverse(f.timestamp));
         window.extend(self.recent.iter().map(HeldFix::fix));
-        let route = self.stops.route();
+        let route = self.stops.route(self.status() == LoadStatus::InTransit);
         let Some(estimate) =
             stop_etas::estimate(&window, &route, Some(&self.driver), self.team, &self.speed)
         else {
@@ -106,7 +106,7 @@ pub fn stored_state(load: &Load, recent: Vec<GpsFix>, progress: &StopsProgress) 
     }
     TrackingState {
         status: load.status,
-        route: watch.route(),
+        route: watch.route(load.status == LoadStatus::InTransit),
         recent,
         driver: Some(driver),
         team: load.team,

@@ -147,6 +147,11 @@ impl From<LoadError> for ApiError {
                 };
                 ApiError::field(StatusCode::BAD_REQUEST, "VALIDATION_FAILED", field, message)
             }
+            LoadError::Edit(EditError::UnknownStop(stop_id)) => ApiError::new(
+                StatusCode::NOT_FOUND,
+                "INVALID_STOP",
+                format!("the load has no stop {stop_id}"),
+            ),
             LoadError::Edit(EditError::StopFrozen { stop_id }) => ApiError::new(
                 StatusCode::CONFLICT,
                 "STOP_FROZEN",

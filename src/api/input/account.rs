@@ -3,7 +3,7 @@
 use serde::Deserialize;
 
 use crate::domain::account::{MAX_SETTING_MINUTES, StopSettings};
-use crate::domain::validation::{ValidationErrors, whole_minutes};
+use crate::domain::validation::{ValidationErrors, number_in, whole_minutes};
 
 /// The settings to change; those left out keep their values.
 #[derive(Debug, Default, Deserialize, utoipa::ToSchema)]
@@ -25,6 +25,15 @@ pub struct SettingsChangeInput {
     /// Whether a departure from the pickup moves an `assigned` load to
     /// `in_transit`.
     pub auto_in_transit: Option<bool>,
+    /// Whether a departure from the last stop (a delivery) moves an
+    /// `in_transit` load to `delivered` (default false).
+    pub auto_delivered: Option<bool>,
+    /// The driving speed the ETA plans with, 20-80 mph (default 50).
+    #[schema(minimum = 20.0, maximum = 80.0)]
+    pub driving_mph: Option<f64>,
+    /// Road miles per great-circle mile in the ETA, 1.0-2.0 (default 1.2).
+    #[schema(minimum = 1.0, maximum = 2.0)]
+    pub road_circuity: Option<f64>,
 }
 
 impl SettingsChangeInput {
@@ -56,15 +65,32 @@ impl SettingsChangeInput {
         if let Some(on) = self.auto_in_transit {
             next.auto_in_transit = on;
         }
+        if let Some(on) = self.auto_delivered {
+            next.auto_delivered = on;
+        }
+        if let Some(mph) = errors.optional("driving_mph", self.driving_mph, |v| {
+            number_in(v, 20.0, 80.0)
+        }) {
+            next.driving_mph = mph;
+        }
+        if let Some(circuity) = errors.optional("road_circuity", self.road_circuity, |v| {
+            number_in(v, 1.0, 2.0)
+        }) {
+            next.road_circuity = circuity;
+        }
         let named_none = self.late_after_minutes.is_none()
             && self.early_before_minutes.is_none()
             && self.detention_free_minutes.is_none()
-            && self.auto_in_transit.is_none();
+            && self.auto_in_transit.is_none()
+            && self.auto_delivered.is_none()
+            && self.driving_mph.is_none()
+            && self.road_circuity.is_none();
         if named_none {
             errors.add(
                 "body",
                 "must name at least one of late_after_minutes, early_before_minutes, \
-                 detention_free_minutes, auto_in_transit",
+                 detention_free_minutes, auto_in_transit, auto_delivered, driving_mph, \
+                 road_circuity",
             );
         }
         errors.finish(|| next)

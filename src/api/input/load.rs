@@ -374,6 +374,7 @@ impl LoadChangeInput {
         errors.finish(|| LoadEdit {
             stops,
             team,
+            skip_stop: None,
             origin,
             destination,
             weight,

@@ -31,13 +31,13 @@ pub struct StopInput {
     pub kind: Option<String>,
     #[schema(value_type = LocationInput)]
     pub location: Option<LocationInput>,
-    pub appointment: Option<AppointmentInput>,
+    pub appointment: Option<StopAppointmentInput>,
     /// `live` (default) or `drop`.
     #[schema(value_type = Option<Handling>)]
     pub handling: Option<String>,
     /// Up to 10.
-    pub references: Option<Vec<ReferenceInput>>,
-    pub contact: Option<ContactInput>,
+    pub references: Option<Vec<StopReferenceInput>>,
+    pub contact: Option<StopContactInput>,
     #[schema(schema_with = super::fields::notes)]
     pub notes: Option<String>,
     /// Minutes the ETA plans at the stop, 0-1,440 (default 120 live, 30 drop).
@@ -48,7 +48,7 @@ pub struct StopInput {
 /// An appointment time (`start`), or a window (`start` to `end`).
 #[derive(Debug, Default, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
-pub struct AppointmentInput {
+pub struct StopAppointmentInput {
     #[schema(schema_with = super::fields::optional_utc_timestamp)]
     pub start: Option<String>,
     /// Not before `start`.
@@ -58,7 +58,7 @@ pub struct AppointmentInput {
 
 #[derive(Debug, Default, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
-pub struct ReferenceInput {
+pub struct StopReferenceInput {
     /// `po`, `bol`, `pickup_number`, `delivery_number` or `other`.
     #[serde(rename = "type")]
     #[schema(value_type = ReferenceKind)]
@@ -70,7 +70,7 @@ pub struct ReferenceInput {
 
 #[derive(Debug, Default, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
-pub struct ContactInput {
+pub struct StopContactInput {
     #[schema(value_type = Option<String>)]
     pub name: Option<String>,
     #[schema(value_type = Option<String>)]
@@ -183,7 +183,7 @@ impl StopInput {
     }
 }
 
-impl AppointmentInput {
+impl StopAppointmentInput {
     fn validate(self, at: &str, errors: &mut ValidationErrors) -> Option<Appointment> {
         let start = errors.require(format!("{at}.start"), self.start, |t| {
             timestamp::parse_utc(&t)
@@ -199,7 +199,7 @@ impl AppointmentInput {
     }
 }
 
-impl ReferenceInput {
+impl StopReferenceInput {
     fn validate(self, at: &str, errors: &mut ValidationErrors) -> Option<StopReference> {
         let kind = errors.require(format!("{at}.type"), self.kind, |k| {
             ReferenceKind::parse(k.trim()).ok_or_else(|| {
@@ -220,7 +220,7 @@ impl ReferenceInput {
     }
 }
 
-impl ContactInput {
+impl StopContactInput {
     fn validate(self, at: &str, errors: &mut ValidationErrors) -> Contact {
         let mut one = |name: &str, raw: Option<String>| {
             errors

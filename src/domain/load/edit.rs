@@ -25,6 +25,8 @@ pub struct LoadEdit {
     /// The whole list of stops as it must become (see [`stop_plan::merge`]).
     pub stops: Option<Vec<StopEdit>>,
     pub team: Option<bool>,
+    /// Marks this stop skipped (`POST …/stops/{id}/skip`).
+    pub skip_stop: Option<StopId>,
 }
 
 /// Why an edit cannot be made to the load as it stands.
@@ -42,6 +44,9 @@ pub enum EditError {
     /// date (the stored delivery date is not what the client got wrong).
     #[error("{}", match .moved { DateMoved::Pickup => "pickup_date must not be after delivery_date", DateMoved::Delivery => "delivery_date must not be before pickup_date" })]
     DatesOutOfOrder { moved: DateMoved },
+    /// The edit names a stop the load does not have.
+    #[error("the load has no stop {0}")]
+    UnknownStop(StopId),
     /// The edit changes, moves or removes a stop the truck has reached.
     #[error("stop {stop_id} has been arrived at and can no longer change")]
     StopFrozen { stop_id: StopId },
@@ -101,7 +106,7 @@ impl Load {
             status if status.is_final() => changed
                 .iter()
                 .copied()
-                .chain(edit.stops.is_some().then_some("stops"))
+                .chain((edit.stops.is_some() || edit.skip_stop.is_some()).then_some("stops"))
                 .collect(),
             LoadStatus::Posted => Vec::new(),
             _ => changed
@@ -141,6 +146,22 @@ impl Load {
             })?;
             if merged != next.stops {
                 next.stops = merged;
+                changed.push("stops");
+            }
+        }
+        if let Some(id) = &edit.skip_stop {
+            let stop = next
+                .stops
+                .iter_mut()
+                .find(|s| &s.id == id)
+                .ok_or_else(|| EditError::UnknownStop(id.clone()))?;
+            if frozen.contains(id) {
+                return Err(EditError::StopFrozen {
+                    stop_id: id.clone(),
+                });
+            }
+            if stop.skipped_at.is_none() {
+                stop.skipped_at = Some(now);
                 changed.push("stops");
             }
         }

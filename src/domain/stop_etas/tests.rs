@@ -26,6 +26,7 @@ fn stop(kind: StopKind, target: (f64, f64), dwell_minutes: i64) -> RouteStop {
         id: StopId::generate(),
         kind,
         target: Some(target),
+        own_coordinates: true,
         appointment: None,
         dwell: Duration::minutes(dwell_minutes),
         arrived_at: None,

@@ -48,6 +48,7 @@ pub(super) async fn real_answers_match_the_document() {
     delivery_log(&api, &receiver, &hook_id).await;
     devices(&api).await;
     share_links(&api, &load_id).await;
+    stops(&api).await;
     account_settings(&api).await;
     corrections(&api).await;
     quota(&api).await;
@@ -118,6 +119,50 @@ pub(super) async fn account_settings(api: &Client<'_>) {
     api.call("PATCH", path, &[])
         .json(json!({"early_before_minutes": 1441}))
         .expect(400)
+        .await;
+}
+
+/// A load of three stops: made, one skipped, a stop that is not its refused,
+/// the list edited, and loads found by a stop.
+pub(super) async fn stops(api: &Client<'_>) {
+    let place =
+        |city: &str, state: &str, zip: &str| json!({"city": city, "state": state, "zip": zip});
+    let created = api
+        .call("POST", "/v1/loads", &[])
+        .json(json!({
+            "weight": 30000, "equipment_type": "dry_van", "team": true,
+            "stops": [
+                {"type": "pickup", "location": place("Dallas", "TX", "75201"),
+                 "appointment": {"start": "2026-12-01T14:00:00Z", "end": "2026-12-01T16:00:00Z"},
+                 "references": [{"type": "bol", "value": "BOL-1"}]},
+                {"type": "delivery", "location": place("Shreveport", "LA", "71101"), "handling": "drop"},
+                {"type": "delivery", "location": place("Atlanta", "GA", "30303"),
+                 "contact": {"name": "Receiving", "phone": "+1 404-555-0199"}},
+            ]
+        }))
+        .expect(201)
+        .await;
+    let load = created["data"]["id"].as_str().unwrap().to_owned();
+    let got = api
+        .call("GET", "/v1/loads/{load_id}", &[&load])
+        .expect(200)
+        .await;
+    let stop = got["data"]["stops"][1]["id"].as_str().unwrap().to_owned();
+    let skip = "/v1/loads/{load_id}/stops/{stop_id}/skip";
+    api.call("POST", skip, &[&load, &stop]).expect(200).await;
+    api.call("POST", skip, &[&load, "stop_nope"])
+        .expect(404)
+        .await;
+    api.call("POST", skip, &["load_nope", &stop])
+        .expect(404)
+        .await;
+    api.call("PATCH", "/v1/loads/{load_id}", &[&load])
+        .json(json!({"stops": [{"type": "delivery", "location": place("Dallas", "TX", "75201")}]}))
+        .expect(400)
+        .await;
+    api.call("GET", "/v1/loads", &[])
+        .query("stop_state=LA&stop_zip=71101")
+        .expect(200)
         .await;
 }
 
