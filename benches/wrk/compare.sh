@@ -38,7 +38,9 @@
 # FREIGHT given too, nothing is built), BASELINE (another freight binary,
 # e.g. an earlier commit's: measured in place of the bare handler, started and
 # seeded as freight is, so the ratios are this build against that one; the
-# device shapes are left out), PERF_ARGS
+# device shapes are left out; BASELINE=target/release/freight with STOPS=4
+# BASELINE_STOPS=2 compares loads of four stops with loads of two in one
+# build), STOPS (stops per seeded load, default 2), PERF_ARGS
 # (perf record's sampling options, default `-g`; e.g. `--call-graph dwarf -F 200`
 # for call chains through code built without frame pointers), WRK_CPUS (run
 # wrk under `taskset -c $WRK_CPUS`; SCYLLA_NODES (contact points of a CQL

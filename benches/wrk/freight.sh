@@ -94,7 +94,10 @@ start_freight() {
     | python3 -c 'import json,sys; print(json.load(sys.stdin)["id"])')
   KEY=$("$FREIGHT" keys create --account "$account" --permissions read,write "${admin[@]}" \
     | python3 -c 'import json,sys; print(json.load(sys.stdin)["key"])')
-  python3 benches/wrk/setup.py "$API_PORT" "$DATA/tls/cert.pem" "$KEY" "$LOADS" >"$WORK/loads${name:+-$name}"
+  # STOPS per load (default 2); the baseline's BASELINE_STOPS, if given.
+  local stops=${STOPS:-2}
+  [ "$name" = baseline ] && stops=${BASELINE_STOPS:-$stops}
+  python3 benches/wrk/setup.py "$API_PORT" "$DATA/tls/cert.pem" "$KEY" "$LOADS" "$stops" >"$WORK/loads${name:+-$name}"
 }
 
 # Fixes the freight on $ADMIN_PORT has answered with outcome $1 so far
