@@ -354,7 +354,7 @@ impl Handler<AdmitFixes> for LoadActor {
     fn handle(&mut self, msg: AdmitFixes, _: &mut Self::Context) -> Self::Result {
         self.state
             .lock()
-            .admit(&self.state, &msg.account, &msg.fixes, msg.events)
+            .admit(&self.state, &msg.account, &msg.fixes, &msg.events)
     }
 }
 

@@ -20,14 +20,15 @@ use bytes::Bytes;
 use tokio::time::Instant;
 
 use super::LoadError;
-use crate::domain::eta::EtaChanged;
 use crate::domain::hos::DriverClock;
 use crate::domain::ids::AccountId;
 use crate::domain::ids::StopId;
 use crate::domain::load::{Load, LoadStatus};
+use crate::domain::location::UsState;
+use crate::domain::speed_history::{self, DeliveredSpeed};
 use crate::domain::stop_etas::Speed;
-use crate::domain::stops::{Milestone, StopKey, StopRef, StopTimer, StopWatch, StopsProgress};
-use crate::domain::tracking::{Appended, FixSource, GpsFix, TrackingState};
+use crate::domain::stops::{StopKey, StopRef, StopWatch, StopsProgress};
+use crate::domain::tracking::{Appended, GpsFix, TrackingState};
 
 /// Positions kept in memory per load, newest first (the rest is in storage).
 pub const RECENT_FIXES: usize = 10;
@@ -81,7 +82,7 @@ impl SharedState {
         &self,
         account: &AccountId,
         fixes: &[GpsFix],
-        events: Wanted,
+        events: &Wanted,
     ) -> Option<Result<Admission, LoadError>> {
         let mut shared = self.lock();
         if shared.changing || shared.stopping || matches!(shared.state, State::Loading) {
@@ -185,11 +186,11 @@ impl Shared {
         handle: &SharedState,
         account: &AccountId,
         fixes: &[GpsFix],
-        events: Wanted,
+        events: &Wanted,
     ) -> Result<Admission, LoadError> {
         self.last_active = Instant::now();
         let tracked = self.state.tracked(account)?;
-        tracked.speed = events.speed;
+        tracked.plan_speed(events);
         let status = tracked.status();
         if !matches!(status, LoadStatus::Assigned | LoadStatus::InTransit) {
             return Err(LoadError::NotTrackable(status));
@@ -212,114 +213,6 @@ impl Shared {
     }
 }
 
-/// What one admitted fix changed of its load's stops.
-#[derive(Debug, Clone, PartialEq)]
-pub struct StopsAdmitted {
-    /// The fix's place among the admission's fixes.
-    pub index: usize,
-    pub milestones: Vec<Milestone>,
-    /// What the milestones did to the load's detention clock.
-    pub timer: Option<StopTimer>,
-    /// The stops' ETAs to send in `load.eta_changed`.
-    pub eta_changed: Vec<EtaChanged>,
-    /// The progress after the fix, to store with it.
-    pub progress: StopsProgress,
-    /// The sequence number of the first milestone's event.
-    pub first_sequence: u64,
-}
-
-/// How to take back an admission's stop changes if its commit fails.
-pub struct StopsUndo {
-    before: StopWatch,
-    driver: DriverClock,
-    /// The watch's version once the admission changed it.
-    version: u64,
-}
-
-/// Which of the optional events an admission's fixes make: those only a
-/// subscriber reads (`tracking.updated` would double the writes of GPS ingest;
-/// `load.eta_changed` costs an estimate a minute per load).
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
-pub struct Wanted {
-    pub tracking: bool,
-    pub eta: bool,
-    /// The account's ETA speed, which its loads' ETAs plan with.
-    pub speed: Speed,
-}
-
-impl Wanted {
-    /// Both (tests).
-    pub const ALL: Wanted = Wanted {
-        tracking: true,
-        eta: true,
-        speed: Speed::DEFAULT,
-    };
-}
-
-/// An admission: where its outcome is recorded, the load's status, the first
-/// of the event sequence numbers reserved for the fixes (when events are
-/// wanted), and the stop milestones the fixes made.
-pub struct Admission {
-    pub state: SharedState,
-    pub status: LoadStatus,
-    pub first_sequence: Option<u64>,
-    pub stops: Vec<StopsAdmitted>,
-    pub stops_undo: Option<StopsUndo>,
-}
-
-impl std::fmt::Debug for Admission {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Admission")
-            .field("status", &self.status)
-            .field("first_sequence", &self.first_sequence)
-            .finish_non_exhaustive()
-    }
-}
-
-/// A load's live view: the rendered one, still current, or the state of a given
-/// version to render it from.
-pub enum View {
-    Current(Bytes),
-    Stale { state: TrackingState, version: u64 },
-}
-
-/// A GPS fix as held in memory: 48 bytes (40 without the source, which
-/// alignment rounds up).
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub(super) struct HeldFix {
-    micros: i64,
-    lat: f64,
-    lng: f64,
-    speed: f64,
-    heading: f64,
-    source: FixSource,
-}
-
-impl HeldFix {
-    pub(super) fn new(fix: &GpsFix) -> Self {
-        HeldFix {
-            micros: fix.timestamp.timestamp_micros(),
-            lat: fix.lat,
-            lng: fix.lng,
-            speed: fix.speed_mph.unwrap_or(f64::NAN),
-            heading: fix.heading_deg.unwrap_or(f64::NAN),
-            source: fix.source,
-        }
-    }
-
-    pub(super) fn fix(&self) -> GpsFix {
-        let optional = |v: f64| (!v.is_nan()).then_some(v);
-        GpsFix {
-            timestamp: chrono::DateTime::from_timestamp_micros(self.micros).unwrap_or_default(),
-            lat: self.lat,
-            lng: self.lng,
-            speed_mph: optional(self.speed),
-            heading_deg: optional(self.heading),
-            source: self.source,
-        }
-    }
-}
-
 pub struct Tracked {
     pub(super) account: AccountId,
     status: LoadStatus,
@@ -331,8 +224,14 @@ pub struct Tracked {
     /// (stored with the stops' progress when that is written).
     driver: DriverClock,
     team: bool,
+    /// Origin and destination states: the lane its account's speeds are kept by.
+    lane: (UsState, UsState),
     /// The speed the ETA plans with: the account's, as of its latest fixes.
     pub(super) speed: Speed,
+    /// What `speed` was learned from, so that it is learned again only when
+    /// the account's speeds or setting change.
+    /// `None`: to be learned at the next admission.
+    speed_from: Option<(Speed, Option<Arc<Vec<DeliveredSpeed>>>)>,
     /// The time (µs) of the newest fix whose ETA was looked at.
     eta_checked: i64,
     /// Stops whose `load.detention_started` this actor sent (a clock read
@@ -377,7 +276,9 @@ impl Tracked {
             stops_version: 0,
             driver,
             team: load.team,
+            lane: (load.origin.state, load.destination.state),
             speed: Speed::default(),
+            speed_from: None,
             detention_sent: Vec::new(),
             eta_checked: i64::MIN,
             recent: recent.iter().map(HeldFix::new).collect(),
@@ -391,6 +292,27 @@ impl Tracked {
 
     pub(super) fn status(&self) -> LoadStatus {
         self.status
+    }
+
+    /// The speed the load's ETAs plan with, from the account's setting and
+    /// its delivered loads' speeds on the load's lane.
+    fn plan_speed(&mut self, wanted: &Wanted) {
+        let same = self.speed_from.as_ref().is_some_and(|(setting, from)| {
+            *setting == wanted.speed
+                && match (from, &wanted.delivered) {
+                    (Some(held), Some(given)) => Arc::ptr_eq(held, given),
+                    (None, None) => true,
+                    _ => false,
+                }
+        });
+        if same {
+            return;
+        }
+        self.speed = match &wanted.delivered {
+            Some(delivered) => speed_history::learned(delivered, wanted.speed, self.lane),
+            None => wanted.speed,
+        };
+        self.speed_from = Some((wanted.speed, wanted.delivered.clone()));
     }
 
     /// The stops the truck has arrived at (an edit may not change them).
@@ -471,6 +393,9 @@ impl Tracked {
     pub(super) fn follow(&mut self, load: &Load) {
         self.status = load.status;
         self.team = load.team;
+        self.lane = (load.origin.state, load.destination.state);
+        // Learned again on the next admission, for the lane as it is now.
+        self.speed_from = None;
         self.stops.replan(&load.stops(), load.free_minutes());
         self.changed();
     }
@@ -570,8 +495,12 @@ impl State {
     }
 }
 
+mod admission;
 mod eta_watch;
+mod held_fix;
+pub use admission::{Admission, StopsAdmitted, StopsUndo, View, Wanted};
 pub use eta_watch::stored_state;
+pub(super) use held_fix::HeldFix;
 
 #[cfg(test)]
 mod tests;

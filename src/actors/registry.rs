@@ -102,7 +102,7 @@ impl LoadRegistry {
         id: &LoadId,
         account: &AccountId,
         fixes: &[GpsFix],
-        events: Wanted,
+        events: &Wanted,
     ) -> Option<Result<Admission, LoadError>> {
         self.shared(id)?.try_admit(account, fixes, events)
     }

@@ -4,7 +4,9 @@
 use crate::domain::event::{Event, EventType};
 use crate::domain::ids::{AccountId, LoadId};
 use crate::domain::load::{CarrierSummary, Load, LoadStatus, StatusChange, Transition};
+use crate::domain::speed_history;
 use crate::domain::tracking::GpsFix;
+use crate::storage::PointRange;
 use crate::webhooks::payloads;
 
 use super::LoadError;
@@ -85,6 +87,26 @@ pub async fn apply_status_change(
     assigned
 }
 
+/// Fixes of a delivered load its average moving speed is taken over (a long
+/// trip's newest ones).
+const SPEED_FIXES: usize = 10_000;
+
+/// The load's average moving speed over its fixes, kept on the delivered
+/// load for the account's ETAs (`domain::speed_history`); a read that fails
+/// leaves it unknown rather than failing the delivery.
+async fn moving_speed(storage: &dyn crate::storage::Storage, id: &LoadId) -> Option<f64> {
+    match storage
+        .load_points(id, PointRange::latest(SPEED_FIXES))
+        .await
+    {
+        Ok(fixes) => speed_history::moving_mph(&fixes),
+        Err(error) => {
+            tracing::warn!(load = %id, %error, "a delivered load's fixes could not be read for its moving speed");
+            None
+        }
+    }
+}
+
 /// Writes `current` moved to `to` with its events (see [`apply_status_change`]).
 async fn write_change(
     deps: &LoadWriter<'_>,
@@ -98,7 +120,10 @@ async fn write_change(
     let (storage, clock) = (deps.storage, deps.clock);
     let (account, id) = (&current.account_id, &current.id);
     let now = clock.now();
-    let updated = current.apply(to, carrier, change, now);
+    let mut updated = current.apply(to, carrier, change, now);
+    if to == LoadStatus::Delivered {
+        updated.moving_mph = moving_speed(storage, id).await;
+    }
     let mut events = Vec::new();
     let mut event = |kind, data| {
         let sequence = next_sequence + events.len() as u64;

@@ -158,6 +158,10 @@ pub struct Load {
     /// Driven by a team of two: no 10-hour rests in its ETA.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub team: bool,
+    /// Once delivered: its average moving speed (mph), which the account's
+    /// later ETAs learn from.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub moving_mph: Option<f64>,
     pub status_history: Vec<StatusEntry>,
     /// Bumped on every change; orders a load's changes (and, later, its events).
     pub version: u64,
@@ -278,6 +282,7 @@ impl Load {
             carrier: None,
             stops,
             team: new.team,
+            moving_mph: None,
             status_history: vec![StatusEntry {
                 status: LoadStatus::Posted,
                 at: now,

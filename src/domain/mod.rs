@@ -23,6 +23,7 @@ pub mod location;
 pub mod password_link;
 pub mod route_eta;
 pub mod share_link;
+pub mod speed_history;
 pub mod stop_etas;
 pub mod stop_plan;
 pub mod stops;

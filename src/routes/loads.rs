@@ -269,7 +269,7 @@ pub(crate) async fn list(
             q => Ok(q.to_owned()),
         }),
         stop_state: query.take("stop_state", UsState::parse),
-        stop_zip: query.take("stop_zip", |raw| parse_zip(raw)),
+        stop_zip: query.take("stop_zip", parse_zip),
     };
     let stops = StopFilter {
         late_risk: query.take("late_risk", |raw| match raw {
@@ -353,6 +353,9 @@ pub(crate) async fn change_status(
         .loads
         .change_status(principal.account_id(), &id.found()?, change)
         .await?;
+    if load.status == LoadStatus::Delivered {
+        services.tracking.delivered(principal.account_id());
+    }
     Ok(retrieved(&services, &principal, &load).await)
 }
 

@@ -9,6 +9,7 @@ pub mod device_ingest;
 pub mod device_meter;
 pub mod device_sightings;
 pub mod devices;
+pub mod eta_speeds;
 pub mod idempotency;
 pub mod ignored_positions;
 pub mod live;

@@ -49,6 +49,7 @@ mod text_trackers;
 mod tracker_tls;
 mod trackers;
 mod tracking;
+mod tracking_history;
 mod transitions;
 mod transport;
 mod user_roles;

@@ -426,3 +426,47 @@ async fn stops_are_refused_with_the_two_stop_fields_or_out_of_shape() {
     let (_, list) = app.get("/loads").await;
     assert_eq!(list["data"]["total"], 0, "{list}");
 }
+
+#[actix_web::test]
+async fn once_five_loads_are_delivered_the_eta_drives_at_their_speed() {
+    let (app, _receiver) = subscribed_app(&["load.created"]).await;
+    let start = Utc::now() - chrono::Duration::hours(5);
+    // Five loads Dallas → Atlanta, each with fixes moving at 40 mph, delivered.
+    for n in 0..5 {
+        let body = crate::helpers::load_body("TX", "GA");
+        let (id, _) = assigned_load(&app, body, &format!("70{n:04}")).await;
+        let (status, moved) = app
+            .patch(
+                &format!("/loads/{id}/status"),
+                json!({"status": "in_transit"}),
+            )
+            .await;
+        assert_eq!(status, StatusCode::OK, "{moved}");
+        let fixes: Vec<Value> = (0..4)
+            .map(|m| fix(start, 10 * m, (33.0, -95.0), 10_700.0 * m as f64, 40.0))
+            .collect();
+        post_fixes(&app, &id, &fixes).await;
+        let (status, done) = app
+            .patch(
+                &format!("/loads/{id}/status"),
+                json!({"status": "delivered"}),
+            )
+            .await;
+        assert_eq!(status, StatusCode::OK, "{done}");
+    }
+    let (id, _) = assigned_load(&app, crate::helpers::load_body("TX", "GA"), "709999").await;
+    let next = std::sync::atomic::AtomicI64::new(60);
+    let basis = eventually(Duration::from_secs(10), "the lane's own speed", || async {
+        let minute = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        post_fixes(&app, &id, &[fix(start, minute, (33.0, -95.0), 0.0, 55.0)]).await;
+        let (_, load) = app.get(&format!("/loads/{id}/tracking")).await;
+        let (_, full) = app.get(&format!("/loads/{id}")).await;
+        let speed = load["data"]["eta_details"]["assumed_speed_mph"].clone();
+        match full["data"]["tracking"]["eta_basis"].as_str() {
+            Some("lane_history") => Ok(speed),
+            other => Err(format!("{other:?} at {speed}")),
+        }
+    })
+    .await;
+    assert_eq!(basis, json!(40.0));
+}

@@ -424,3 +424,47 @@ async fn a_loads_stream_carries_its_milestones_beside_its_fixes() {
     assert_eq!(data["at"], iso(start));
     assert!(arrived.id.is_some(), "resumable like the fixes");
 }
+
+/// A delivery given with its facility's coordinates is what the ETA aims at,
+/// not its ZIP's centroid (a few hundred metres off can be the whole trip's
+/// last mile).
+#[actix_web::test]
+async fn the_eta_aims_at_the_deliverys_own_coordinates() {
+    let app = crate::helpers::spawn_app().await;
+    let mut body = crate::helpers::load_body("TX", "GA");
+    body["destination"]["zip"] = json!("30303");
+    body["destination"]["lat"] = json!(33.749);
+    body["destination"]["lng"] = json!(-84.388);
+    let load = app.create_load(body).await;
+    let id = load["id"].as_str().unwrap().to_owned();
+    let carrier = app.create_carrier("881122").await;
+    let (status, moved) = app
+        .patch(
+            &format!("/loads/{id}/status"),
+            json!({"status": "assigned", "carrier_id": carrier["id"]}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{moved}");
+    // Picked up: the ETA aims past the pickup, at the delivery.
+    let (status, moved) = app
+        .patch(
+            &format!("/loads/{id}/status"),
+            json!({"status": "in_transit"}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{moved}");
+    // Ten metres or so from the dock.
+    let now = app.clock.now();
+    let (status, posted) = app
+        .post(
+            &format!("/loads/{id}/tracking"),
+            crate::tracking::fix(33.7491, -84.3881, now - chrono::Duration::minutes(1)),
+        )
+        .await;
+    assert!(status.is_success(), "{posted}");
+    let (_, live) = app.get(&format!("/loads/{id}/tracking")).await;
+    let remaining = live["data"]["eta_details"]["remaining_miles"]
+        .as_f64()
+        .unwrap();
+    assert!(remaining < 0.05, "{remaining} miles left at the dock");
+}

@@ -45,15 +45,15 @@ fn rand_suffix(id: &str) -> u32 {
         % 800_000
 }
 
-fn at(t: DateTime<Utc>) -> String {
+pub(crate) fn at(t: DateTime<Utc>) -> String {
     t.to_rfc3339_opts(SecondsFormat::Millis, true)
 }
 
-fn fix(lat: f64, lng: f64, t: DateTime<Utc>) -> Value {
+pub(crate) fn fix(lat: f64, lng: f64, t: DateTime<Utc>) -> Value {
     json!({"lat": lat, "lng": lng, "timestamp": at(t), "speed": 60.0, "heading": 90.0})
 }
 
-async fn history(app: &TestApp, id: &str, query: &str) -> Value {
+pub(crate) async fn history(app: &TestApp, id: &str, query: &str) -> Value {
     let (status, body) = app
         .get(&format!("/loads/{id}/tracking/history?{query}"))
         .await;
@@ -61,7 +61,7 @@ async fn history(app: &TestApp, id: &str, query: &str) -> Value {
     body
 }
 
-fn timestamps(body: &Value) -> Vec<String> {
+pub(crate) fn timestamps(body: &Value) -> Vec<String> {
     body["data"]["points"]
         .as_array()
         .unwrap()
@@ -327,80 +327,6 @@ async fn concurrent_fixes_to_one_load_are_all_stored_once() {
 }
 
 #[actix_web::test]
-async fn history_pages_by_cursor_within_a_time_range() {
-    let app = spawn_app().await;
-    let id = load_in(&app, "in_transit").await;
-    let t0 = app.clock.now() - Duration::hours(1);
-    let fixes: Vec<Value> = (0..25)
-        .map(|i| {
-            let mut f = fix(33.0, -95.0, t0 + Duration::minutes(i));
-            f["load_id"] = json!(id);
-            f
-        })
-        .collect();
-    let (status, body) = app.post("/tracking/batch", json!({"points": fixes})).await;
-    assert_eq!(status, StatusCode::OK, "{body}");
-    assert_eq!(body["data"]["accepted"], 25);
-
-    let from = at(t0 + Duration::minutes(5));
-    let to = at(t0 + Duration::minutes(19));
-    let mut query = format!("from={from}&to={to}&limit=6");
-    let mut seen = Vec::new();
-    for page in 1..=3 {
-        let body = history(&app, &id, &query).await;
-        assert_eq!(body["data"]["total"], 15);
-        assert_eq!(body["data"]["page"], page);
-        seen.extend(timestamps(&body));
-        match body["pagination"]["next_cursor"].as_str() {
-            Some(cursor) => query = format!("from={from}&to={to}&limit=6&cursor={cursor}"),
-            None => assert_eq!(page, 3),
-        }
-    }
-    // 15 fixes in pages of 5: the third page is full and the last one.
-    let mut query = format!("from={from}&to={to}&limit=5");
-    for page in 1..=3 {
-        let body = history(&app, &id, &query).await;
-        match body["pagination"]["next_cursor"].as_str() {
-            Some(cursor) => query = format!("from={from}&to={to}&limit=5&cursor={cursor}"),
-            None => assert_eq!(page, 3, "{body}"),
-        }
-        if page == 3 {
-            assert_eq!(body["pagination"]["next_cursor"], Value::Null, "{body}");
-        }
-    }
-    let expected: Vec<String> = (5..=19)
-        .rev()
-        .map(|m| at(t0 + Duration::minutes(m)).replace(".000", ""))
-        .collect();
-    assert_eq!(seen, expected);
-
-    for (query, field) in [
-        ("limit=0", "limit"),
-        ("limit=1001", "limit"),
-        ("from=yesterday", "from"),
-        ("cursor=abc", "cursor"),
-        (&format!("from={to}&to={from}") as &str, "to"),
-        ("page=2", "page"),
-    ] {
-        let (status, body) = app
-            .get(&format!("/loads/{id}/tracking/history?{query}"))
-            .await;
-        let error = assert_error(status, &body, 400, "INVALID_QUERY_PARAMETER");
-        assert_eq!(error["details"]["field"], field, "{query}");
-    }
-    // A page number is answered with what to send instead.
-    let (_, body) = app
-        .get(&format!("/loads/{id}/tracking/history?page=2"))
-        .await;
-    let message = body["error"]["message"].as_str().unwrap();
-    assert!(message.contains("next_cursor as cursor"), "{body}");
-    let (status, body) = app.get(&format!("/loads/{id}/tracking?points=11")).await;
-    assert_error(status, &body, 400, "INVALID_QUERY_PARAMETER");
-    let (_, live) = app.get(&format!("/loads/{id}/tracking?points=3")).await;
-    assert_eq!(live["data"]["points"].as_array().unwrap().len(), 3);
-}
-
-#[actix_web::test]
 async fn bulk_ingest_answers_per_point_and_never_half_applies() {
     let app = spawn_app().await;
     let moving = load_in(&app, "in_transit").await;
@@ -581,48 +507,4 @@ async fn ingest_beyond_the_commit_queue_is_shed_with_retry_after() {
         all["data"]["total"], stored,
         "exactly the acknowledged fixes are stored"
     );
-}
-
-/// A delivery given with its facility's coordinates is what the ETA aims at,
-/// not its ZIP's centroid (a few hundred metres off can be the whole trip's
-/// last mile).
-#[actix_web::test]
-async fn the_eta_aims_at_the_deliverys_own_coordinates() {
-    let app = spawn_app().await;
-    let mut body = crate::helpers::load_body("TX", "GA");
-    body["destination"]["zip"] = json!("30303");
-    body["destination"]["lat"] = json!(33.749);
-    body["destination"]["lng"] = json!(-84.388);
-    let load = app.create_load(body).await;
-    let id = load["id"].as_str().unwrap().to_owned();
-    let carrier = app.create_carrier("881122").await;
-    let (status, moved) = app
-        .patch(
-            &format!("/loads/{id}/status"),
-            json!({"status": "assigned", "carrier_id": carrier["id"]}),
-        )
-        .await;
-    assert_eq!(status, StatusCode::OK, "{moved}");
-    // Picked up: the ETA aims past the pickup, at the delivery.
-    let (status, moved) = app
-        .patch(
-            &format!("/loads/{id}/status"),
-            json!({"status": "in_transit"}),
-        )
-        .await;
-    assert_eq!(status, StatusCode::OK, "{moved}");
-    // Ten metres or so from the dock.
-    let now = app.clock.now();
-    let (status, posted) = app
-        .post(
-            &format!("/loads/{id}/tracking"),
-            fix(33.7491, -84.3881, now - Duration::minutes(1)),
-        )
-        .await;
-    assert!(status.is_success(), "{posted}");
-    let (_, live) = app.get(&format!("/loads/{id}/tracking")).await;
-    let remaining = live["data"]["eta_details"]["remaining_miles"]
-        .as_f64()
-        .unwrap();
-    assert!(remaining < 0.05, "{remaining} miles left at the dock");
 }

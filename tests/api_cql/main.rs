@@ -68,6 +68,8 @@ mod tenancy;
 mod trackers;
 #[path = "../api/tracking.rs"]
 mod tracking;
+#[path = "../api/tracking_history.rs"]
+mod tracking_history;
 #[path = "../api/transitions.rs"]
 mod transitions;
 #[path = "../api/validation.rs"]

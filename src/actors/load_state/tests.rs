@@ -24,7 +24,7 @@ fn fix(second: i64) -> GpsFix {
         lng: -96.0,
         speed_mph: None,
         heading_deg: None,
-        source: FixSource::Api,
+        source: crate::domain::tracking::FixSource::Api,
     }
 }
 
@@ -34,31 +34,32 @@ async fn callers_admit_only_what_the_actor_would_and_defer_the_rest_to_it() {
     let shared = active(&account, LoadStatus::InTransit);
 
     let admitted = shared
-        .try_admit(&account, &some(3), Wanted::ALL)
+        .try_admit(&account, &some(3), &Wanted::ALL)
         .unwrap()
         .unwrap();
     assert_eq!(admitted.first_sequence, Some(7));
-    // The load's first ETAs are sent, one per stop ahead (the truck has
-    // reached neither), with the newest fix, numbered after the three
-    // fixes' events.
+    // The load's first ETA is sent, one per stop ahead (in transit, the
+    // pickup is behind: the delivery's), with the newest fix, numbered after
+    // the three fixes' events.
     let [eta] = &admitted.stops[..] else {
         panic!("one ETA change: {:?}", admitted.stops);
     };
     assert_eq!((eta.index, eta.milestones.len()), (2, 0));
     let sequences: Vec<u64> = eta.eta_changed.iter().map(|e| e.sequence).collect();
-    assert_eq!(sequences, [10, 11], "the pickup's, then the delivery's");
+    assert_eq!(sequences, [10]);
+    assert_eq!(eta.eta_changed[0].stop.sequence, 2);
     assert!(
-        eta.progress.stops.iter().all(|(_, p)| p.eta_sent.is_some()),
+        eta.progress.stops[1].1.eta_sent.is_some(),
         "stored with the fix"
     );
     assert_eq!(shared.lock().in_flight, 1);
     let again = shared
-        .try_admit(&account, &some(1), Wanted::ALL)
+        .try_admit(&account, &some(1), &Wanted::ALL)
         .unwrap()
         .unwrap();
     assert_eq!(
         again.first_sequence,
-        Some(12),
+        Some(11),
         "sequence numbers are reserved"
     );
     assert!(
@@ -68,7 +69,7 @@ async fn callers_admit_only_what_the_actor_would_and_defer_the_rest_to_it() {
 
     // Another account's key sees no such load.
     let stranger = shared
-        .try_admit(&AccountId::generate(), &some(1), Wanted::default())
+        .try_admit(&AccountId::generate(), &some(1), &Wanted::default())
         .unwrap();
     assert!(matches!(stranger, Err(LoadError::NotFound)));
 
@@ -82,7 +83,7 @@ async fn callers_admit_only_what_the_actor_would_and_defer_the_rest_to_it() {
         drop(guard);
         assert!(
             shared
-                .try_admit(&account, &some(1), Wanted::default())
+                .try_admit(&account, &some(1), &Wanted::default())
                 .is_none(),
             "{flag}"
         );
@@ -92,7 +93,7 @@ async fn callers_admit_only_what_the_actor_would_and_defer_the_rest_to_it() {
     }
     assert!(
         SharedState::loading()
-            .try_admit(&account, &some(1), Wanted::default())
+            .try_admit(&account, &some(1), &Wanted::default())
             .is_none()
     );
     assert!(SharedState::loading().try_read(&account).is_none());
@@ -128,7 +129,7 @@ async fn a_rendered_view_is_kept_until_the_state_changes() {
     // A stored fix makes the kept view stale, and a render of the older
     // state that finishes late is not kept.
     shared
-        .try_admit(&account, &some(1), Wanted::default())
+        .try_admit(&account, &some(1), &Wanted::default())
         .unwrap()
         .unwrap();
     shared.record_stored(&[fix(5)], Some(&[Appended::Stored]), false, None);
@@ -142,7 +143,7 @@ async fn a_rendered_view_is_kept_until_the_state_changes() {
     shared.keep_view(second, Bytes::from_static(b"v2"));
     let newer: Vec<GpsFix> = (0..RECENT_FIXES as i64 + 1).map(|s| fix(100 + s)).collect();
     shared
-        .try_admit(&account, &some(11), Wanted::default())
+        .try_admit(&account, &some(11), &Wanted::default())
         .unwrap()
         .unwrap();
     shared.record_stored(
@@ -152,7 +153,7 @@ async fn a_rendered_view_is_kept_until_the_state_changes() {
         None,
     );
     shared
-        .try_admit(&account, &some(1), Wanted::default())
+        .try_admit(&account, &some(1), &Wanted::default())
         .unwrap()
         .unwrap();
     let third = stale_version(shared.try_view(&account));
@@ -173,11 +174,53 @@ async fn a_load_that_does_not_take_fixes_refuses_them_without_the_actor() {
     let account = AccountId::generate();
     let delivered = active(&account, LoadStatus::Delivered);
     let refused = delivered
-        .try_admit(&account, &some(1), Wanted::default())
+        .try_admit(&account, &some(1), &Wanted::default())
         .unwrap();
     assert!(matches!(
         refused,
         Err(LoadError::NotTrackable(LoadStatus::Delivered))
     ));
     assert_eq!(delivered.lock().in_flight, 0, "a refusal holds nothing");
+}
+
+#[tokio::test]
+async fn a_loads_eta_speed_is_its_lanes_once_the_account_has_delivered_enough() {
+    use crate::domain::location::UsState;
+    use crate::domain::speed_history::DeliveredSpeed;
+    use crate::domain::stop_etas::EtaBasis;
+    let account = AccountId::generate();
+    let shared = active(&account, LoadStatus::InTransit);
+    let basis = |shared: &SharedState| {
+        shared
+            .try_read(&account)
+            .unwrap()
+            .map(|state| (state.speed.basis, state.speed.mph))
+            .unwrap()
+    };
+    let admit = |wanted: Wanted| {
+        shared
+            .try_admit(&account, &some(1), &wanted)
+            .unwrap()
+            .unwrap();
+        shared.record_stored(&[], Some(&[]), false, None);
+    };
+    admit(Wanted::default());
+    assert_eq!(basis(&shared), (EtaBasis::AccountSetting, 50.0));
+    // The sample load runs TX to GA: five delivered loads on that lane.
+    let lane = DeliveredSpeed {
+        origin: UsState::parse("TX").unwrap(),
+        destination: UsState::parse("GA").unwrap(),
+        mph: 57.0,
+    };
+    admit(Wanted {
+        delivered: Some(Arc::new(vec![lane; 5])),
+        ..Wanted::default()
+    });
+    assert_eq!(basis(&shared), (EtaBasis::LaneHistory, 57.0));
+    // Fewer than five: the setting again.
+    admit(Wanted {
+        delivered: Some(Arc::new(vec![lane; 4])),
+        ..Wanted::default()
+    });
+    assert_eq!(basis(&shared), (EtaBasis::AccountSetting, 50.0));
 }

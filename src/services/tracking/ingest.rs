@@ -25,6 +25,7 @@ use crate::domain::load::LoadStatus;
 use crate::domain::stops::{Milestone, StopTimer};
 use crate::domain::tracking::{Appended, GpsFix, StopsChange, TrackingPoint, TrackingState};
 use crate::services::detention::DetentionClock;
+use crate::services::eta_speeds::EtaSpeeds;
 use crate::services::live::{LiveHub, TRACKING_EVENT, Update};
 use crate::services::tracking::group_commit::{Completion, GroupCommitter};
 use crate::shared_map::FastHashMap;
@@ -51,6 +52,8 @@ pub(super) struct Writer {
     pub live: LiveHub,
     pub clock: Clock,
     pub detention: Arc<DetentionClock>,
+    /// The accounts' delivered loads' speeds, for ETAs.
+    pub speeds: Arc<EtaSpeeds>,
 }
 
 /// Each fix's outcome, in input order; `None` until decided.
@@ -96,9 +99,10 @@ pub(super) async fn record(
         tracking: writer.directory.wants(account, EventType::TrackingUpdated),
         eta: writer.directory.wants(account, EventType::LoadEtaChanged),
         speed: settings.speed(),
+        delivered: writer.speeds.of(account),
     };
     let count = fixes.len();
-    let (decided, deferred) = admit_now(&writer.registry, account, by_load(fixes), events);
+    let (decided, deferred) = admit_now(&writer.registry, account, by_load(fixes), &events);
     let answered = if deferred.is_empty() {
         // Every actor decided under its lock (the usual case): nothing is
         // awaited between admitting and handing over to the committer.
@@ -111,7 +115,7 @@ pub(super) async fn record(
         let account = account.clone();
         let task = actix_rt::spawn(async move {
             let mut decided = decided;
-            decided.extend(admit_by_message(&writer.registry, &account, deferred, events).await);
+            decided.extend(admit_by_message(&writer.registry, &account, deferred, &events).await);
             submit(&writer, account, settings, count, decided, events).await
         });
         match task.await {
@@ -250,11 +254,11 @@ fn by_load(mut fixes: Vec<(LoadId, GpsFix)>) -> Vec<LoadFixes> {
 /// A load's fixes with its actor's decision on them.
 type Decided = Vec<(LoadFixes, Result<Admission, LoadError>)>;
 
-fn admit_request(account: &AccountId, group: &LoadFixes, events: Wanted) -> AdmitFixes {
+fn admit_request(account: &AccountId, group: &LoadFixes, events: &Wanted) -> AdmitFixes {
     AdmitFixes {
         account: account.clone(),
         fixes: group.fixes.clone(),
-        events,
+        events: events.clone(),
     }
 }
 
@@ -264,7 +268,7 @@ fn admit_now(
     registry: &LoadRegistry,
     account: &AccountId,
     groups: Vec<LoadFixes>,
-    events: Wanted,
+    events: &Wanted,
 ) -> (Decided, Vec<LoadFixes>) {
     let mut decided = Vec::with_capacity(groups.len());
     let mut deferred = Vec::new();
@@ -283,7 +287,7 @@ async fn admit_by_message(
     registry: &LoadRegistry,
     account: &AccountId,
     deferred: Vec<LoadFixes>,
-    events: Wanted,
+    events: &Wanted,
 ) -> Decided {
     stream::iter(deferred)
         .map(|group| async move {

@@ -56,6 +56,12 @@ pub struct History {
 }
 
 impl TrackingService {
+    /// The account delivered a load (through this instance): its loads'
+    /// ETAs learn from it from their next fix on, not within the refresh.
+    pub fn delivered(&self, account: &AccountId) {
+        self.writer.speeds.forget(account);
+    }
+
     pub fn new(
         storage: Arc<dyn Storage>,
         registry: Arc<LoadRegistry>,
@@ -73,6 +79,7 @@ impl TrackingService {
             live,
             clock,
             detention: Arc::default(),
+            speeds: crate::services::eta_speeds::EtaSpeeds::new(storage.clone()),
         };
         Self {
             storage,
