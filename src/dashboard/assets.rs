@@ -10,7 +10,7 @@ use super::errors::PageError;
 /// from the npm package us-atlas (ISC; `LICENSE-us-atlas.txt`, served beside
 /// it); with the operator's tiles, the maps are drawn by Leaflet 1.9.4 (BSD-2;
 /// `LICENSE-leaflet.txt`). `assets/README.md` says where each came from.
-const ASSETS: [(&str, &str, &[u8]); 12] = [
+const ASSETS: [(&str, &str, &[u8]); 13] = [
     (
         "favicon.svg",
         "image/svg+xml",
@@ -22,6 +22,7 @@ const ASSETS: [(&str, &str, &[u8]); 12] = [
     ("board.js", JS, include_bytes!("assets/board.js")),
     ("track.js", JS, include_bytes!("assets/track.js")),
     ("load_map.js", JS, include_bytes!("assets/load_map.js")),
+    ("load_form.js", JS, include_bytes!("assets/load_form.js")),
     ("leaflet.js", JS, include_bytes!("assets/leaflet.js")),
     ("leaflet.css", CSS, include_bytes!("assets/leaflet.css")),
     (

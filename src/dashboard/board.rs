@@ -27,6 +27,7 @@ use crate::services::Services;
 use crate::services::live::Resume;
 use crate::services::tracking::StreamError;
 use crate::storage::{LoadFilter, PageRequest};
+use crate::views::stops::{StopStatus, StopView};
 use crate::views::tracking::{PointView, TrackingSummary};
 
 /// Loads per status the board shows; beyond it the list says so.
@@ -133,7 +134,27 @@ struct BoardLoad {
     late_risk: bool,
     /// The stop the truck is at (`pickup` or `delivery`), if any.
     at_stop: Option<&'static str>,
+    /// The first stop neither departed nor skipped: where the truck is, or
+    /// goes next.
+    next_stop: Option<NextStop>,
+    /// The stop `eta` is for (the next delivery), 1 for the first stop.
+    eta_stop_sequence: Option<u32>,
     url: String,
+}
+
+#[derive(Serialize)]
+struct NextStop {
+    sequence: u32,
+    #[serde(rename = "type")]
+    kind: &'static str,
+    status: StopStatus,
+    city: String,
+    state: String,
+    /// Its appointment, or its window's start.
+    appointment: Option<String>,
+    /// While it is ahead and the load is tracked.
+    eta: Option<String>,
+    late_risk: bool,
 }
 
 #[derive(Serialize)]
@@ -188,6 +209,7 @@ pub async fn loads(
     }
     let services = &services;
     let feeds = &feeds;
+    let settings = &viewer.account.stop_settings;
     let loads: Vec<BoardLoad> = stream::iter(active)
         .map(|load| async move {
             let state = services
@@ -197,16 +219,54 @@ pub async fn loads(
                 .ok();
             let device = feeds.get(&load.id).cloned();
             // A stop that cannot be read now shows as none: the board stays up.
-            let stops = services.storage.load_stops(&load.id).await.ok().flatten();
+            let progress = services
+                .storage
+                .load_stops(&load.id)
+                .await
+                .map(Option::unwrap_or_default)
+                .ok();
             let planned = load.stops();
-            let at_stop = stops.and_then(|progress| {
+            let at_stop = progress.as_ref().and_then(|progress| {
                 planned
                     .iter()
                     .zip(progress.of_stops(&planned))
                     .find(|(_, p)| p.at_stop())
                     .map(|(stop, _)| stop.kind.as_str())
             });
-            board_load(load, state.as_ref(), device, at_stop)
+            let estimate = state.as_ref().and_then(|s| s.estimate());
+            let next_stop = progress.as_ref().and_then(|progress| {
+                let stops = StopView::of_load(
+                    &load,
+                    &planned,
+                    progress,
+                    estimate.as_ref(),
+                    settings,
+                    services.clock.now(),
+                );
+                stops
+                    .iter()
+                    .find(|s| !matches!(s.status, StopStatus::Departed | StopStatus::Skipped))
+                    .map(|s| NextStop {
+                        sequence: s.sequence,
+                        kind: s.kind.as_str(),
+                        status: s.status,
+                        city: s.location.city.to_owned(),
+                        state: s.location.state.to_string(),
+                        appointment: s.appointment.clone(),
+                        eta: s.eta.clone(),
+                        late_risk: s.late_risk,
+                    })
+            });
+            let tracked = state.as_ref().map(|state| Tracked {
+                status: state.status,
+                summary: TrackingSummary::new(state, estimate.as_ref()),
+                eta_stop_sequence: estimate
+                    .as_ref()
+                    .and_then(|e| e.next_delivery(&state.route))
+                    .map(|e| e.index as u32 + 1),
+                position: state.recent.first().map(PointView::new),
+            });
+            board_load(load, tracked, device, at_stop, next_stop)
         })
         .buffered(CONCURRENT_READS)
         .collect()
@@ -216,19 +276,30 @@ pub async fn loads(
         .json(BoardLoads { loads, truncated }))
 }
 
+/// What the load's tracking says, when it has any.
+struct Tracked {
+    status: LoadStatus,
+    summary: TrackingSummary,
+    eta_stop_sequence: Option<u32>,
+    position: Option<PointView>,
+}
+
 fn board_load(
     load: Load,
-    state: Option<&crate::domain::tracking::TrackingState>,
+    tracked: Option<Tracked>,
     device: Option<String>,
     at_stop: Option<&'static str>,
+    next_stop: Option<NextStop>,
 ) -> BoardLoad {
-    let latest = state.and_then(|s| s.recent.first());
-    let summary = state.map(TrackingSummary::of);
+    let (status, summary, eta_stop_sequence, position) = match tracked {
+        Some(t) => (t.status, Some(t.summary), t.eta_stop_sequence, t.position),
+        None => (load.status, None, None, None),
+    };
     BoardLoad {
         url: format!("/dashboard/loads/{}", load.id),
         id: load.id.to_string(),
         reference: load.reference,
-        status: state.map_or(load.status, |s| s.status).as_str(),
+        status: status.as_str(),
         origin: Place {
             city: load.origin.city,
             state: load.origin.state.to_string(),
@@ -239,9 +310,11 @@ fn board_load(
         },
         carrier: load.carrier.map(|c| Carrier { name: c.name }),
         device: device.map(|name| DeviceName { name }),
-        position: latest.map(PointView::new),
+        position,
         late_risk: summary.as_ref().is_some_and(|s| s.late_risk),
         eta: summary.and_then(|s| s.eta),
         at_stop,
+        next_stop,
+        eta_stop_sequence,
     }
 }

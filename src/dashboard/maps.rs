@@ -8,7 +8,7 @@ use serde::Serialize;
 
 use super::map_tiles::MapSource;
 use crate::domain::load::Load;
-use crate::domain::stops::{Geofence, StopKind};
+use crate::domain::stops::Geofence;
 use crate::domain::tracking::GpsFix;
 
 /// Leaflet's stylesheet and script, on the pages that draw tiles: pages
@@ -25,10 +25,10 @@ pub fn leaflet(map: &MapSource) -> Markup {
 /// What `load_map.js` draws: the trail as a line (oldest first), the truck at
 /// its latest fix, and the stops freight can place.
 #[derive(Serialize)]
-struct LoadMap<'a> {
+struct LoadMap {
     trail: Vec<[f64; 2]>,
     truck: Option<Truck>,
-    stops: Vec<MapStop<'a>>,
+    stops: Vec<MapStop>,
 }
 
 #[derive(Serialize)]
@@ -39,30 +39,31 @@ struct Truck {
 }
 
 #[derive(Serialize)]
-struct MapStop<'a> {
+struct MapStop {
     #[serde(rename = "type")]
     kind: &'static str,
+    /// 1 for the first stop.
+    sequence: usize,
     lat: f64,
     lng: f64,
-    city: &'a str,
-    state: &'a str,
+    city: String,
+    state: String,
 }
 
 /// A load's map: `points` newest first, as the history reads them.
 pub fn load_map(map: &MapSource, load: &Load, points: &[GpsFix]) -> Markup {
-    let stops = StopKind::BOTH
-        .into_iter()
-        .filter_map(|kind| {
-            let location = match kind {
-                StopKind::Pickup => &load.origin,
-                StopKind::Delivery => &load.destination,
-            };
-            Geofence::of(location).map(|fence| MapStop {
-                kind: kind.as_str(),
+    let stops = load
+        .stops()
+        .iter()
+        .enumerate()
+        .filter_map(|(i, stop)| {
+            Geofence::of(&stop.location).map(|fence| MapStop {
+                kind: stop.kind.as_str(),
+                sequence: i + 1,
                 lat: fence.lat,
                 lng: fence.lng,
-                city: &location.city,
-                state: location.state.as_str(),
+                city: stop.location.city.clone(),
+                state: stop.location.state.to_string(),
             })
         })
         .collect();
@@ -91,9 +92,9 @@ pub fn load_map(map: &MapSource, load: &Load, points: &[GpsFix]) -> Markup {
             }
             p.hint {
                 @match points.len() {
-                    0 => "No GPS points yet: the map shows the pickup and the delivery.",
-                    1 => "The one GPS point so far, with the pickup and the delivery.",
-                    n => { "The trail of the latest " (n) " GPS points, with the pickup and the delivery." }
+                    0 => "No GPS points yet: the map shows the stops.",
+                    1 => "The one GPS point so far, with the stops.",
+                    n => { "The trail of the latest " (n) " GPS points, with the stops." }
                 }
             }
         }

@@ -25,6 +25,7 @@ mod page;
 mod session;
 mod sign_in;
 mod stop_settings;
+mod stop_words;
 mod track_page;
 mod tracker_setup;
 mod user_pages;

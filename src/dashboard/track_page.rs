@@ -1,8 +1,10 @@
 //! The public tracking page of a share link: `/track/{token}` (HTML, kept
 //! current by `assets/track.js`) and `/track/{token}.json`. No sign-in: the
 //! token is the key. The page shows only what `PublicTracking` holds (route
-//! cities, status, position, ETA, late risk, stops), is kept out of search
-//! engines and referrers, and is rate-limited per client address.
+//! cities, status, position, ETA, late risk, every stop's city, state,
+//! window, status and ETA; never a stop's references, contact or notes), is
+//! kept out of search engines and referrers, and is rate-limited per client
+//! address.
 
 use actix_web::http::StatusCode;
 use actix_web::http::header;
@@ -11,14 +13,14 @@ use maud::{DOCTYPE, Markup, html};
 
 use super::page::CSP;
 use super::session::client_address;
+use super::stop_words::{kind_name, status_class, status_name, window};
 use super::widgets::when_text as when;
 use crate::domain::share_link::Closed;
-use crate::domain::stops::StopKind;
 use crate::services::Services;
 use crate::services::share_links::{ShareLinkError, delivered_at};
 use crate::services::throttle::ClientKeys;
 use crate::views::share_link::PublicTracking;
-use crate::views::stops::StopView;
+use crate::views::stops::{StopStatus, StopView};
 
 /// `GET /track/{token}` and `GET /track/{token}.json`.
 pub async fn show(
@@ -210,15 +212,26 @@ fn page(data: &PublicTracking, token: &str) -> Markup {
             // squeezing the cities.
             ol.timeline {
                 @for stop in &data.stops {
-                    @let name = match stop.kind { StopKind::Pickup => "Pickup", StopKind::Delivery => "Delivery" };
-                    li data-stop=(stop.kind.as_str()) {
-                        h3 { (name) ": " (stop.place.city) ", " (stop.place.state) }
+                    @let field = |name: &str| format!("stop-{}-{name}", stop.sequence);
+                    li data-stop=(stop.kind.as_str()) data-sequence=(stop.sequence) data-status=(status_class(stop.status)) {
+                        h3 {
+                            span.seq { (stop.sequence) "." }
+                            (kind_name(stop.kind)) ": " (stop.place.city) ", " (stop.place.state)
+                            " " span class=(format!("badge stop-status {}", status_class(stop.status))) data-field=(field("status")) { (status_name(stop.status)) }
+                        }
                         dl.facts {
-                            dt { "Appointment" } dd { (when(stop.appointment.as_ref())) }
-                            dt { "Arrived" } dd data-field=(format!("{}-arrived", stop.kind.as_str())) {
+                            dt { @if stop.appointment_end.is_some() { "Window" } @else { "Appointment" } }
+                            dd { (window(stop.appointment.as_ref(), stop.appointment_end.as_ref())) }
+                            @if matches!(stop.status, StopStatus::Scheduled | StopStatus::EnRoute) {
+                                dt { "ETA" } dd data-field=(field("eta")) {
+                                    (when(stop.eta.as_ref()))
+                                    @if stop.late_risk { " (at risk of being late)" }
+                                }
+                            }
+                            dt { "Arrived" } dd data-field=(field("arrived")) {
                                 (stop.arrived_local.clone().unwrap_or_else(|| "—".to_owned()))
                             }
-                            dt { "Departed" } dd data-field=(format!("{}-departed", stop.kind.as_str())) { (when(stop.departed_at.as_ref())) }
+                            dt { "Departed" } dd data-field=(field("departed")) { (when(stop.departed_at.as_ref())) }
                         }
                     }
                 }

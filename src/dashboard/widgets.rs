@@ -109,6 +109,31 @@ pub fn field(
     required: bool,
     problems: &Problems,
 ) -> Markup {
+    labelled(name, label, kind, value, required, !required, problems)
+}
+
+/// A field of a row that may be left empty as a whole (a stop between the
+/// origin and the destination) but is needed once the row is used: neither
+/// `required` nor marked optional.
+pub fn row_field(
+    name: &str,
+    label: &str,
+    kind: Kind,
+    value: Option<&str>,
+    problems: &Problems,
+) -> Markup {
+    labelled(name, label, kind, value, false, false, problems)
+}
+
+fn labelled(
+    name: &str,
+    label: &str,
+    kind: Kind,
+    value: Option<&str>,
+    required: bool,
+    optional: bool,
+    problems: &Problems,
+) -> Markup {
     let id = field_id(name);
     let error = problems.for_field(name);
     let error_id = format!("{id}-error");
@@ -123,7 +148,7 @@ pub fn field(
     };
     html! {
         div.field.invalid[error.is_some()] {
-            label for=(id) { (label) @if !required { span.optional { " (optional)" } } }
+            label for=(id) { (label) @if optional { span.optional { " (optional)" } } }
             input id=(id) name=(name) type=(input_type) value=[value]
                 required[required] autocomplete=[autocomplete] step=[step]
                 aria-invalid=[error.is_some().then_some("true")]

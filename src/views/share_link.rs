@@ -12,7 +12,7 @@ use crate::domain::stops::{ArrivalStatus, StopKind};
 use crate::domain::timestamp::format;
 use crate::domain::tracking::TrackingState;
 
-use super::stops::StopView;
+use super::stops::{StopStatus, StopView};
 use super::tracking::TrackingSummary;
 
 /// A share link, as made (`url` holds the token: shown this once).
@@ -88,13 +88,18 @@ pub struct PublicPosition {
     pub state: Option<String>,
 }
 
-/// A stop on the public page: its times and, at arrival, how it compares
-/// with the appointment. Its position is rounded to about a kilometre (two
-/// decimals), as its street and ZIP are held back.
+/// A stop on the public page: where (city and state), its appointment or
+/// window, where it stands, its ETA and, at arrival, how it compares with
+/// the appointment. Its position is rounded to about a kilometre (two
+/// decimals), as its street and ZIP are held back, and so are its
+/// references, contact and notes.
 #[derive(Serialize, ToSchema)]
 pub struct PublicStop {
+    /// 1 for the first stop, in the order the truck visits them.
+    pub sequence: u32,
     #[serde(rename = "type")]
     pub kind: StopKind,
+    pub status: StopStatus,
     pub place: PublicPlace,
     /// Where the stop is on the map (its geofence's centre); null when freight
     /// cannot place it.
@@ -102,8 +107,18 @@ pub struct PublicStop {
     pub lat: Option<f64>,
     #[schema(required = true)]
     pub lng: Option<f64>,
+    /// The appointment time, or a window's start.
     #[schema(required = true, format = DateTime)]
     pub appointment: Option<String>,
+    /// A window's end; null for an appointment time.
+    #[schema(required = true, format = DateTime)]
+    pub appointment_end: Option<String>,
+    /// While the stop is ahead and the truck tracked: its estimated arrival.
+    #[schema(required = true, format = DateTime)]
+    pub eta: Option<String>,
+    /// The ETA is past the window's end, or more than 15 minutes past the
+    /// appointment; false without an ETA.
+    pub late_risk: bool,
     #[schema(required = true, format = DateTime)]
     pub arrived_at: Option<String>,
     #[schema(required = true, format = DateTime)]
@@ -195,7 +210,9 @@ impl PublicTracking {
         let stops: Vec<PublicStop> = stops
             .iter()
             .map(|stop| PublicStop {
+                sequence: stop.sequence,
                 kind: stop.kind,
+                status: stop.status,
                 place: PublicPlace {
                     city: stop.location.city.to_owned(),
                     state: stop.location.state.as_str().to_owned(),
@@ -203,6 +220,9 @@ impl PublicTracking {
                 lat: stop.location.lat.map(about_a_kilometre),
                 lng: stop.location.lng.map(about_a_kilometre),
                 appointment: stop.appointment.clone(),
+                appointment_end: stop.appointment_end.clone(),
+                eta: stop.eta.clone(),
+                late_risk: stop.late_risk,
                 arrived_at: stop.arrived_at.clone(),
                 departed_at: stop.departed_at.clone(),
                 arrival_status: stop.arrival_status,

@@ -282,3 +282,113 @@ async fn a_share_link_needs_no_body() {
         "{bare}"
     );
 }
+
+/// A load of three stops: the public JSON and page show every stop's city,
+/// state, window, status and ETA, in order, and none of the stops'
+/// references, contacts or notes.
+#[actix_web::test]
+async fn a_share_link_shows_every_stop_and_none_of_their_references_or_contacts() {
+    use chrono::{Duration, SecondsFormat};
+    let app = spawn_app().await;
+    let now = app.clock.now();
+    let iso = |at: chrono::DateTime<chrono::Utc>| at.to_rfc3339_opts(SecondsFormat::Secs, true);
+    let secrets = json!({
+        "references": [{"type": "po", "value": "PO-SECRET-881"}],
+        "contact": {"name": "Dock Sam", "phone": "+1 901-555-0199", "email": "dock@shipper.example"},
+        "notes": "Gate code 4411",
+    });
+    let stop = |kind: &str, city: &str, state: &str, zip: &str, at: (f64, f64), hours: i64| {
+        let mut stop = json!({"type": kind,
+            "location": {"city": city, "state": state, "zip": zip, "lat": at.0, "lng": at.1},
+            "appointment": {"start": iso(now + Duration::hours(hours)),
+                "end": iso(now + Duration::hours(hours + 3))}});
+        stop.as_object_mut()
+            .unwrap()
+            .extend(secrets.as_object().unwrap().clone());
+        stop
+    };
+    let body = json!({
+        "weight": 42000, "equipment_type": "dry_van",
+        "stops": [
+            stop("pickup", "Dallas", "TX", "75201", (32.7767, -96.797), 1),
+            stop("delivery", "Memphis", "TN", "38103", (35.1495, -90.049), 10),
+            stop("delivery", "Atlanta", "GA", "30301", (33.749, -84.388), 20),
+        ]
+    });
+    let load = app.create_load(body).await;
+    let id = load["id"].as_str().unwrap().to_owned();
+    let carrier = app.create_carrier("727272").await;
+    let (status, moved) = app
+        .patch(
+            &format!("/loads/{id}/status"),
+            json!({"status": "assigned", "carrier_id": carrier["id"]}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{moved}");
+    let fix = json!({"lat": 32.78, "lng": -97.4, "speed": 58.0, "timestamp": iso(now)});
+    let (status, body) = app.post(&format!("/loads/{id}/tracking"), fix).await;
+    assert!(status.is_success(), "{body}");
+    let (status, created) = app
+        .post(&format!("/loads/{id}/share-links"), json!({}))
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{created}");
+    let page = path_of(created["data"]["url"].as_str().unwrap());
+
+    let data: Value = public(&app, &format!("{page}.json"))
+        .await
+        .json()
+        .await
+        .unwrap();
+    let stops = data["stops"].as_array().expect("stops");
+    assert_eq!(stops.len(), 3, "{data}");
+    let expected = [
+        (1, "pickup", "Dallas", "TX", "en_route"),
+        (2, "delivery", "Memphis", "TN", "scheduled"),
+        (3, "delivery", "Atlanta", "GA", "scheduled"),
+    ];
+    for (stop, (sequence, kind, city, state, status)) in stops.iter().zip(expected) {
+        assert_eq!(stop["sequence"], sequence, "{stop}");
+        assert_eq!(stop["type"], kind);
+        assert_eq!(stop["place"], json!({"city": city, "state": state}));
+        assert_eq!(stop["status"], status);
+        assert!(stop["appointment"].is_string() && stop["appointment_end"].is_string());
+        assert!(
+            stop["eta"].is_string(),
+            "every stop ahead has an ETA: {stop}"
+        );
+    }
+    let text = data.to_string();
+    for secret in [
+        "PO-SECRET-881",
+        "Dock Sam",
+        "555-0199",
+        "dock@shipper",
+        "Gate code",
+        "references",
+        "contact",
+        "75201",
+    ] {
+        assert!(!text.contains(secret), "{secret} shows: {text}");
+    }
+
+    let html = public(&app, &page).await.text().await.unwrap();
+    for shown in [
+        "1.</span>Pickup: Dallas, TX",
+        "2.</span>Delivery: Memphis, TN",
+        "3.</span>Delivery: Atlanta, GA",
+        "data-field=\"stop-2-eta\"",
+        "data-field=\"stop-3-status\">scheduled<",
+        ">Window<",
+    ] {
+        assert!(html.contains(shown), "{shown}: {html}");
+    }
+    for secret in [
+        "PO-SECRET-881",
+        "Dock Sam",
+        "555-0199",
+        "dock@shipper",
+        "Gate code",
+    ] {
+        assert!(!html.contains(secret), "{secret} shows on the page");
+    }
+}

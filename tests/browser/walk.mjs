@@ -2,7 +2,7 @@
 // the labels and action names on the pages: register, choose Pro, generate a
 // key and use it against the API, add a carrier, create a load by hand, assign
 // it, post GPS fixes through the API and watch its marker move on the board
-// without a reload, create a device, attach it to the load and see the board
+// without a reload, create a load of three stops and see its timeline, create a device, attach it to the load and see the board
 // name it, revoke device and key and see each refused, log out and find the
 // pages closed. Screenshots of each page at 1280 and 390 px go to
 // $FREIGHT_ARTIFACTS. Started by tests/api/browser.rs with the server running.
@@ -169,6 +169,55 @@ try {
   await page.waitForURL(/\/dashboard\/loads\/load_[^/]+$/);
   await page.getByText('Dock 4, ask for Sam').waitFor();
 
+  step('create a load of three stops: one added between origin and destination, one added and removed');
+  await nav('Loads');
+  await page.getByRole('link', { name: 'Create load' }).click();
+  // Times as the form takes them: UTC, to the minute.
+  const utc = (hours) => new Date(Date.now() + hours * 3600e3).toISOString().slice(0, 16);
+  const second = page.getByRole('group', { name: 'Stop 2' });
+  const third = page.getByRole('group', { name: 'Stop 3' });
+  if (await second.isVisible() || await third.isVisible()) fail('empty stops between show before they are added');
+  const first = page.getByRole('group', { name: 'Origin' });
+  await first.getByLabel('City').fill('Fort Worth');
+  await first.getByLabel('State').selectOption('TX');
+  await first.getByLabel('ZIP code').fill('76102');
+  await first.getByLabel('Appointment or window start (UTC)').fill(utc(2));
+  await page.getByRole('button', { name: 'Add a stop' }).click();
+  await second.getByLabel('Type', { exact: true }).selectOption('pickup');
+  await second.getByLabel('City').fill('Memphis');
+  await second.getByLabel('State').selectOption('TN');
+  await second.getByLabel('ZIP code').fill('38103');
+  await second.getByLabel('Appointment or window start (UTC)').fill(utc(12));
+  await second.getByLabel('Window end (UTC)').fill(utc(16));
+  await second.getByLabel('Handling').selectOption('drop');
+  await second.getByLabel(/^References/).fill('po:4500123, bol:889');
+  await page.getByRole('button', { name: 'Add a stop' }).click();
+  await third.getByLabel('City').fill('Nowhere');
+  await third.getByRole('button', { name: 'Remove this stop' }).click();
+  if (await third.isVisible()) fail('a removed stop still shows');
+  const last = page.getByRole('group', { name: 'Destination' });
+  await last.getByLabel('City').fill('Atlanta');
+  await last.getByLabel('State').selectOption('GA');
+  await last.getByLabel('ZIP code').fill('30303');
+  await last.getByLabel('Appointment or window start (UTC)').fill(utc(24));
+  await page.getByLabel('Weight (lb)').fill('38000');
+  await page.getByLabel('Equipment type').selectOption('dry_van');
+  await shoot(page, '06a-create-load-stops');
+  await page.getByRole('button', { name: 'Create load' }).click();
+  await page.waitForURL(/\/dashboard\/loads\/load_/);
+  const multiId = page.url().split('/').pop();
+  if (await page.locator('#stops li[data-stop]').count() !== 3) fail('the load page does not list its three stops');
+  await page.getByLabel('Carrier').selectOption({ label: 'Red River Hauling (MC 778899)' });
+  await page.getByRole('button', { name: 'Assign' }).click();
+  await page.waitForSelector('text=assigned');
+  answer = await api('POST', `/loads/${multiId}/tracking`, key,
+    { lat: 32.9, lng: -97.6, timestamp: new Date().toISOString(), speed: 57, heading: 90 });
+  if (answer.status !== 201) fail(`the three-stop load's fix answered ${answer.status}`);
+  await page.reload();
+  await page.getByText('Inferred from GPS, not from an ELD').waitFor();
+  if (await page.locator('#stops [data-field="eta"]').count() !== 3) fail('not every stop ahead has an ETA');
+  await shoot(page, '07d-multi-stop-load');
+
   step('Devices → Create device: the token and each app\'s settings, once, with copy buttons');
   await nav('Devices');
   await page.getByLabel('Name (a truck number, a driver\'s phone)').fill('Truck 12');
@@ -217,6 +266,8 @@ try {
   await page.waitForTimeout(1500); // the marker glides to its new place
   const fed = await page.locator(`#board-list li[data-load="${loadId}"] .load-device`).textContent();
   if (fed !== 'Device: Truck 12') fail(`the board names the wrong device: ${fed}`);
+  const next = await page.locator(`#board-list li[data-load="${multiId}"] .load-next`).textContent();
+  if (!next.startsWith('Next: 1. Pickup, Fort Worth, TX') || !next.includes('ETA')) fail(`the board names the wrong next stop: ${next}`);
   await shoot(page, '08-board');
 
   step('the load page shows its stops, and makes a share link shown once');

@@ -115,10 +115,21 @@
   // to drop out-of-order stream events and stale snapshot positions.
   const olderThan = (a, b) => !!(a && b) && Date.parse(a.timestamp) < Date.parse(b.timestamp);
 
+  // The stop the truck is at or heads for next (server data, shown as text).
+  const stopName = (t) => (t === 'pickup' ? 'Pickup' : t === 'delivery' ? 'Delivery' : 'Stop');
+  const nextStop = (l) => {
+    const s = l.next_stop;
+    if (!s || typeof s.city !== 'string') return '';
+    const seq = num(s.sequence) ? `${s.sequence}. ` : '';
+    return `${s.status === 'arrived' ? 'At' : 'Next'}: ${seq}${stopName(s.type)}, ${s.city}, ${s.state}`;
+  };
+  const nextEta = (l) => (l.next_stop && l.next_stop.eta ? `ETA ${when(l.next_stop.eta)}` : '');
+
   function describe(l) {
     return [
       `${l.id} \u00b7 ${statusText(l.status)}`,
       route(l),
+      [nextStop(l), nextEta(l)].filter(Boolean).join(' \u00b7 '),
       l.carrier && l.carrier.name ? `Carrier: ${l.carrier.name}` : '',
       deviceName(l) ? `Device: ${deviceName(l)}` : '',
       `Speed: ${speedText(l.position)}`,
@@ -264,6 +275,12 @@
     // The ETA wraps as a whole: "ETA 1 Dec 2026, 14:05 UTC" stays on one line.
     meta.append(...parts, htmlEl('span', 'meta-eta', `ETA ${when(l.eta)}`));
     li.replaceChildren(a, ' ', htmlEl('span', 'load-status', statusText(l.status)), meta);
+    if (nextStop(l)) {
+      const next = htmlEl('span', 'load-next', nextStop(l));
+      if (nextEta(l)) next.append(' \u00b7 ', htmlEl('span', 'meta-eta', nextEta(l)));
+      if (l.next_stop.late_risk === true) next.append(' ', htmlEl('span', 'next-late', 'late risk'));
+      li.append(next);
+    }
     if (deviceName(l)) li.append(htmlEl('span', 'load-device', `Device: ${deviceName(l)}`));
     if (l.at_stop === 'pickup' || l.at_stop === 'delivery') {
       li.append(htmlEl('span', 'load-stop', l.at_stop === 'pickup' ? 'At pickup' : 'At delivery'));
@@ -315,7 +332,7 @@
     if (!l) {
       // A load we have not seen: show what the event says now and fetch the
       // snapshot for its route, carrier and link.
-      l = { id, status: msg.status, origin: null, destination: null, carrier: null, device: null, position: null, eta: null, url: null };
+      l = { id, status: msg.status, origin: null, destination: null, carrier: null, device: null, position: null, eta: null, next_stop: null, url: null };
       loads.set(id, l);
       showEmpty();
       refetchSoon();
@@ -391,9 +408,23 @@
       handle(l, msg);
       render(l);
     };
-    es.addEventListener('load.arrived', onLoad((l, msg) => { if (msg.stop !== undefined) l.at_stop = msg.stop; }));
-    es.addEventListener('load.departed', onLoad((l) => { l.at_stop = null; }));
-    es.addEventListener('load.eta_changed', onLoad((l, msg) => { l.late_risk = msg.late_risk === true; l.eta = msg.eta; }));
+    // Each names its stop by `stop_sequence`: the load's `eta` is the next
+    // delivery's (`eta_stop_sequence`), and `next_stop` has its own.
+    const isNext = (l, msg) => l.next_stop && msg.stop_sequence === l.next_stop.sequence;
+    es.addEventListener('load.arrived', onLoad((l, msg) => {
+      if (msg.stop !== undefined) l.at_stop = msg.stop;
+      if (isNext(l, msg)) Object.assign(l.next_stop, { status: 'arrived', eta: null, late_risk: false });
+    }));
+    // The next stop is another now: the snapshot says which.
+    es.addEventListener('load.departed', onLoad((l) => { l.at_stop = null; refetchSoon(); }));
+    es.addEventListener('load.stop_skipped', onLoad(() => refetchSoon()));
+    es.addEventListener('load.eta_changed', onLoad((l, msg) => {
+      if (isNext(l, msg)) Object.assign(l.next_stop, { eta: msg.eta, late_risk: msg.late_risk === true });
+      if (msg.stop_sequence === undefined || msg.stop_sequence === l.eta_stop_sequence) {
+        l.late_risk = msg.late_risk === true;
+        l.eta = msg.eta;
+      }
+    }));
     // Which loads the board shows depends on their status (a delivered one
     // leaves it): read the snapshot again rather than guess.
     es.addEventListener('load.status_changed', () => refetchSoon());

@@ -21,7 +21,7 @@
   const trail = Array.isArray(data.trail) ? data.trail : [];
   const stops = Array.isArray(data.stops) ? data.stops : [];
   const truck = data.truck;
-  const label = (s) => `${s.type === 'pickup' ? 'Pickup' : 'Delivery'}: ${s.city}, ${s.state}`;
+  const label = (s) => `${s.sequence ? `${s.sequence}. ` : ''}${s.type === 'pickup' ? 'Pickup' : 'Delivery'}: ${s.city}, ${s.state}`;
 
   function svgEl(tag, attrs = {}, text = '') {
     const el = document.createElementNS(SVG_NS, tag);

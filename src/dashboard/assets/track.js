@@ -36,7 +36,7 @@
       if (stop.lat == null) continue;
       const [x, y] = project(stop.lng, stop.lat);
       layer.append(svgEl('circle', { class: `stop stop-${stop.type}`, cx: x, cy: y, r: 6 }));
-      layer.lastChild.append(svgEl('title', {}, `${stop.type}: ${stop.place.city}, ${stop.place.state}`));
+      layer.lastChild.append(svgEl('title', {}, `${stop.sequence}. ${stop.type}: ${stop.place.city}, ${stop.place.state}`));
     }
     if (data.position) {
       const [x, y] = project(data.position.lng, data.position.lat);
@@ -55,8 +55,19 @@
     setText('late-risk', data.late_risk ? 'At risk of arriving late' : 'On schedule');
     setText('position-at', data.position ? when(data.position.at) : 'no position yet');
     for (const stop of data.stops) {
-      setText(`${stop.type}-arrived`, stop.arrived_local || '\u2014');
-      setText(`${stop.type}-departed`, when(stop.departed_at));
+      const field = (name) => `stop-${stop.sequence}-${name}`;
+      // Status is server data: only its letters become a class.
+      const status = String(stop.status).replace(/[^a-z_]/g, '');
+      const item = document.querySelector(`li[data-sequence="${Number(stop.sequence)}"]`);
+      if (item) {
+        item.dataset.status = status;
+        const badge = item.querySelector('.stop-status');
+        if (badge) badge.className = `badge stop-status ${status}`;
+      }
+      setText(field('status'), status.replace('_', ' '));
+      setText(field('eta'), when(stop.eta) + (stop.late_risk ? ' (at risk of being late)' : ''));
+      setText(field('arrived'), stop.arrived_local || '\u2014');
+      setText(field('departed'), when(stop.departed_at));
     }
     draw(data);
   }

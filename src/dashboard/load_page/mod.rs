@@ -4,6 +4,7 @@
 mod device_card;
 mod share_card;
 mod stops_card;
+mod tracking_card;
 
 use actix_web::{HttpResponse, web};
 use maud::{Markup, html};
@@ -21,9 +22,7 @@ use crate::dashboard::map_tiles::MapSource;
 use crate::dashboard::maps;
 use crate::dashboard::page::{self, Section};
 use crate::dashboard::session::Viewer;
-use crate::dashboard::widgets::{
-    Problems, grouped, pounds, route, select, status_badge, when, when_text,
-};
+use crate::dashboard::widgets::{Problems, grouped, pounds, route, select, status_badge, when};
 use crate::domain::ids::LoadId;
 use crate::domain::load::{Load, LoadStatus};
 use crate::services::Services;
@@ -138,12 +137,16 @@ async fn load_view(
     problems: &Problems,
     new_link: Option<&str>,
 ) -> Result<Markup, PageError> {
-    let tracking = services
+    // One estimate for the tracking card and every stop's ETA.
+    let state = services
         .tracking
         .current(viewer.account_id(), &load.id)
         .await
-        .ok()
-        .map(|state| TrackingSummary::of(&state));
+        .ok();
+    let estimate = state.as_ref().and_then(|state| state.estimate());
+    let tracking = state
+        .as_ref()
+        .map(|state| TrackingSummary::new(state, estimate.as_ref()));
     let trail = services
         .tracking
         .history(
@@ -159,7 +162,7 @@ async fn load_view(
         _ => Vec::new(),
     };
     let device = device_card::load_device_card(services, viewer, &load.id).await?;
-    let stops = stops_card::stops_card(services, viewer, load).await;
+    let stops = stops_card::stops_card(services, viewer, load, estimate.as_ref()).await;
     let share = share_card::share_card(services, viewer, load, new_link).await;
     Ok(page::page(
         &format!("Load {}", load.id),
@@ -181,7 +184,7 @@ async fn load_view(
             }
             (problems.summary())
             (next_steps(viewer, load, &carriers, problems))
-            div.grid2 { (facts(load)) (tracking_card(load, tracking.as_ref())) }
+            div.grid2 { (facts(load)) (tracking_card::tracking_card(load, tracking.as_ref())) }
             (maps::load_map(map, load, &trail.points))
             (stops)
             (device)
@@ -247,46 +250,19 @@ fn facts(load: &Load) -> Markup {
                 }
             }
             dl.facts {
-                dt { "Route" } dd { (route(load)) }
+                dt { "Route" } dd {
+                    (route(load))
+                    @let count = load.stops().len();
+                    @if count > 2 { " (" (count) " stops)" }
+                }
                 dt { "Equipment" } dd { (load.equipment_type.label()) }
                 dt { "Weight" } dd { (pounds(load.weight)) }
                 dt { "Rate" } dd { (rate) }
                 dt { "Carrier" } dd { (carrier) }
                 dt { "Pickup" } dd { (when(load.pickup_date)) }
                 dt { "Delivery" } dd { (when(load.delivery_date)) }
+                @if load.team { dt { "Driving" } dd { "team (no 10-hour rests in the ETA)" } }
                 dt { "Notes" } dd { (load.notes.as_deref().unwrap_or("—")) }
-            }
-        }
-    }
-}
-
-fn tracking_card(load: &Load, tracking: Option<&TrackingSummary>) -> Markup {
-    // The board shows the loads on the road: assigned and in transit.
-    let on_board = matches!(load.status, LoadStatus::Assigned | LoadStatus::InTransit);
-    html! {
-        section.card {
-            h2 { "Tracking" }
-            @match tracking.and_then(|t| t.current_location.as_ref().map(|here| (t, here))) {
-                Some((t, here)) => {
-                    dl.facts {
-                        dt { "Position" } dd {
-                            (format!("{:.4}, {:.4}", here.lat, here.lng))
-                            @if let (Some(city), Some(state)) = (here.city, here.state) { " near " (city) ", " (state) }
-                        }
-                        dt { "Last update" } dd { (when_text(t.last_update.as_ref())) }
-                        dt { "ETA" } dd { (when_text(t.eta.as_ref())) }
-                        @if t.eta.is_some() {
-                            dt { "Late risk" } dd {
-                                @if t.late_risk { span.badge.late { "At risk of being late" } }
-                                @else { "On time" }
-                            }
-                        }
-                    }
-                }
-                None => p { "No GPS fix yet." },
-            }
-            @if on_board {
-                p { a href="/dashboard/board" { "See it on the board" } }
             }
         }
     }

@@ -409,5 +409,6 @@ impl Browser {
 
 mod devices;
 mod pages;
+mod stops;
 mod tracker_setup;
 mod users;

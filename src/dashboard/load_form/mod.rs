@@ -1,21 +1,25 @@
-//! The forms that make and change a load by hand: create, and edit what the
-//! load's status still allows (the API's `PATCH /v1/loads/{id}`).
+//! The forms that make and change a load by hand: create, with its stops
+//! (`stop_rows`), and edit what the load's status still allows (the API's
+//! `PATCH /v1/loads/{id}`).
+
+mod stop_rows;
 
 use actix_web::http::StatusCode;
 use actix_web::{HttpResponse, web};
 use chrono::{DateTime, Utc};
 use maud::{Markup, html};
 
-use super::errors::{PageError, load_error};
-use super::form::Form;
-use super::lookups::viewer_load;
-use super::page::{self, Section};
-use super::session::Viewer;
-use super::widgets::{Kind, Options, Problems, field, select, status_badge};
+use self::stop_rows::{StopsInput, stop_rows};
 use crate::actors::LoadError;
 use crate::api::input::load::{LoadChangeInput, NewLoadInput};
 use crate::api::input::location::LocationInput;
 use crate::api::path::PathId;
+use crate::dashboard::errors::{PageError, load_error};
+use crate::dashboard::form::Form;
+use crate::dashboard::lookups::viewer_load;
+use crate::dashboard::page::{self, Section};
+use crate::dashboard::session::Viewer;
+use crate::dashboard::widgets::{Kind, Options, Problems, field, select, status_badge};
 use crate::domain::equipment::EquipmentType;
 use crate::domain::ids::LoadId;
 use crate::domain::load::{Load, LoadStatus};
@@ -46,27 +50,26 @@ pub async fn create(
 ) -> Result<HttpResponse, PageError> {
     viewer.check_csrf(form.raw("csrf").as_deref())?;
     let mut errors = ValidationErrors::new();
+    let mut stops = StopsInput::read(&form, &mut errors);
     let input = NewLoadInput {
         reference: form.text("reference"),
-        origin: Some(place(&form, "origin", &mut errors)),
-        destination: Some(place(&form, "destination", &mut errors)),
         weight: form.number("weight", &mut errors),
         equipment_type: form.text("equipment_type"),
-        pickup_date: form.text("pickup_date").map(|t| as_utc(&t)),
-        delivery_date: form.text("delivery_date").map(|t| as_utc(&t)),
         rate: form.number("rate", &mut errors),
         notes: form.text("notes"),
         detention_free_minutes: form.number("detention_free_minutes", &mut errors),
-        stops: None,
         team: None,
+        ..stops.input()
     };
     let validated = input.validate();
     let new = match (validated, errors.is_empty()) {
         (Ok(new), true) => new,
         (result, _) => {
+            // The API's names for the stops sent are the form's rows.
             if let Err(more) = result {
                 for e in more.errors() {
-                    errors.add(e.field.clone(), e.message.clone());
+                    let (field, message) = stops.form_field(&e.field, &e.message);
+                    errors.add(field, message);
                 }
             }
             let problems = Problems::from_validation(&errors);
@@ -283,6 +286,10 @@ fn load_form(viewer: &Viewer, form: &Form, problems: &Problems, mode: Mode<'_>) 
             format!("/dashboard/loads/{}", load.id),
         ),
     };
+    let stop_count = match mode {
+        Mode::Edit(load) => load.stops().len(),
+        Mode::Create => 0,
+    };
     let stops_change = match mode {
         Mode::Create => true,
         Mode::Edit(load) => load.status == LoadStatus::Posted,
@@ -307,7 +314,16 @@ fn load_form(viewer: &Viewer, form: &Form, problems: &Problems, mode: Mode<'_>) 
             (problems.summary())
             form method="post" action=(action) {
                 (viewer.csrf_field())
-                @if stops_change {
+                @if matches!(mode, Mode::Create) {
+                    section.stops-plan aria-labelledby="stops-heading" {
+                        h2 #stops-heading { "Stops" }
+                        p.hint { "In the order the truck visits them: 2 to " (stop_rows::MIDDLE_ROWS + 2) " here (up to 50 through the API). Times are UTC." }
+                        (stop_rows(form, problems, &states))
+                    }
+                } @else if stops_change {
+                    @if stop_count > 2 {
+                        p.hint { "This load has " (stop_count) " stops: the form changes the first and the last; the others change through the API (" code { "PATCH /v1/loads/{id}" } " with " code { "stops" } ")." }
+                    }
                     div.grid2 { (place("origin", "Origin")) (place("destination", "Destination")) }
                 } @else {
                     p.hint { "Origin and destination change only while a load is posted: this one is " (status_badge(match mode { Mode::Edit(load) => load.status, Mode::Create => LoadStatus::Posted })) "." }
@@ -317,8 +333,10 @@ fn load_form(viewer: &Viewer, form: &Form, problems: &Problems, mode: Mode<'_>) 
                         (field("reference", "Reference (PO, BOL or pro number)", Kind::Text, value("reference").as_deref(), false, problems))
                         (field("weight", "Weight (lb)", Kind::Number { step: "any" }, value("weight").as_deref(), true, problems))
                         (select("equipment_type", "Equipment type", &equipment, value("equipment_type").as_deref(), problems))
-                        (field("pickup_date", "Pickup (UTC)", Kind::DateTime, value("pickup_date").as_deref(), false, problems))
-                        (field("delivery_date", "Delivery (UTC)", Kind::DateTime, value("delivery_date").as_deref(), false, problems))
+                        @if !matches!(mode, Mode::Create) {
+                            (field("pickup_date", "Pickup (UTC)", Kind::DateTime, value("pickup_date").as_deref(), false, problems))
+                            (field("delivery_date", "Delivery (UTC)", Kind::DateTime, value("delivery_date").as_deref(), false, problems))
+                        }
                         (field("rate", "Rate (USD)", Kind::Number { step: "0.01" }, value("rate").as_deref(), false, problems))
                         (field("notes", "Notes", Kind::Text, value("notes").as_deref(), false, problems))
                         @if matches!(mode, Mode::Create) {
@@ -332,6 +350,9 @@ fn load_form(viewer: &Viewer, form: &Form, problems: &Problems, mode: Mode<'_>) 
                         button.primary type="submit" { "Save changes" }
                     }
                 }
+            }
+            @if matches!(mode, Mode::Create) {
+                script src="/dashboard/assets/load_form.js" defer {}
             }
         },
     )
