@@ -407,6 +407,16 @@ pub fn carrier_body(mc_number: &str) -> Value {
     })
 }
 
+/// The fields a `VALIDATION_FAILED` error names, in its order.
+pub fn error_fields(error: &Value) -> Vec<String> {
+    error["details"]["errors"]
+        .as_array()
+        .expect("the error's list")
+        .iter()
+        .map(|e| e["field"].as_str().expect("a field").to_owned())
+        .collect()
+}
+
 /// Asserts the error envelope and returns `error`.
 /// The response's `Content-Type` is `media_type` (parameters such as a charset aside).
 pub fn assert_media_type(response: &reqwest::Response, media_type: &str) {

@@ -11,7 +11,7 @@ use reqwest::StatusCode;
 use serde_json::{Value, json};
 
 use crate::devices::{attach, device, ingest};
-use crate::helpers::{TestApp, assert_error, eventually};
+use crate::helpers::{TestApp, assert_error, error_fields, eventually};
 use crate::receiver::verify;
 use crate::stops::{PICKUP, assigned_load, fix, iso, post_fixes, stops};
 use crate::webhooks::{SECRET, subscribed_app};
@@ -380,13 +380,7 @@ async fn stops_are_refused_with_the_two_stop_fields_or_out_of_shape() {
     both["delivery_date"] = json!(iso(start));
     let (status, body) = app.post("/loads", both).await;
     let error = assert_error(status, &body, 400, "VALIDATION_FAILED");
-    let fields: Vec<&str> = error["details"]["errors"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|e| e["field"].as_str().unwrap())
-        .collect();
-    assert_eq!(fields, ["origin", "delivery_date"], "{error}");
+    assert_eq!(error_fields(&error), ["origin", "delivery_date"], "{error}");
 
     let mut backwards = four_stops(start);
     backwards["stops"][0]["type"] = json!("delivery");
@@ -395,12 +389,7 @@ async fn stops_are_refused_with_the_two_stop_fields_or_out_of_shape() {
     backwards["stops"][3]["references"] = json!([{"type": "waybill", "value": "X"}]);
     let (status, body) = app.post("/loads", backwards).await;
     let error = assert_error(status, &body, 400, "VALIDATION_FAILED");
-    let fields: HashSet<&str> = error["details"]["errors"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|e| e["field"].as_str().unwrap())
-        .collect();
+    let fields: HashSet<String> = error_fields(&error).into_iter().collect();
     for field in [
         "stops[1].appointment.end",
         "stops[2].location.zip",
