@@ -66,9 +66,10 @@ pub const DROPPED_METRIC: &str = "freight_tracking_stream_dropped_total";
 pub const TRACKING_EVENT: &str = "tracking.updated";
 /// The committed events streams carry as their webhooks do (fixes are sent
 /// as `tracking.updated` frames of their own, with the load's ETA).
-pub(super) const STREAMED: [EventType; 5] = [
+pub(super) const STREAMED: [EventType; 6] = [
     EventType::LoadArrived,
     EventType::LoadDeparted,
+    EventType::LoadStopSkipped,
     EventType::LoadEtaChanged,
     EventType::LoadDetentionStarted,
     EventType::LoadStatusChanged,

@@ -326,6 +326,8 @@ async fn detention_starts_from_the_timer_with_no_fix_even_after_a_restart() {
     assert_eq!(data["free_minutes"], 30);
     let now = stops(&app, &id).await;
     assert_eq!(now[0]["detention_minutes"], 5, "{now}");
+    assert_eq!(data["stop_id"], now[0]["id"], "named by its stop");
+    assert_eq!(data["stop_sequence"], 1);
 
     // Sent once: later fixes at the stop and more time send nothing again.
     post_fixes(&app, &id, &[fix(start, 44, PICKUP, 20.0, 0.0)]).await;
