@@ -13,7 +13,7 @@ use serde_json::{Value, json};
 use crate::devices::{attach, device, ingest};
 use crate::helpers::{TestApp, assert_error, error_fields, eventually};
 use crate::receiver::verify;
-use crate::stops::{PICKUP, assigned_load, fix, iso, post_fixes, stops};
+use crate::stops::{PICKUP, assigned_load, fix, iso, once_status, post_fixes, stops};
 use crate::webhooks::{SECRET, subscribed_app};
 
 const M_PER_DEG: f64 = 111_195.0;
@@ -166,14 +166,7 @@ async fn a_four_stop_trip_from_a_device_makes_every_milestone_and_delivers_itsel
     osmand(&app, &token, start, 160, 2.0 * STEP_M + 10_000.0, 50.0).await;
     visit(&app, &token, start, 3, 170).await;
 
-    let (_, delivered) = eventually(Duration::from_secs(10), "the load delivered", || async {
-        let (status, body) = app.get(&format!("/loads/{id}")).await;
-        match body["data"]["status"].as_str() {
-            Some("delivered") => Ok((status, body)),
-            other => Err(format!("{other:?}")),
-        }
-    })
-    .await;
+    let delivered = once_status(&app, &id, "delivered").await;
     let history = delivered["data"]["status_history"].as_array().unwrap();
     assert_eq!(history.last().unwrap()["source"], "geofence");
     let after = &delivered["data"]["stops"];

@@ -61,6 +61,19 @@ pub(crate) async fn assigned_load(app: &TestApp, body: Value, mc: &str) -> (Stri
     (id, load)
 }
 
+/// The load (`GET /v1/loads/{id}`'s body) once its status is `status`,
+/// waiting up to 10 s for a move made after a commit.
+pub(crate) async fn once_status(app: &TestApp, load: &str, status: &str) -> Value {
+    eventually(Duration::from_secs(10), status, || async {
+        let (_, body) = app.get(&format!("/loads/{load}")).await;
+        match body["data"]["status"].as_str() {
+            Some(now) if now == status => Ok(body),
+            other => Err(format!("{other:?}")),
+        }
+    })
+    .await
+}
+
 pub(crate) async fn stops(app: &TestApp, load: &str) -> Value {
     let (status, body) = app.get(&format!("/loads/{load}")).await;
     assert_eq!(status, StatusCode::OK, "{body}");
@@ -122,14 +135,7 @@ async fn a_trip_arrives_leaves_goes_in_transit_by_itself_and_arrives_again() {
         ],
     )
     .await;
-    let (_, loaded) = eventually(Duration::from_secs(10), "the load in transit", || async {
-        let (status, body) = app.get(&format!("/loads/{id}")).await;
-        match body["data"]["status"].as_str() {
-            Some("in_transit") => Ok((status, body)),
-            other => Err(format!("{other:?}")),
-        }
-    })
-    .await;
+    let loaded = once_status(&app, &id, "in_transit").await;
     let history = loaded["data"]["status_history"].as_array().unwrap();
     let last = history.last().unwrap();
     assert_eq!(last["status"], "in_transit");
