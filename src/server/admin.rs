@@ -223,6 +223,7 @@ async fn metrics_page(services: web::Data<Services>) -> HttpResponse {
     // Counted at scrape time rather than on every actor start and stop.
     metrics::gauge!(RESIDENT_ACTORS_METRIC).set(services.actors.resident() as f64);
     metrics::gauge!(live::STREAMS_METRIC).set(services.tracking.live().streams() as f64);
+    services.storage.report_metrics();
     HttpResponse::Ok()
         .content_type("text/plain; version=0.0.4; charset=utf-8")
         .body(crate::telemetry::metrics().render())

@@ -22,6 +22,10 @@ use crate::services::tracking::group_commit::{
     BATCH_POINTS_METRIC, COMMIT_SECONDS_METRIC, SHED_METRIC,
 };
 use crate::storage::embedded::LOOKUPS_METRIC;
+use crate::storage::embedded::store_metrics::{
+    COMPACTIONS_METRIC, FLUSHES_METRIC, JOURNAL_BYTES_METRIC, MEMTABLE_BYTES_METRIC,
+    WRITE_STALL_METRIC,
+};
 use crate::storage::scylla::clock_skew::SKEW_METRIC;
 use crate::telemetry::LOG_LINES_LOST_METRIC;
 use crate::webhooks::dispatcher::{BACKLOG_METRIC, DELIVERIES_METRIC};
@@ -50,6 +54,30 @@ pub fn register() {
         "GPS fixes (embedded store) older than the newest 64 point times kept in memory for \
          their load, whose duplicate check read the store: a steady rise means fixes arrive far \
          out of order or long batches are sent again, and costs ingest throughput"
+    );
+    describe_counter!(
+        FLUSHES_METRIC,
+        "Embedded store: memtables flushed to tables, by keyspace (read at scrape time)"
+    );
+    describe_counter!(
+        COMPACTIONS_METRIC,
+        "Embedded store: compactions run (tables merged, moved or dropped), by keyspace"
+    );
+    describe_gauge!(
+        WRITE_STALL_METRIC,
+        Unit::Seconds,
+        "Embedded store: time writers were held back by its write stalls (too many level-0 \
+         runs or sealed memtables in a keyspace), since start; only grows"
+    );
+    describe_gauge!(
+        JOURNAL_BYTES_METRIC,
+        Unit::Bytes,
+        "Embedded store: bytes of its write-ahead journal on disk"
+    );
+    describe_gauge!(
+        MEMTABLE_BYTES_METRIC,
+        Unit::Bytes,
+        "Embedded store: bytes held in memtables, not yet flushed to tables"
     );
     describe_counter!(
         SHED_METRIC,

@@ -174,6 +174,10 @@ pub trait Storage:
 {
     /// A cheap round trip that proves the store answers (for `/ready`).
     async fn ping(&self) -> StorageResult<()>;
+
+    /// Sets the backend's own metrics (flushes, compactions, stalls), read
+    /// when `/metrics` is scraped; a backend with none leaves it empty.
+    fn report_metrics(&self) {}
 }
 
 /// Which backend to open, from configuration.

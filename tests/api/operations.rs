@@ -87,6 +87,24 @@ async fn metrics_report_requests_gps_points_commits_actors_and_quotas() {
     ] {
         assert!(text.contains(expected), "{expected} missing from:\n{text}");
     }
+    // What the embedded store does, read at the scrape: a flush count per
+    // keyspace, and the journal the fixes above were written to.
+    for keyspace in ["loads", "gps_track"] {
+        let name = format!("freight_store_flushes_total{{keyspace=\"{keyspace}\"}} ");
+        assert!(text.contains(&name), "{name} missing from:\n{text}");
+    }
+    let journal = sample(&text, "freight_store_journal_bytes ").expect("the journal's size");
+    assert!(journal > 0.0, "{journal}");
+    for name in [
+        "freight_store_compactions_total{keyspace=\"gps_track\"} ",
+        "freight_store_write_stall_seconds_total ",
+        "freight_store_memtable_bytes ",
+    ] {
+        assert!(
+            sample(&text, name).is_some(),
+            "{name} missing from:\n{text}"
+        );
+    }
 
     // Liveness and readiness.
     for probe in ["/health", "/ready"] {
@@ -95,6 +113,13 @@ async fn metrics_report_requests_gps_points_commits_actors_and_quotas() {
             .unwrap();
         assert_eq!(response.status(), StatusCode::OK, "{probe}");
     }
+}
+
+/// The value of the Prometheus sample whose name and labels start `line`.
+fn sample(text: &str, line: &str) -> Option<f64> {
+    text.lines()
+        .find_map(|l| l.strip_prefix(line))
+        .and_then(|value| value.trim().parse().ok())
 }
 
 /// Stdout and stderr on a full disk (`/dev/full`: every write fails with

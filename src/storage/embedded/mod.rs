@@ -29,6 +29,7 @@ mod loads;
 mod memtable_reaper;
 mod recent_points;
 mod share_links;
+pub mod store_metrics;
 mod tracking;
 mod watcher_thread;
 mod webhooks;
@@ -174,6 +175,8 @@ struct Shared {
     current: std::sync::RwLock<Option<Arc<Inner>>>,
     /// A reopening is under way (started once per failure).
     recovering: std::sync::atomic::AtomicBool,
+    /// What the store did, counted across reopenings.
+    totals: store_metrics::Totals,
 }
 
 /// Free space that must be writable again before the store is reopened.
@@ -239,6 +242,7 @@ impl EmbeddedStore {
                 path: path.to_owned(),
                 current: std::sync::RwLock::new(Some(Arc::new(inner))),
                 recovering: std::sync::atomic::AtomicBool::new(false),
+                totals: Default::default(),
             }),
             secrets: SecretSealing::default(),
             as_if_shared: None,
@@ -517,6 +521,12 @@ impl Storage for EmbeddedStore {
             None => Ok(()),
         })
         .await
+    }
+
+    fn report_metrics(&self) {
+        if let Ok(inner) = self.shared.current() {
+            self.shared.totals.report(&inner.db);
+        }
     }
 }
 

@@ -259,6 +259,35 @@ impl Database {
             .load(std::sync::atomic::Ordering::Relaxed)
     }
 
+    /// Returns the time writers spent held back by write stalls and halts
+    /// (too many level-0 runs or sealed memtables in a keyspace).
+    #[doc(hidden)]
+    #[must_use]
+    pub fn write_stall_time(&self) -> std::time::Duration {
+        std::time::Duration::from_micros(
+            self.stats
+                .write_stall_time
+                .load(std::sync::atomic::Ordering::Relaxed),
+        )
+    }
+
+    /// Each open keyspace's name with its flushes that wrote tables and its
+    /// compactions run since it was opened (see
+    /// [`Keyspace::flushes_and_compactions`]).
+    #[doc(hidden)]
+    #[must_use]
+    pub fn keyspace_activity(&self) -> Vec<(KeyspaceKey, u64, u64)> {
+        #[expect(clippy::expect_used)]
+        let keyspaces = self.supervisor.keyspaces.read().expect("lock is poisoned");
+        keyspaces
+            .iter()
+            .map(|(name, keyspace)| {
+                let (flushes, compactions) = keyspace.flushes_and_compactions();
+                (name.clone(), flushes, compactions)
+            })
+            .collect()
+    }
+
     /// Returns the number of journals on disk.
     ///
     /// # Examples

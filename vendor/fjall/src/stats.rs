@@ -15,6 +15,9 @@ pub struct Stats {
 
     /// Number of completed compactions
     pub(crate) compactions_completed: AtomicUsize,
+
+    /// Time writers spent held back by write stalls and halts (in µs)
+    pub(crate) write_stall_time: AtomicU64,
 }
 
 impl Stats {}

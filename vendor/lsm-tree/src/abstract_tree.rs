@@ -114,6 +114,9 @@ pub trait AbstractTree {
                 &sealed_ids,
                 seqno_threshold,
             )?;
+            self.tree_config()
+                .flushes_done
+                .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         }
 
         Ok(Some(flushed_size))

@@ -798,6 +798,7 @@ impl Keyspace {
     }
 
     pub(crate) fn local_backpressure(&self) -> bool {
+        let started = std::time::Instant::now();
         let mut throttled = false;
 
         let l0_run_count = self.tree.l0_run_count();
@@ -817,7 +818,29 @@ impl Keyspace {
             throttled = true;
         }
 
+        if throttled {
+            #[expect(clippy::cast_possible_truncation)]
+            self.stats.write_stall_time.fetch_add(
+                started.elapsed().as_micros() as u64,
+                std::sync::atomic::Ordering::Relaxed,
+            );
+        }
+
         throttled
+    }
+
+    /// Flushes that wrote tables, and compactions run (tables merged, moved
+    /// or dropped), since the keyspace was opened.
+    #[doc(hidden)]
+    #[must_use]
+    pub fn flushes_and_compactions(&self) -> (u64, u64) {
+        let config = self.tree.tree_config();
+        (
+            config.flushes_done.load(std::sync::atomic::Ordering::Relaxed),
+            config
+                .compactions_done
+                .load(std::sync::atomic::Ordering::Relaxed),
+        )
     }
 
     pub(crate) fn request_rotation(&self) {

@@ -109,7 +109,8 @@ pub fn do_compaction(opts: &Options) -> crate::Result<()> {
 
     log::debug!("Compaction choice: {choice:?} in {:?}", start.elapsed());
 
-    match choice {
+    let changes_tree = !matches!(choice, Choice::DoNothing);
+    let done = match choice {
         Choice::Merge(payload) => {
             merge_tables(compaction_state, version_history_lock, opts, &payload)
         }
@@ -131,7 +132,13 @@ pub fn do_compaction(opts: &Options) -> crate::Result<()> {
             log::trace!("Compactor chose to do nothing");
             Ok(())
         }
+    };
+    if changes_tree && done.is_ok() {
+        opts.config
+            .compactions_done
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     }
+    done
 }
 
 fn pick_run_indexes(run: &Run<Table>, to_compact: &[TableId]) -> Option<(usize, usize)> {

@@ -238,6 +238,16 @@ pub struct Config {
     pub(crate) seqno: SequenceNumberCounter,
 
     pub(crate) visible_seqno: SequenceNumberCounter,
+
+    /// Flushes that wrote tables since the tree was opened: read by the
+    /// embedding database's metrics.
+    #[doc(hidden)]
+    pub flushes_done: std::sync::atomic::AtomicU64,
+
+    /// Compactions run (tables merged, moved or dropped) since the tree was
+    /// opened: read by the embedding database's metrics.
+    #[doc(hidden)]
+    pub compactions_done: std::sync::atomic::AtomicU64,
 }
 
 // TODO: remove default?
@@ -294,6 +304,9 @@ impl Default for Config {
             expect_point_read_hits: false,
 
             kv_separation_opts: None,
+
+            flushes_done: std::sync::atomic::AtomicU64::new(0),
+            compactions_done: std::sync::atomic::AtomicU64::new(0),
         }
     }
 }
