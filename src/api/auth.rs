@@ -19,7 +19,7 @@ use super::idempotency::idempotent_posts;
 use crate::domain::account::PlanKind;
 use crate::domain::api_key::Permission;
 use crate::services::Services;
-use crate::services::auth::Principal;
+use crate::services::auth::{ConnectionAuth, Principal};
 use crate::services::rate_limits::{Quota, WINDOW_SECONDS};
 
 pub const RATE_LIMITED_METRIC: &str = "freight_rate_limited_total";
@@ -132,7 +132,12 @@ pub async fn authenticate<B: MessageBody + 'static>(
         .map(|v| v.to_str().unwrap_or("\u{0}"));
     // Refusals are answered here (not raised as errors) so the outer middleware
     // sees, counts and labels them like any other response.
-    let principal = match services.auth.authenticate(authorization, needed).await {
+    let connection = req.conn_data::<ConnectionAuth>();
+    let principal = match services
+        .auth
+        .authenticate_on(connection, authorization, needed)
+        .await
+    {
         Ok(principal) => principal,
         Err(error) => {
             let response = ApiError::from(error).error_response();
@@ -232,10 +237,11 @@ fn add_quota_headers(headers: &mut HeaderMap, quota: &Quota) {
     const POLICY: HeaderName = HeaderName::from_static("ratelimit-policy");
     const STATE: HeaderName = HeaderName::from_static("ratelimit");
     headers.reserve(5);
-    headers.insert(LIMIT, HeaderValue::from(quota.limit));
+    let (limit, policy) = limit_headers(quota.limit);
+    headers.insert(LIMIT, limit);
     headers.insert(REMAINING, HeaderValue::from(quota.remaining));
     headers.insert(RESET, HeaderValue::from(quota.reset));
-    let policy = structured_field("\"hourly\";q=", quota.limit.into(), ";w=", WINDOW_SECONDS);
+    let policy = Some(policy);
     let state = structured_field(
         "\"hourly\";r=",
         quota.remaining.into(),
@@ -247,6 +253,26 @@ fn add_quota_headers(headers: &mut HeaderMap, quota: &Quota) {
             headers.insert(name, value);
         }
     }
+}
+
+/// `X-RateLimit-Limit` and `RateLimit-Policy` for `limit`: the same on every
+/// answer to an account, so each worker builds them once per limit it meets
+/// last and clones them after (a reference count, no formatting).
+fn limit_headers(limit: u32) -> (HeaderValue, HeaderValue) {
+    use std::cell::RefCell;
+    thread_local! {
+        static LAST: RefCell<Option<(u32, HeaderValue, HeaderValue)>> = const { RefCell::new(None) };
+    }
+    LAST.with_borrow_mut(|last| match last {
+        Some((known, value, policy)) if *known == limit => (value.clone(), policy.clone()),
+        _ => {
+            let policy = structured_field("\"hourly\";q=", limit.into(), ";w=", WINDOW_SECONDS)
+                .expect("digits and this module's literals make a valid value");
+            let built = (HeaderValue::from(limit), policy);
+            *last = Some((limit, built.0.clone(), built.1.clone()));
+            built
+        }
+    })
 }
 
 /// `<first><a><second><b>`, the shape of both structured quota fields (always

@@ -24,6 +24,7 @@ use crate::cpu_placement::CpuPlacement;
 use crate::routes;
 use crate::server::settings::{ApiTransport, Settings};
 use crate::services::Services;
+use crate::services::auth::ConnectionAuth;
 use crate::services::live::LiveHub;
 use crate::storage::{self, Storage, StorageConfig};
 
@@ -404,6 +405,10 @@ fn api_server(
                 // (the next heartbeats, 15-30 s), and hold its place under
                 // the account's stream cap until then.
                 .h1_allow_half_closed(false)
+                // What the connection's last request authenticated with.
+                .on_connect_ext(|_, connection| {
+                    connection.insert(ConnectionAuth::default());
+                })
                 .graceful_shutdown_signal(move || {
                     let shutdown = shutdown.clone();
                     async move { shutdown.notified().await }

@@ -1,5 +1,6 @@
 //! Turns a bearer token into the account and permissions it speaks for.
 
+use std::cell::RefCell;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
@@ -51,6 +52,22 @@ struct Cached {
     key: ApiKey,
     principal: Principal,
     fetched: Instant,
+}
+
+/// What one connection's last authenticated request found (see
+/// [`Authenticator::authenticate_on`]). A connection is served by one worker
+/// thread, so this is neither shared nor locked.
+#[derive(Default)]
+pub struct ConnectionAuth(RefCell<Option<Remembered>>);
+
+struct Remembered {
+    /// The `Authorization` value, as sent.
+    header: Box<[u8]>,
+    /// [`Authenticator::changes`] before the key was looked up.
+    generation: u64,
+    /// When the key's use was last noted (Unix seconds).
+    noted_at: i64,
+    cached: Arc<Cached>,
 }
 
 pub struct Authenticator {
@@ -124,14 +141,80 @@ impl Authenticator {
         authorization: Option<&str>,
         needed: Option<Permission>,
     ) -> Result<Principal, AuthError> {
+        self.authenticate_on(None, authorization, needed).await
+    }
+
+    /// [`authenticate`](Self::authenticate) for a request of `connection`: a
+    /// keep-alive connection that sends the `Authorization` value it sent
+    /// before is answered from what that request found, without parsing the
+    /// token, hashing its secret or looking the key up again, for as long as
+    /// the key's cache entry would be trusted and no key or account changed
+    /// since (a revocation applies to the very next request).
+    pub async fn authenticate_on(
+        &self,
+        connection: Option<&ConnectionAuth>,
+        authorization: Option<&str>,
+        needed: Option<Permission>,
+    ) -> Result<Principal, AuthError> {
         let header = authorization.ok_or(KeyRejection::Missing)?;
+        if let Some(known) = connection.and_then(|c| self.recall(c, header, needed)) {
+            return known;
+        }
+        let generation = self.changes.load(Ordering::SeqCst);
         let token = bearer_token(header)?;
         let presented = parse_token(token)?;
         let cached = self
             .lookup(&presented.key_id)
             .await?
             .ok_or(KeyRejection::Unknown)?;
-        cached.key.verify(&presented, self.clock.now())?;
+        let now = self.clock.now();
+        cached.key.verify(&presented, now)?;
+        self.admit(&cached, now, needed)?;
+        self.note_use(&cached.key.id);
+        if let Some(connection) = connection {
+            *connection.0.borrow_mut() = Some(Remembered {
+                header: header.as_bytes().into(),
+                generation,
+                noted_at: now.timestamp(),
+                cached: cached.clone(),
+            });
+        }
+        Ok(cached.principal.clone())
+    }
+
+    /// The answer for `header` from what `connection` remembers, if it sent
+    /// the same value last and what was found then still holds.
+    fn recall(
+        &self,
+        connection: &ConnectionAuth,
+        header: &str,
+        needed: Option<Permission>,
+    ) -> Option<Result<Principal, AuthError>> {
+        let mut slot = connection.0.borrow_mut();
+        let known = slot.as_mut().filter(|known| {
+            *known.header == *header.as_bytes()
+                && known.generation == self.changes.load(Ordering::SeqCst)
+                && known.cached.fetched.elapsed() < CACHE_TTL
+        })?;
+        let now = self.clock.now();
+        Some(self.admit(&known.cached, now, needed).map(|()| {
+            // Shown to the second: noted once a second per connection.
+            if known.noted_at != now.timestamp() {
+                known.noted_at = now.timestamp();
+                self.note_use(&known.cached.key.id);
+            }
+            known.cached.principal.clone()
+        }))
+    }
+
+    /// Whether the key of a verified token may make this request now.
+    fn admit(
+        &self,
+        cached: &Cached,
+        now: chrono::DateTime<chrono::Utc>,
+        needed: Option<Permission>,
+    ) -> Result<(), AuthError> {
+        cached.key.standing(now)?;
         if cached.principal.account.disabled {
             return Err(AuthError::AccountDisabled);
         }
@@ -140,8 +223,7 @@ impl Authenticator {
         {
             return Err(AuthError::Forbidden(needed));
         }
-        self.note_use(&cached.key.id);
-        Ok(cached.principal.clone())
+        Ok(())
     }
 
     async fn lookup(&self, id: &KeyId) -> Result<Option<Arc<Cached>>, StorageError> {

@@ -275,3 +275,49 @@ async fn accounts_are_isolated() {
     let (_, ours) = app.get(&format!("/loads/{load_id}")).await;
     assert_eq!(ours["data"]["status"], "posted");
 }
+
+/// Requests of one keep-alive connection (the test client keeps its
+/// connection and sends one request at a time): what the connection's last
+/// request authenticated with is reused only for the same key and only until
+/// a key or its account changes, so each request is still judged on its own.
+#[actix_web::test]
+async fn one_connection_is_judged_request_by_request() {
+    let app = spawn_app().await;
+    let read_only = app.new_key(&app.account_id, &["read"], None).await;
+    for _ in 0..2 {
+        assert_eq!(app.get_as(&read_only, "/loads").await.0, StatusCode::OK);
+        let (status, body) = app
+            .post_as(&read_only, "/loads", load_body("TX", "GA"))
+            .await;
+        assert_error(status, &body, 403, "INSUFFICIENT_PERMISSIONS");
+        let (status, body) = app.post("/loads", load_body("TX", "GA")).await;
+        assert_eq!(status, StatusCode::CREATED, "{body}");
+    }
+    // The answers' quota headers follow a plan change at once.
+    let limit = |response: &reqwest::Response| response.headers()["x-ratelimit-limit"].clone();
+    let before = app.get_response("/loads").await;
+    app.admin(
+        Method::PUT,
+        &format!("/accounts/{}/plan", app.account_id),
+        Some(json!({"plan": "enterprise", "requests_per_hour": 123456})),
+    )
+    .await;
+    let after = app.get_response("/loads").await;
+    assert_ne!(limit(&before), limit(&after));
+    assert_eq!(limit(&after), "123456");
+    let policy = &after.headers()["ratelimit-policy"];
+    assert_eq!(policy, "\"hourly\";q=123456;w=3600");
+    // A disabled account's keys stop at the next request.
+    let (status, _) = app
+        .admin(
+            Method::POST,
+            &format!("/accounts/{}/disable", app.account_id),
+            None,
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK);
+    for key in [read_only.as_str(), app.key.as_str()] {
+        let (status, body) = app.get_as(key, "/loads").await;
+        assert_error(status, &body, 403, "ACCOUNT_DISABLED");
+    }
+}
