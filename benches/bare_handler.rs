@@ -79,7 +79,8 @@ fn main() -> std::io::Result<()> {
 }
 
 /// The bare ingest handler made durable in the simplest way there is: each
-/// body is appended to one file, and answered once an `fdatasync` covers it.
+/// fix is appended to one file as a text line, and answered once an
+/// `fdatasync` covers it.
 /// One thread writes and syncs; whatever arrived during a sync is written and
 /// synced together next (a group commit with no linger, as freight's is).
 /// Or, opened with `open_store`, through freight's own store and committer.
@@ -95,14 +96,13 @@ mod durable {
     use freight::services::tracking::group_commit::GroupCommitter;
     use freight::storage::embedded::EmbeddedStore;
     use freight::storage::scylla::{ScyllaConfig, ScyllaStore};
-    use serde_json::json;
     use tokio::sync::oneshot;
 
-    type Entry = (web::Bytes, oneshot::Sender<()>);
+    type Entry = (Vec<u8>, oneshot::Sender<()>);
 
     #[derive(Clone)]
     pub enum Journal {
-        File(mpsc::Sender<Entry>),
+        File(FileJournal),
         Store(GroupCommitter),
     }
 
@@ -151,9 +151,8 @@ mod durable {
                         let mut batch = vec![first];
                         batch.extend(entries.try_iter());
                         buffer.clear();
-                        for (body, _) in &batch {
-                            buffer.extend_from_slice(body);
-                            buffer.push(b'\n');
+                        for (line, _) in &batch {
+                            buffer.extend_from_slice(line);
                         }
                         file.write_all(&buffer)
                             .expect("the journal takes the batch");
@@ -163,30 +162,48 @@ mod durable {
                         }
                     }
                 })?;
-            Ok(Journal::File(sender))
+            Ok(Journal::File(FileJournal(sender)))
         }
     }
 
-    /// Parses the same body as the bare handler, then waits for it to be durable.
+    /// The answer to a durable fix: a small JSON body written as bytes.
+    const STORED: &str = r#"{"success":true}"#;
+
+    /// Parses the same body as the bare handler, then waits for it to be
+    /// durable: to a file, as one text line (load, position, time); to the
+    /// store, as the point freight stores. Nothing else: no path extractor,
+    /// no JSON value built for the answer.
     pub async fn ingest(
         journal: web::Data<Journal>,
-        load: web::Path<String>,
+        req: actix_web::HttpRequest,
         body: web::Bytes,
     ) -> HttpResponse {
         let Ok(fix) = serde_json::from_slice::<FixInput>(&body) else {
             return HttpResponse::BadRequest().finish();
         };
-        let points = match journal.get_ref() {
-            Journal::File(_) => Vec::new(),
-            Journal::Store(_) => match point(&load, fix) {
-                Some(point) => vec![point],
+        let load = req.match_info().get("id").unwrap_or_default();
+        let durable = match journal.get_ref() {
+            Journal::File(file) => file.append(line(load, &fix)).await,
+            Journal::Store(committer) => match point(load, fix) {
+                Some(point) => committer.append(vec![point]).await.is_ok(),
                 None => return HttpResponse::BadRequest().finish(),
             },
         };
-        if !journal.make_durable(body, points).await {
+        if !durable {
             return HttpResponse::ServiceUnavailable().finish();
         }
-        HttpResponse::Created().json(json!({"success": true}))
+        HttpResponse::Created()
+            .content_type("application/json")
+            .body(STORED)
+    }
+
+    /// `<load> <lat> <lng> <timestamp>`, the fix as a text line.
+    fn line(load: &str, fix: &FixInput) -> Vec<u8> {
+        let mut line = Vec::with_capacity(96);
+        let (lat, lng) = (fix.lat.unwrap_or(f64::NAN), fix.lng.unwrap_or(f64::NAN));
+        let time = fix.timestamp.as_deref().unwrap_or_default();
+        writeln!(line, "{load} {lat} {lng} {time}").expect("a Vec takes any line");
+        line
     }
 
     #[derive(serde::Deserialize)]
@@ -200,9 +217,13 @@ mod durable {
         let Ok(batch) = serde_json::from_slice::<Batch>(&body) else {
             return HttpResponse::BadRequest().finish();
         };
-        let points = match journal.get_ref() {
-            Journal::File(_) => Vec::new(),
-            Journal::Store(_) => {
+        let durable = match journal.get_ref() {
+            Journal::File(file) => {
+                let mut lines = body.to_vec();
+                lines.push(b'\n');
+                file.append(lines).await
+            }
+            Journal::Store(committer) => {
                 let mut points = Vec::with_capacity(batch.points.len());
                 for mut fix in batch.points {
                     let load = fix.load_id.take().unwrap_or_default();
@@ -211,13 +232,15 @@ mod durable {
                         None => return HttpResponse::BadRequest().finish(),
                     }
                 }
-                points
+                committer.append(points).await.is_ok()
             }
         };
-        if !journal.make_durable(body, points).await {
+        if !durable {
             return HttpResponse::ServiceUnavailable().finish();
         }
-        HttpResponse::Ok().json(json!({"success": true}))
+        HttpResponse::Ok()
+            .content_type("application/json")
+            .body(STORED)
     }
 
     /// The store keeps points by load and time: the fix validated into one,
@@ -232,17 +255,15 @@ mod durable {
         })
     }
 
-    impl Journal {
-        /// The body appended to the file, or the points to the store; true
-        /// once durable.
-        async fn make_durable(&self, body: web::Bytes, points: Vec<TrackingPoint>) -> bool {
-            match self {
-                Journal::File(file) => {
-                    let (durable, synced) = oneshot::channel();
-                    file.send((body, durable)).is_ok() && synced.await.is_ok()
-                }
-                Journal::Store(committer) => committer.append(points).await.is_ok(),
-            }
+    /// The syncing thread's queue.
+    #[derive(Clone)]
+    pub struct FileJournal(mpsc::Sender<Entry>);
+
+    impl FileJournal {
+        /// Appends `line`; true once an fdatasync covers it.
+        async fn append(&self, line: Vec<u8>) -> bool {
+            let (durable, synced) = oneshot::channel();
+            self.0.send((line, durable)).is_ok() && synced.await.is_ok()
         }
     }
 }
