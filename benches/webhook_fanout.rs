@@ -27,21 +27,28 @@
 //! machine-wide, and, once, a live figure: loads created through the running
 //! service until every event is delivered (committing the loads included).
 
+#[path = "webhook_fanout/figures.rs"]
+mod figures;
 #[path = "support/knobs.rs"]
 mod knobs;
+#[path = "webhook_fanout/loops.rs"]
+mod loops;
 
-use std::collections::HashMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use actix_web::{App, HttpResponse, HttpServer, web};
 use chrono::Utc;
+use figures::{
+    Sched, ThreadCpu, busiest, cpu_seconds, machine_busy, median, paired_median, print_cpu,
+    thread_cpu,
+};
 use freight::api::input::load::NewLoadInput;
 use freight::api::input::location::LocationInput;
 use freight::domain::account::{Account, PlanKind};
 use freight::domain::event::{Event, EventType};
-use freight::domain::ids::{AccountId, EventId, LoadId, WebhookId};
+use freight::domain::ids::{AccountId, LoadId, WebhookId};
 use freight::domain::load::Load;
 use freight::domain::webhook::Subscription;
 use freight::domain::webhook::UrlPolicy;
@@ -53,6 +60,7 @@ use freight::webhooks::dispatcher::DispatchSettings;
 use freight::webhooks::payloads;
 use futures_util::StreamExt;
 use knobs::env_or;
+use loops::{attempt_loop, bare_loop, durable_bare_loop, wait_for};
 
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
@@ -279,7 +287,7 @@ fn main() {
             "  freight, backlog drain   {drain_rate:>9.0} deliveries/s  (from the first delivery: read outbox, fan out, sign, send, durable log)"
         );
         println!(
-            "  => {:.0}% of the bare loop (target >= 70%): the median of each round's drain over its bare loop ({:.0}% from the medians above)",
+            "  => {:.0}% of the bare loop (target >= 75%): the median of each round's drain over its bare loop ({:.0}% from the medians above)",
             100.0 * paired_ratio,
             100.0 * drain_rate / bare_rate
         );
@@ -333,98 +341,9 @@ fn profile_window(phase: &str, command: &str) {
     }
 }
 
-/// `POSTs` of `sample` to `url`, `concurrency` at a time on one client: the rate
-/// and the process's CPU seconds per request.
-async fn bare_loop(
-    client: &reqwest::Client,
-    url: &str,
-    sample: &[u8],
-    events: usize,
-    concurrency: usize,
-) -> (f64, f64) {
-    let (client, url, sample) = (
-        client.clone(),
-        Arc::<str>::from(url),
-        web::Bytes::copy_from_slice(sample),
-    );
-    let request = move || {
-        let (client, url, sample) = (client.clone(), url.clone(), sample.clone());
-        async move {
-            assert!(post(&client, &url, sample).await.is_success());
-        }
-    };
-    timed(events, send_concurrently(events, concurrency, request)).await
-}
-
-/// One `POST` of the bare loops: the answer's status.
-async fn post(client: &reqwest::Client, url: &str, body: web::Bytes) -> reqwest::StatusCode {
-    client
-        .post(url)
-        .header("content-type", "application/json")
-        .body(body)
-        .send()
-        .await
-        .expect("receiver answers")
-        .status()
-}
-
-/// The rate of `work`, which makes `events` requests, and the process's CPU
-/// seconds per request while it ran.
-async fn timed(events: usize, work: impl std::future::Future<Output = ()>) -> (f64, f64) {
-    let started = Instant::now();
-    let cpu_before = cpu_seconds();
-    work.await;
-    let elapsed = started.elapsed();
-    (
-        events as f64 / elapsed.as_secs_f64(),
-        (cpu_seconds() - cpu_before) / events as f64,
-    )
-}
-
-/// Makes `events` requests, `concurrency` at a time: as many tasks, each
-/// making the next request (`request()`) until all are made.
-async fn send_concurrently<F, Fut>(events: usize, concurrency: usize, request: F)
-where
-    F: Fn() -> Fut + Clone + 'static,
-    Fut: std::future::Future<Output = ()>,
-{
-    let sent = Arc::new(AtomicUsize::new(0));
-    let mut tasks = Vec::new();
-    for _ in 0..concurrency {
-        let (request, sent) = (request.clone(), sent.clone());
-        tasks.push(actix_rt::spawn(async move {
-            while sent.fetch_add(1, Ordering::Relaxed) < events {
-                request().await;
-            }
-        }));
-    }
-    for task in tasks {
-        task.await.expect("task");
-    }
-}
-
 async fn stop(handles: impl IntoIterator<Item = actix_web::dev::ServerHandle>) {
     for handle in handles {
         handle.stop(false).await;
-    }
-}
-
-fn median(values: &mut [f64]) -> f64 {
-    values.sort_by(f64::total_cmp);
-    values[values.len() / 2]
-}
-
-/// Polls the receiver's count until it reaches `target`.
-async fn wait_for(count: &AtomicUsize, target: usize) {
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while count.load(Ordering::Relaxed) < target {
-        if Instant::now() >= deadline {
-            panic!(
-                "deliveries stalled at {} of {target}",
-                count.load(Ordering::Relaxed)
-            );
-        }
-        tokio::time::sleep(Duration::from_millis(2)).await;
     }
 }
 
@@ -489,297 +408,4 @@ async fn write_backlog(
     });
     writes.buffer_unordered(64).collect::<Vec<()>>().await;
     ids
-}
-
-/// What the scheduler says of one thread (`/proc/.../schedstat`): seconds run
-/// on a CPU, and seconds spent ready to run but waiting for one.
-#[derive(Clone, Copy, Default)]
-struct Sched {
-    cpu: f64,
-    waiting: f64,
-}
-
-impl Sched {
-    fn per(self, n: usize) -> Self {
-        Sched {
-            cpu: self.cpu / n as f64,
-            waiting: self.waiting / n as f64,
-        }
-    }
-
-    /// The medians of each field.
-    fn median(all: Vec<Sched>) -> Sched {
-        let mut cpu: Vec<f64> = all.iter().map(|s| s.cpu).collect();
-        let mut waiting: Vec<f64> = all.iter().map(|s| s.waiting).collect();
-        Sched {
-            cpu: median(&mut cpu),
-            waiting: median(&mut waiting),
-        }
-    }
-}
-
-/// The scheduler's figures so far for each thread of this process.
-type ThreadCpu = HashMap<String, Sched>;
-
-fn thread_cpu() -> ThreadCpu {
-    let Ok(tasks) = std::fs::read_dir("/proc/self/task") else {
-        return HashMap::new();
-    };
-    tasks
-        .flatten()
-        .filter_map(|task| {
-            let stat = std::fs::read_to_string(task.path().join("schedstat")).ok()?;
-            let mut fields = stat.split_whitespace().map(|f| f.parse::<f64>().ok());
-            let (Some(Some(run)), Some(Some(wait))) = (fields.next(), fields.next()) else {
-                return None;
-            };
-            Some((
-                task.file_name().to_string_lossy().into_owned(),
-                Sched {
-                    cpu: run / 1e9,
-                    waiting: wait / 1e9,
-                },
-            ))
-        })
-        .collect()
-}
-
-/// The bare loop, recording each answer's outcome (event, status, time) the
-/// way the dispatcher's delivery log is written: a writer thread appends what
-/// has come since its last write to a file and syncs it, one write beginning at
-/// most every `spacing` while outcomes keep coming and carrying at most
-/// `MAX_WRITE_OUTCOMES` (the dispatcher's `recording` module). The rate counts
-/// to the last answer, as the drain's does (in both, a request's slot frees at
-/// its answer); the loop then waits for every outcome to be durable. Also
-/// gives the writer thread's CPU seconds.
-async fn durable_bare_loop(
-    (client, url, sample): (&reqwest::Client, &str, &[u8]),
-    events: usize,
-    concurrency: usize,
-    spacing: Duration,
-    dir: &std::path::Path,
-) -> (f64, f64) {
-    /// The dispatcher's `recording::MAX_WRITE_OUTCOMES`.
-    const MAX_WRITE_OUTCOMES: usize = 512;
-    use std::io::Write;
-    let pending = Arc::new((
-        std::sync::Mutex::new(Vec::<u8>::new()),
-        std::sync::Condvar::new(),
-    ));
-    let durable = Arc::new(AtomicUsize::new(0));
-    let writer = {
-        let (pending, durable) = (pending.clone(), durable.clone());
-        let mut file = std::fs::File::create(dir.join("outcomes.log")).expect("log file");
-        std::thread::spawn(move || {
-            let (lock, ready) = &*pending;
-            let mut written = 0;
-            while written < events {
-                let batch = {
-                    let mut waiting = lock.lock().unwrap();
-                    while waiting.is_empty() {
-                        waiting = ready.wait(waiting).unwrap();
-                    }
-                    // At most MAX_WRITE_OUTCOMES lines; the rest waits for the next write.
-                    let cut = waiting
-                        .iter()
-                        .enumerate()
-                        .filter(|(_, b)| **b == b'\n')
-                        .nth(MAX_WRITE_OUTCOMES - 1)
-                        .map_or(waiting.len(), |(at, _)| at + 1);
-                    let rest = waiting.split_off(cut);
-                    std::mem::replace(&mut *waiting, rest)
-                };
-                let began = Instant::now();
-                file.write_all(&batch).expect("log written");
-                file.sync_data().expect("log synced");
-                written += batch.iter().filter(|b| **b == b'\n').count();
-                durable.store(written, Ordering::Relaxed);
-                // The next write begins `spacing` after this one did, if
-                // outcomes are waiting by then (the writer waits on an empty
-                // buffer anyway).
-                std::thread::sleep(spacing.saturating_sub(began.elapsed()));
-            }
-            own_cpu_seconds()
-        })
-    };
-    let (client, url, sample) = (
-        client.clone(),
-        Arc::<str>::from(url),
-        web::Bytes::copy_from_slice(sample),
-    );
-    let request = move || {
-        let (client, url, sample, pending) =
-            (client.clone(), url.clone(), sample.clone(), pending.clone());
-        async move {
-            let event = EventId::generate();
-            let status = post(&client, &url, sample).await;
-            let line = format!(
-                "{event} {} {}\n",
-                status.as_u16(),
-                Utc::now().timestamp_millis()
-            );
-            let (lock, ready) = &*pending;
-            let mut waiting = lock.lock().unwrap();
-            // The writer waits only on an empty buffer.
-            let wake = waiting.is_empty();
-            waiting.extend_from_slice(line.as_bytes());
-            drop(waiting);
-            if wake {
-                ready.notify_one();
-            }
-        }
-    };
-    let (rate, _) = timed(events, send_concurrently(events, concurrency, request)).await;
-    wait_for(&durable, events).await;
-    (rate, writer.join().expect("log writer"))
-}
-
-/// CPU seconds the calling thread has used (its schedstat).
-fn own_cpu_seconds() -> f64 {
-    std::fs::read_to_string("/proc/thread-self/schedstat")
-        .ok()
-        .and_then(|stat| stat.split_whitespace().next()?.parse::<f64>().ok())
-        .map_or(0.0, |ns| ns / 1e9)
-}
-
-/// The bare loop's shape, each request made by the dispatcher's own `attempt`
-/// with a client built as the dispatcher's is (`client`, kept warm across
-/// rounds like the bare loop's): the rate and CPU seconds per request.
-async fn attempt_loop(
-    client: &reqwest::Client,
-    policy: UrlPolicy,
-    url: &str,
-    sample: &[u8],
-    events: usize,
-    concurrency: usize,
-) -> (f64, f64) {
-    use freight::webhooks::attempt::{Endpoint, attempt};
-    let client = client.clone();
-    let now = Utc::now();
-    let subscription = Subscription {
-        id: WebhookId::generate(),
-        account_id: AccountId::generate(),
-        url: url.to_owned(),
-        events: vec![EventType::LoadCreated],
-        secret: "whsec_bench".into(),
-        enabled: true,
-        disabled_reason: None,
-        created_at: now,
-        updated_at: now,
-    };
-    let endpoint = Arc::new(Endpoint::new(&subscription, policy));
-    let clock = freight::clock::Clock::system();
-    let body = web::Bytes::copy_from_slice(sample);
-    timed(
-        events,
-        send_concurrently(events, concurrency, move || {
-            let (client, endpoint, clock, body) = (
-                client.clone(),
-                endpoint.clone(),
-                clock.clone(),
-                body.clone(),
-            );
-            async move {
-                let event = EventId::generate();
-                let outcome = attempt(&client, &clock, &endpoint, &event, body).await;
-                assert_eq!(outcome.status_code, Some(200), "{outcome:?}");
-            }
-        }),
-    )
-    .await
-}
-
-/// The median, over rounds, of each round's `numerators` over its `denominators`.
-fn paired_median(numerators: &[f64], denominators: &[f64]) -> f64 {
-    let mut ratios: Vec<f64> = numerators
-        .iter()
-        .zip(denominators)
-        .map(|(n, d)| n / d)
-        .collect();
-    median(&mut ratios)
-}
-
-/// With `BENCH_THREADS=1`: a phase's CPU per request since the readings given,
-/// by thread (name and id) and machine-wide (kernel threads included), to see
-/// where one phase's extra cost is.
-fn print_cpu(phase: &str, threads_before: &ThreadCpu, machine_before: f64, n: usize) {
-    print_by_thread(threads_before, &thread_cpu(), n);
-    println!(
-        "    {phase}: machine-wide busy CPU per request {:.1} µs",
-        (machine_busy() - machine_before) * 1e6 / n as f64
-    );
-}
-
-/// CPU per request between two readings, by thread (name and id).
-fn print_by_thread(before: &ThreadCpu, after: &ThreadCpu, n: usize) {
-    let mut by_name: HashMap<String, f64> = HashMap::new();
-    for (tid, now) in after {
-        let then = before.get(tid).copied().unwrap_or_default();
-        let name = std::fs::read_to_string(format!("/proc/self/task/{tid}/comm"))
-            .map(|n| n.trim().to_owned())
-            .unwrap_or_else(|_| "(gone)".into());
-        *by_name.entry(format!("{name}#{tid}")).or_default() += now.cpu - then.cpu;
-    }
-    let mut rows: Vec<_> = by_name
-        .into_iter()
-        .filter(|(_, cpu)| *cpu * 1e6 > 0.1 * n as f64)
-        .collect();
-    rows.sort_by(|a, b| b.1.total_cmp(&a.1));
-    let rows: Vec<String> = rows
-        .iter()
-        .map(|(name, cpu)| format!("{name} {:.1}", cpu * 1e6 / n as f64))
-        .collect();
-    println!("    µs per request by thread: {}", rows.join(", "));
-}
-
-/// The figures, between two readings, of the thread that ran the most.
-fn busiest(before: &ThreadCpu, after: &ThreadCpu) -> Sched {
-    after
-        .iter()
-        .map(|(tid, now)| {
-            let then = before.get(tid).copied().unwrap_or_default();
-            Sched {
-                cpu: now.cpu - then.cpu,
-                waiting: now.waiting - then.waiting,
-            }
-        })
-        .max_by(|a, b| a.cpu.total_cmp(&b.cpu))
-        .unwrap_or_default()
-}
-
-/// CPU seconds the whole machine has spent busy, kernel threads (writeback,
-/// the file system's journal) and anything else on the machine included.
-fn machine_busy() -> f64 {
-    let stat = std::fs::read_to_string("/proc/stat").unwrap_or_default();
-    let fields: Vec<f64> = stat
-        .lines()
-        .next()
-        .unwrap_or("")
-        .split_whitespace()
-        .skip(1)
-        .filter_map(|f| f.parse().ok())
-        .collect();
-    // user, nice, system, irq and softirq: not idle or I/O wait, and not steal
-    // (another guest's) or guest time (already in user and nice).
-    let busy: f64 = [0, 1, 2, 5, 6].iter().filter_map(|&i| fields.get(i)).sum();
-    busy / 100.0
-}
-
-/// CPU time this process has used (user + system), in seconds.
-fn cpu_seconds() -> f64 {
-    stat_cpu_seconds(&std::fs::read_to_string("/proc/self/stat").unwrap_or_default())
-}
-
-/// utime + stime of a `/proc/.../stat` line, in seconds.
-fn stat_cpu_seconds(stat: &str) -> f64 {
-    // Fields after the parenthesised command name; utime and stime are the 12th and 13th.
-    let rest = stat.rsplit_once(')').map(|(_, r)| r).unwrap_or("");
-    let fields: Vec<&str> = rest.split_whitespace().collect();
-    let ticks = |i: usize| {
-        fields
-            .get(i)
-            .and_then(|f| f.parse::<f64>().ok())
-            .unwrap_or(0.0)
-    };
-    (ticks(11) + ticks(12)) / 100.0
 }

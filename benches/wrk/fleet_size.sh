@@ -86,16 +86,6 @@ print(f"{ticks / tck * 1e6 / max(fixes, 1):.1f} {fix['per_second']:.0f} {fix['p5
 PY
 }
 
-# What freight's store did since it started: GPS flushes, GPS compactions,
-# seconds of write stall.
-store_activity() {
-  curl -s "http://127.0.0.1:$ADMIN_PORT/metrics" | awk '
-    $1 == "freight_store_flushes_total{keyspace=\"gps_track\"}" {f = $2}
-    $1 == "freight_store_compactions_total{keyspace=\"gps_track\"}" {c = $2}
-    $1 == "freight_store_write_stall_seconds_total" {s = $2}
-    END {printf "%d GPS flushes, %d GPS compactions, %.3f s of write stall", f, c, s}'
-}
-
 echo "2 workers, 256 connections, $RATE fixes/s offered for ${SECONDS_MEASURED} s:"
 for trucks in $TRUCKS; do
   start_freight 2

@@ -108,6 +108,34 @@ gps_points() {
     | awk -v outcome="$1" '$1 == "freight_gps_points_total{outcome=\"" outcome "\"}" {print $2}'
 }
 
+# What the store of the freight on $ADMIN_PORT has done since it started: GPS
+# flushes, compactions and seconds of write stall.
+store_activity() {
+  curl -s "http://127.0.0.1:$ADMIN_PORT/metrics" | awk '
+    $1 == "freight_store_flushes_total{keyspace=\"gps_track\"}" {f = $2}
+    $1 == "freight_store_compactions_total{keyspace=\"gps_track\"}" {c = $2}
+    $1 == "freight_store_write_stall_seconds_total" {s = $2}
+    END {printf "%d GPS flushes, %d GPS compactions, %.3f s of write stall", f, c, s}'
+}
+
+# How long the GPS batches of the freight on $ADMIN_PORT took to go into the
+# store before their syncs (freight_store_gps_write_seconds): where a wait on
+# the store's locks or a write stall is felt. "-" from a build without it.
+store_write_waits() {
+  curl -s "http://127.0.0.1:$ADMIN_PORT/metrics" | awk '
+    $1 ~ /^freight_store_gps_write_seconds_bucket/ {
+      match($1, /le="[^"]*"/); le[++k] = substr($1, RSTART + 4, RLENGTH - 5); below[k] = $2
+    }
+    $1 == "freight_store_gps_write_seconds_count" {count = $2}
+    END {
+      if (count == "") { print "-"; exit }
+      # The bounds come in order: the first that holds every batch.
+      for (i = 1; i <= k && below[i] < count; i++) {}
+      for (j = 1; j <= k; j++) { if (le[j] == "0.01") over10 = count - below[j]; if (le[j] == "0.05") over50 = count - below[j] }
+      printf "%d GPS batches written, %d over 10 ms, %d over 50 ms, the longest at most %s s", count, over10, over50, le[i]
+    }'
+}
+
 # Fixes whose duplicate check has read the store so far (late fixes older than
 # the recent times kept in memory); "-" from a build without the counter.
 point_lookups() {

@@ -18,7 +18,12 @@
 # freight: what this machine's fsyncs and shared CPUs cost any durable handler;
 # builds benches/bare_handler.rs), BARE=also (freight's profile, then the
 # durable bare handler's on the same certificate and loads: both in one run),
-# BARE_HANDLER (with BARE: a bare handler already built, instead of building it).
+# BARE_HANDLER (with BARE: a bare handler already built, instead of building it),
+# LOCK_WAITS=1 (benches/wrk/lock_waits.py samples what freight's GPS committer
+# waits on through freight's profile, and what the store's threads do
+# meanwhile; root, and it takes a share of a CPU: not for the measured runs).
+# After freight's profile it prints what its store did (freight.sh's
+# store_activity and store_write_waits).
 # At 30,000 fixes/s the GPS keyspace flushes a memtable every 18 s or so, so
 # the default 70 s sees three or four flushes.
 set -euo pipefail
@@ -65,9 +70,22 @@ start_bare() {
   sleep 0.5
 }
 
+# freight's store over the whole profile: its flushes and compactions, and
+# the longest any GPS batch spent going into it (its locks, its stalls).
+freight_profile() {
+  local sampler=
+  if [ -n "${LOCK_WAITS:-}" ]; then
+    python3 benches/wrk/lock_waits.py "$FREIGHT_PID" $((WINDOWS * WINDOW_SECONDS)) >"$WORK/lock_waits.out" &
+    sampler=$!
+  fi
+  profile freight
+  echo "freight's store: $(store_activity); $(store_write_waits)"
+  [ -z "$sampler" ] || { wait "$sampler"; cat "$WORK/lock_waits.out"; }
+}
+
 case "${BARE:-}" in
-  "") profile freight ;;
+  "") freight_profile ;;
   durable) start_bare; profile "the durable bare handler" ;;
-  also) profile freight; sync; start_bare; profile "the durable bare handler" ;;
+  also) freight_profile; sync; start_bare; profile "the durable bare handler" ;;
   *) echo "BARE is durable, also or unset" >&2; exit 1 ;;
 esac

@@ -23,8 +23,8 @@ use crate::services::tracking::group_commit::{
 };
 use crate::storage::embedded::LOOKUPS_METRIC;
 use crate::storage::embedded::store_metrics::{
-    COMPACTIONS_METRIC, FLUSHES_METRIC, JOURNAL_BYTES_METRIC, MEMTABLE_BYTES_METRIC,
-    WRITE_STALL_METRIC,
+    COMPACTIONS_METRIC, FLUSHES_METRIC, GPS_WRITE_SECONDS_METRIC, JOURNAL_BYTES_METRIC,
+    MEMTABLE_BYTES_METRIC, WRITE_STALL_METRIC,
 };
 use crate::storage::scylla::clock_skew::SKEW_METRIC;
 use crate::telemetry::LOG_LINES_LOST_METRIC;
@@ -78,6 +78,12 @@ pub fn register() {
         MEMTABLE_BYTES_METRIC,
         Unit::Bytes,
         "Embedded store: bytes held in memtables, not yet flushed to tables"
+    );
+    describe_histogram!(
+        GPS_WRITE_SECONDS_METRIC,
+        Unit::Seconds,
+        "Embedded store: time one GPS batch took to go into the store before its sync (its \
+         inserts, and any wait on the store's locks or in a write stall)"
     );
     describe_counter!(
         SHED_METRIC,
@@ -200,7 +206,11 @@ pub fn register() {
         gauge!(name).increment(0.0);
     }
     // A histogram with no samples yet: its buckets at zero.
-    for name in [BATCH_POINTS_METRIC, COMMIT_SECONDS_METRIC] {
+    for name in [
+        BATCH_POINTS_METRIC,
+        COMMIT_SECONDS_METRIC,
+        GPS_WRITE_SECONDS_METRIC,
+    ] {
         let _registered = histogram!(name);
     }
 }

@@ -80,6 +80,7 @@ async fn metrics_report_requests_gps_points_commits_actors_and_quotas() {
         "freight_gps_points_total{outcome=\"duplicate\"}",
         "freight_gps_commit_batch_points_bucket{le=",
         "freight_gps_commit_seconds_bucket{le=",
+        "freight_store_gps_write_seconds_bucket{le=",
         "freight_resident_load_actors ",
         "freight_rate_limited_total ",
         "freight_point_lookups_total ",

@@ -17,6 +17,11 @@ pub const COMPACTIONS_METRIC: &str = "freight_store_compactions_total";
 pub const WRITE_STALL_METRIC: &str = "freight_store_write_stall_seconds_total";
 pub const JOURNAL_BYTES_METRIC: &str = "freight_store_journal_bytes";
 pub const MEMTABLE_BYTES_METRIC: &str = "freight_store_memtable_bytes";
+/// How long each GPS batch took to go into the store, before its sync: the
+/// memtable inserts, and any wait on the store's locks (a compaction's version
+/// swap, the duplicate check's map) or in a write stall. One sample a batch,
+/// on the write path, which is where such a wait is felt.
+pub const GPS_WRITE_SECONDS_METRIC: &str = "freight_store_gps_write_seconds";
 
 /// fjall counts from zero each time the store is opened, and the store is
 /// opened again after a write failure (see `Shared`): what was counted before

@@ -1,10 +1,13 @@
 //! GPS points: a load's time series, one key per (load, timestamp).
 
+use std::time::Instant;
+
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use fjall::{Keyspace, PersistMode};
 
 use super::recent_points::{Answer, RecentPoints};
+use super::store_metrics::GPS_WRITE_SECONDS_METRIC;
 use super::webhooks::encode_events;
 use super::{EmbeddedStore, Inner, keys, unavailable};
 use crate::domain::event::Event;
@@ -248,7 +251,9 @@ impl TrackingStore for EmbeddedStore {
 
     async fn append_points(&self, points: Vec<TrackingPoint>) -> StorageResult<Vec<Appended>> {
         self.run(move |s| {
+            let started = Instant::now();
             let (outcomes, written) = write_points(s, points)?;
+            metrics::histogram!(GPS_WRITE_SECONDS_METRIC).record(started.elapsed().as_secs_f64());
             s.wait_durable(written)?;
             Ok(outcomes)
         })
