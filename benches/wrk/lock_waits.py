@@ -12,18 +12,16 @@ call of every other thread of the store (fjall's workers and flushers). A wait
 is one run of samples in the same futex call. At the end it prints the waits
 longer than 10 ms, each with what the store's threads were doing during it
 (their most frequent system call and kernel function), then the longest wait
-and how many passed 10 and 50 ms. A wait that ends while a store thread was
-in fsync or fdatasync, and only then, is a lock held through a sync.
+and how many passed 10 and 50 ms. A wait through most of which one store thread
+sat in fsync, fdatasync or unlink points at a lock held through that I/O
+(the committer's own futex waits for a sync another writer runs are short).
 
-With LOCK_WAITS_GDB=1 it also attaches gdb (which stops the process for a
-moment) to the first two waits that pass 15 ms, and prints the user-space
-stacks of the committer and of each store thread then in a system call: which
-lock it is, and who holds it."""
+It cannot name the lock: the kernel stack of a futex wait is the same for
+every lock (attaching gdb when a wait passes 15 ms was tried: it takes longer
+than the wait)."""
 
 import collections
 import os
-import re
-import subprocess
 import sys
 import time
 
@@ -81,43 +79,6 @@ committer = committer[0]
 store = [tid for tid, name in threads.items() if "fjall" in name or "lsm" in name]
 
 waits = []  # (start, seconds, {thread: Counter of (syscall, frame)})
-stacks = []  # gdb's user-space stacks of the threads concerned, for the first long waits
-use_gdb = os.environ.get("LOCK_WAITS_GDB") == "1"
-
-
-def user_stacks(tids):
-    """gdb's backtraces of threads `tids` (LWP ids) of the process."""
-    out = subprocess.run(["gdb", "-p", str(pid), "-batch", "-ex", "set pagination off",
-                          "-ex", "thread apply all bt 40"], capture_output=True, text=True).stdout
-    sections = re.split(r"\n(?=Thread \d+ )", out)
-    return [sec for sec in sections if any(f"LWP {t})" in sec for t in tids)]
-
-
-current = None  # (futex address, start, observations)
-stop_at = time.time() + seconds
-while time.time() < stop_at:
-    now = time.monotonic()
-    call = syscall(committer)
-    if call is not None and call[0] == FUTEX:
-        if current is None or current[0] != call[1]:
-            if current is not None:
-                waits.append((current[1], now - current[1], current[2]))
-            current = (call[1], now, collections.defaultdict(collections.Counter))
-        busy = []
-        for tid in store:
-            other = syscall(tid)
-            if other is not None and other[0] not in (FUTEX, 232):
-                busy.append(tid)
-                current[2][f"{threads[tid]}#{tid}"][(SYSCALLS.get(other[0], str(other[0])), top_frame(tid))] += 1
-        if use_gdb and len(stacks) < 2 and now - current[1] > 0.015 and current[0] != "gdb":
-            stacks.append((now - current[1], user_stacks([committer] + busy)))
-            # This wait has its stacks; gdb's pause is not a wait of its own.
-            current = ("gdb", current[1], current[2])
-    elif current is not None:
-        waits.append((current[1], now - current[1], current[2]))
-        current = None
-    time.sleep(interval)
-
 long = sorted((w for w in waits if w[1] > 0.010), key=lambda w: w[0])
 start = long[0][0] if long else 0
 print(f"the GPS committer's futex waits over 10 ms (of {len(waits)} waits sampled):")
@@ -127,10 +88,6 @@ for began, length, others in long:
         for name, counts in sorted(others.items())
     ) or "no store thread in a system call"
     print(f"  +{began - start:7.1f} s: {length * 1000:6.1f} ms; meanwhile {busy}")
-for waited, sections in stacks:
-    print(f"user-space stacks {waited * 1000:.0f} ms into a wait (gdb):")
-    for section in sections:
-        print("\n".join("    " + line for line in section.strip().split("\n")[:28]))
 longest = max((w[1] for w in waits), default=0)
 print(f"longest futex wait {longest * 1000:.1f} ms; over 10 ms: {sum(w[1] > 0.010 for w in waits)}, "
       f"over 50 ms: {sum(w[1] > 0.050 for w in waits)}")
