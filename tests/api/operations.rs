@@ -96,6 +96,11 @@ async fn metrics_report_requests_gps_points_commits_actors_and_quotas() {
     }
     let journal = sample(&text, "freight_store_journal_bytes ").expect("the journal's size");
     assert!(journal > 0.0, "{journal}");
+    // The fixes above went into the store in timed batches (registered at
+    // zero, the histogram would be on the page without a single sample).
+    let batches = sample(&text, "freight_store_gps_write_seconds_count ")
+        .expect("the GPS batches' write times");
+    assert!(batches >= 1.0, "{batches}");
     for name in [
         "freight_store_compactions_total{keyspace=\"gps_track\"} ",
         "freight_store_write_stall_seconds_total ",
